@@ -1,0 +1,117 @@
+"""The backend registry: a URI scheme names a factory that opens a store.
+
+Built-in backends are imported only when their scheme is used. Third-party stores plug
+in three ways: `register_backend` in-process, an entry point in the
+``memstore.backends`` group (name = scheme, value = factory), or a
+``package.module:factory`` URI. A factory is called as ``factory(uri, options)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+from memstore.access import AccessPolicy
+from memstore.clock import Clock
+from memstore.errors import ConfigurationError
+from memstore.ids import IdFactory
+
+if TYPE_CHECKING:
+    from memstore.store import MemoryStore
+
+__all__ = [
+    "BackendFactory",
+    "StoreOptions",
+    "known_schemes",
+    "register_backend",
+    "resolve_backend",
+]
+
+ENTRY_POINT_GROUP = "memstore.backends"
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """What every backend is opened with."""
+
+    access: AccessPolicy
+    clock: Clock
+    expiry: timedelta
+    ids: IdFactory
+
+
+BackendFactory = Callable[[str, StoreOptions], "MemoryStore"]
+
+_BUILTIN: dict[str, str] = {
+    "memory": "memstore.backends.memory:open_memory",
+    "sqlite": "memstore.backends.sqlite:open_sqlite",
+}
+_REGISTERED: dict[str, BackendFactory] = {}
+_SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):")
+_FACTORY_REF = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_]\w*)$")
+
+
+def register_backend(scheme: str) -> Callable[[BackendFactory], BackendFactory]:
+    """Register ``factory`` for ``scheme://`` URIs (a decorator)."""
+
+    def decorate(factory: BackendFactory) -> BackendFactory:
+        _REGISTERED[scheme.lower()] = factory
+        return factory
+
+    return decorate
+
+
+def _entry_points() -> dict[str, Any]:
+    return {ep.name.lower(): ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def known_schemes() -> list[str]:
+    """Every scheme that `resolve_backend` can open, sorted."""
+    return sorted({*_BUILTIN, *_REGISTERED, *_entry_points()})
+
+
+def _load(ref: str) -> BackendFactory:
+    module_name, _, attr = ref.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigurationError(f"cannot import store module {module_name!r}: {exc}") from exc
+    try:
+        factory = getattr(module, attr)
+    except AttributeError as exc:
+        raise ConfigurationError(f"module {module_name!r} has no store factory {attr!r}") from exc
+    if not callable(factory):
+        raise ConfigurationError(f"{ref!r} is not callable")
+    return factory  # type: ignore[no-any-return]
+
+
+def resolve_backend(uri: str) -> BackendFactory:
+    """The factory for ``uri``.
+
+    Raises:
+        ConfigurationError: naming the known schemes, when none fits.
+    """
+    if not isinstance(uri, str) or not uri:
+        raise ConfigurationError("a store URI is needed, such as 'sqlite:///path/to/memories.db'")
+    if "://" not in uri and _FACTORY_REF.match(uri):
+        return _load(uri)
+    match = _SCHEME.match(uri)
+    scheme = match.group("scheme").lower() if match else ""
+    if scheme in _REGISTERED:
+        return _REGISTERED[scheme]
+    if scheme in _BUILTIN:
+        return _load(_BUILTIN[scheme])
+    plugins = _entry_points()
+    if scheme in plugins:
+        factory = plugins[scheme].load()
+        return factory  # type: ignore[no-any-return]
+    known = ", ".join(f"{s}://" for s in known_schemes())
+    raise ConfigurationError(
+        f"unknown store URI {uri!r}: known schemes are {known}, "
+        "or name a factory as 'package.module:function'"
+    )

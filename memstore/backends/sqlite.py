@@ -1,0 +1,385 @@
+"""``sqlite:///path/to.db``: the embedded default store, one SQLite file.
+
+Safe to share between processes: WAL journaling, a busy timeout, and every write in one
+``BEGIN IMMEDIATE`` transaction, so concurrent writers queue instead of losing updates
+and a writer killed mid-transaction leaves the last committed state. ``synchronous=NORMAL``
+keeps commits cheap; with WAL it survives a killed process (only a power cut can lose
+the newest transactions, never corrupt the file).
+
+The schema is versioned (``PRAGMA user_version``) and stamped with an application id,
+so a file that is not a memstore store, or comes from a newer memstore, is refused
+before anything is written to it. This module is the only one that talks to sqlite3;
+its errors are translated into `StorageError` here.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+from memstore.backends import StoreOptions
+from memstore.backends.base import RecordStore
+from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
+from memstore.model import Citation, Kind, Memory, Status, Surface
+
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SqliteStore", "open_sqlite", "parse_sqlite_uri"]
+
+APPLICATION_ID = 0x4D454D53  # "MEMS"
+_HEADER = b"SQLite format 3\x00"
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_US = timedelta(microseconds=1)
+
+# Version N is reached by running MIGRATIONS[N - 1] on a store at version N - 1.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE memories (
+        id                 TEXT PRIMARY KEY,
+        root               TEXT NOT NULL,
+        repo               TEXT NOT NULL,
+        kind               TEXT NOT NULL CHECK (kind IN ('fact', 'preference')),
+        subject            TEXT NOT NULL,
+        fact               TEXT NOT NULL,
+        citations          TEXT NOT NULL,
+        reason             TEXT NOT NULL,
+        author             TEXT NOT NULL,
+        surface            TEXT NOT NULL,
+        created_at         INTEGER NOT NULL,
+        refreshed_at       INTEGER NOT NULL,
+        chain_refreshed_at INTEGER NOT NULL,
+        supersedes         TEXT,
+        status             TEXT NOT NULL CHECK (status IN ('active', 'superseded', 'retired')),
+        retired_reason     TEXT
+    );
+    CREATE INDEX memories_recent_facts ON memories (repo, refreshed_at DESC, created_at DESC, id DESC)
+        WHERE status = 'active' AND kind = 'fact';
+    CREATE INDEX memories_recent_preferences ON memories (author, refreshed_at DESC, created_at DESC, id DESC)
+        WHERE status = 'active' AND kind = 'preference';
+    CREATE INDEX memories_root ON memories (root);
+    CREATE INDEX memories_expiry ON memories (chain_refreshed_at);
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_COLUMNS = (
+    "id, repo, kind, subject, fact, citations, reason, author, surface, "
+    "created_at, refreshed_at, supersedes, status, retired_reason"
+)
+
+
+def _us(moment: datetime) -> int:
+    return (moment - _EPOCH) // _US
+
+
+def _moment(us: int) -> datetime:
+    return _EPOCH + us * _US
+
+
+def _row_to_memory(row: Sequence[Any]) -> Memory:
+    return Memory(
+        id=row[0],
+        repo=row[1],
+        kind=Kind(row[2]),
+        subject=row[3],
+        fact=row[4],
+        citations=tuple(Citation.from_dict(c) for c in json.loads(row[5])),
+        reason=row[6],
+        author=row[7],
+        surface=Surface(row[8]),
+        created_at=_moment(row[9]),
+        refreshed_at=_moment(row[10]),
+        supersedes=row[11],
+        status=Status(row[12]),
+        retired_reason=row[13],
+    )
+
+
+def parse_sqlite_uri(uri: str) -> tuple[str, dict[str, str]]:
+    """Split ``sqlite:///abs/path.db?busy_timeout=5`` into the path and its options.
+
+    ``sqlite:///abs.db`` and ``sqlite:////abs.db`` are absolute paths,
+    ``sqlite:rel.db`` is relative to the working directory, ``sqlite://:memory:`` is a
+    private in-memory database.
+    """
+    rest = uri.split(":", 1)[1]
+    rest, _, query = rest.partition("?")
+    if rest.startswith("//"):
+        rest = rest[2:]
+    if rest.startswith("/"):
+        rest = "/" + rest.lstrip("/")
+    if not rest:
+        raise ConfigurationError(f"the sqlite URI {uri!r} names no file; use sqlite:///path/to/memories.db")
+    options = {key: values[-1] for key, values in parse_qs(query, strict_parsing=False).items()}
+    unknown = set(options) - {"busy_timeout"}
+    if unknown:
+        raise ConfigurationError(f"unknown sqlite option(s) {sorted(unknown)}; known: busy_timeout (seconds)")
+    return rest, options
+
+
+def _refuse_foreign_file(path: Path) -> None:
+    """Raise before connecting when ``path`` is there but cannot be a SQLite database."""
+    if not path.exists():
+        if not path.parent.is_dir():
+            raise ConfigurationError(f"cannot create a store at {path}: the directory {path.parent} does not exist")
+        return
+    if not path.is_file():
+        raise IncompatibleStore(f"{path} is not a file; refusing to use it as a memstore store")
+    with path.open("rb") as handle:
+        header = handle.read(len(_HEADER))
+    if header and header != _HEADER:
+        raise IncompatibleStore(f"{path} is not a SQLite database; refusing to touch it")
+
+
+class SqliteStore(RecordStore):
+    """A `MemoryStore` in one SQLite file (or ``:memory:``)."""
+
+    def __init__(self, path: str, options: StoreOptions, *, busy_timeout: float = 30.0) -> None:
+        super().__init__(options)
+        self.path = path
+        self._lock = threading.RLock()
+        self._conn = self._connect(busy_timeout)
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.path!r})"
+
+    # -- opening and migrating ------------------------------------------------------
+
+    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
+        if self.path != ":memory:":
+            _refuse_foreign_file(Path(self.path))
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open {self.path}: {exc}") from exc
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            self._check_identity(conn)
+            if self.path != ":memory:":
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._migrate(conn)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise IncompatibleStore(f"{self.path} cannot be opened as a memstore store: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _check_identity(self, conn: sqlite3.Connection) -> None:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if app_id == 0 and version == 0:
+            tables = conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0]
+            if tables:
+                raise IncompatibleStore(
+                    f"{self.path} is a SQLite database of something else ({tables} schema objects "
+                    "and no memstore stamp); refusing to touch it"
+                )
+        elif app_id != APPLICATION_ID:
+            raise IncompatibleStore(
+                f"{self.path} is a SQLite database of another application (application_id {app_id:#x}); "
+                "refusing to touch it"
+            )
+        elif version > SCHEMA_VERSION:
+            raise IncompatibleStore(
+                f"{self.path} was written by a newer memstore (schema version {version}; this one "
+                f"reads up to {SCHEMA_VERSION}); upgrade memstore to open it"
+            )
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Read again under the write lock: another process may have migrated meanwhile.
+            self._check_identity(conn)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[target - 1].split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        with self._lock:
+            self._conn.close()
+
+    # -- plumbing -------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StorageError(f"cannot write to {self.path}: {exc}") from exc
+            try:
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._conn.execute("ROLLBACK")
+                raise StorageError(f"writing to {self.path} failed: {exc}") from exc
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def _read(self, sql: str, params: Sequence[Any]) -> list[Memory]:
+        with self._lock:
+            try:
+                rows = self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise StorageError(f"reading {self.path} failed: {exc}") from exc
+        return [_row_to_memory(row) for row in rows]
+
+    @staticmethod
+    def _insert_row(conn: sqlite3.Connection, memory: Memory, root: str) -> None:
+        conn.execute(
+            "INSERT INTO memories (id, root, repo, kind, subject, fact, citations, reason, author, surface, "
+            "created_at, refreshed_at, chain_refreshed_at, supersedes, status, retired_reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory.id,
+                root,
+                memory.repo,
+                memory.kind.value,
+                memory.subject,
+                memory.fact,
+                json.dumps([c.to_dict() for c in memory.citations], ensure_ascii=False),
+                memory.reason,
+                memory.author,
+                memory.surface.value,
+                _us(memory.created_at),
+                _us(memory.refreshed_at),
+                _us(memory.refreshed_at),
+                memory.supersedes,
+                memory.status.value,
+                memory.retired_reason,
+            ),
+        )
+
+    # -- record operations ----------------------------------------------------------
+
+    def _insert(self, memory: Memory) -> None:
+        with self._write() as conn:
+            self._insert_row(conn, memory, memory.id)
+
+    def insert_many(self, memories: Sequence[Memory]) -> None:
+        """Bulk-load new, unrelated memories in one transaction (imports and benchmarks)."""
+        with self._write() as conn:
+            for memory in memories:
+                self._insert_row(conn, memory, memory.id)
+
+    def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> bool:
+        with self._write() as conn:
+            changed = conn.execute(
+                "UPDATE memories SET status = 'superseded' "
+                "WHERE id = ? AND status = 'active' AND chain_refreshed_at > ?",
+                (old_id, _us(cutoff)),
+            ).rowcount
+            if changed != 1:
+                return False
+            (root,) = conn.execute("SELECT root FROM memories WHERE id = ?", (old_id,)).fetchone()
+            self._insert_row(conn, new, root)
+            conn.execute(
+                "UPDATE memories SET chain_refreshed_at = max(chain_refreshed_at, ?) WHERE root = ?",
+                (_us(new.refreshed_at), root),
+            )
+            return True
+
+    def _load(self, memory_id: str, cutoff: datetime) -> Memory | None:
+        found = self._read(
+            f"SELECT {_COLUMNS} FROM memories WHERE id = ? AND chain_refreshed_at > ?",
+            (memory_id, _us(cutoff)),
+        )
+        return found[0] if found else None
+
+    def _recent(
+        self, repo: str, *, facts: bool, preferences_of: str | None, cutoff: datetime, limit: int
+    ) -> list[Memory]:
+        order = "ORDER BY refreshed_at DESC, created_at DESC, id DESC LIMIT ?"
+        found: list[Memory] = []
+        if facts:
+            found += self._read(
+                f"SELECT {_COLUMNS} FROM memories WHERE repo = ? AND status = 'active' AND kind = 'fact' "
+                f"AND refreshed_at > ? {order}",
+                (repo, _us(cutoff), limit),
+            )
+        if preferences_of is not None:
+            found += self._read(
+                f"SELECT {_COLUMNS} FROM memories WHERE author = ? AND status = 'active' "
+                f"AND kind = 'preference' AND refreshed_at > ? {order}",
+                (preferences_of, _us(cutoff), limit),
+            )
+        if facts and preferences_of is not None:
+            found.sort(key=lambda m: (m.refreshed_at, m.created_at, m.id), reverse=True)
+        return found[:limit]
+
+    def _refresh(self, memory_id: str, now: datetime, cutoff: datetime) -> bool:
+        with self._write() as conn:
+            changed = conn.execute(
+                "UPDATE memories SET refreshed_at = max(refreshed_at, ?) "
+                "WHERE id = ? AND status = 'active' AND chain_refreshed_at > ?",
+                (_us(now), memory_id, _us(cutoff)),
+            ).rowcount
+            if changed != 1:
+                return False
+            conn.execute(
+                "UPDATE memories SET chain_refreshed_at = max(chain_refreshed_at, ?) "
+                "WHERE root = (SELECT root FROM memories WHERE id = ?)",
+                (_us(now), memory_id),
+            )
+            return True
+
+    def _retire(self, memory_id: str, reason: str, cutoff: datetime) -> bool:
+        with self._write() as conn:
+            changed = conn.execute(
+                "UPDATE memories SET status = 'retired', retired_reason = ? "
+                "WHERE id = ? AND status = 'active' AND chain_refreshed_at > ?",
+                (reason, memory_id, _us(cutoff)),
+            ).rowcount
+            return changed == 1
+
+    def _delete_chain(self, memory_id: str) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "DELETE FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?)", (memory_id,)
+            )
+
+    def _chain(self, memory_id: str, cutoff: datetime) -> list[Memory]:
+        return self._read(
+            f"SELECT {_COLUMNS} FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?) "
+            "AND chain_refreshed_at > ? ORDER BY created_at, id",
+            (memory_id, _us(cutoff)),
+        )
+
+    def _sweep(self, cutoff: datetime) -> int:
+        with self._write() as conn:
+            deleted: int = conn.execute(
+                "DELETE FROM memories WHERE chain_refreshed_at <= ?", (_us(cutoff),)
+            ).rowcount
+            return deleted
+
+
+def open_sqlite(uri: str, options: StoreOptions) -> SqliteStore:
+    """Factory for ``sqlite:`` URIs (see `parse_sqlite_uri`)."""
+    path, extra = parse_sqlite_uri(uri)
+    try:
+        busy_timeout = float(extra.get("busy_timeout", 30.0))
+    except ValueError as exc:
+        raise ConfigurationError(f"busy_timeout must be a number of seconds, got {extra['busy_timeout']!r}") from exc
+    return SqliteStore(path, options, busy_timeout=busy_timeout)

@@ -1,0 +1,78 @@
+"""The one exception hierarchy of memstore.
+
+```
+MemstoreError
+ ├── ValidationError        bad input; the message names the field (also a ValueError)
+ ├── PermissionDenied       the actor may see the memory or repository, but not do this
+ ├── NotFound               no such memory, or one the actor may not see (also a LookupError)
+ ├── Conflict               the memory is no longer active (superseded, retired) or was changed meanwhile
+ ├── ConfigurationError     a store URI or option that cannot be used
+ └── StorageError           the backing store failed
+      └── IncompatibleStore a file that is not a memstore store, or one from a newer schema
+```
+
+Expected outcomes (a verdict, a failed citation) are values, not exceptions: these are
+for misuse and broken environments. Errors of outside systems (sqlite3, git) are
+translated into these at the boundary of the module that owns that system.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Conflict",
+    "ConfigurationError",
+    "IncompatibleStore",
+    "MemstoreError",
+    "NotFound",
+    "PermissionDenied",
+    "StorageError",
+    "ValidationError",
+]
+
+
+class MemstoreError(Exception):
+    """Base class of every error memstore raises on purpose."""
+
+
+class ValidationError(MemstoreError, ValueError):
+    """Input that breaks a rule of the model.
+
+    Attributes:
+        field: the name of the offending field (``"subject"``, ``"citations[2]"``, ...).
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+
+class PermissionDenied(MemstoreError):
+    """The actor is not allowed to perform this action."""
+
+
+class NotFound(MemstoreError, LookupError):
+    """No memory with this id is visible to the actor.
+
+    Raised alike for a memory that does not exist, one that expired and one the actor
+    may not see, so that the error never reveals what the actor may not know.
+    """
+
+    def __init__(self, memory_id: str) -> None:
+        self.memory_id = memory_id
+        super().__init__(f"memory {memory_id!r} not found")
+
+
+class Conflict(MemstoreError):
+    """The memory is not in a state that allows the action (for example it was superseded)."""
+
+
+class ConfigurationError(MemstoreError):
+    """A store URI, option or plug-in that cannot be used as given."""
+
+
+class StorageError(MemstoreError):
+    """The backing store failed (disk, database, lock)."""
+
+
+class IncompatibleStore(StorageError):
+    """The target exists but is not a store this version of memstore can open."""
