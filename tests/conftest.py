@@ -1,0 +1,34 @@
+"""Fixtures shared by the package's tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from memstore import AccessPolicy, Clock, MemoryStore, UlidIds, open_store
+
+BACKENDS = ["memory", "sqlite-file", "sqlite-memory"]
+
+
+def uri_for(backend: str, tmp_path: Path) -> str:
+    """The URI of a fresh store of ``backend`` under ``tmp_path``."""
+    return {
+        "memory": "memory://",
+        "sqlite-file": f"sqlite:///{tmp_path / 'memories.db'}",
+        "sqlite-memory": "sqlite://:memory:",
+    }[backend]
+
+
+@pytest.fixture(params=BACKENDS)
+def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., MemoryStore]:
+    counter = iter(range(1_000_000))
+
+    def make(access: AccessPolicy, clock: Clock, expiry: timedelta) -> MemoryStore:
+        target = tmp_path / f"store-{next(counter)}"
+        target.mkdir()
+        return open_store(uri_for(request.param, target), access=access, clock=clock, expiry=expiry, ids=UlidIds(7))
+
+    return make
