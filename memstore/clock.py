@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 from memstore.errors import ValidationError
 
 __all__ = ["DEFAULT_START", "Clock", "FakeClock", "SystemClock"]
 
-DEFAULT_START = datetime(2026, 1, 15, 9, 0, tzinfo=timezone.utc)
+DEFAULT_START = datetime(2026, 1, 15, 9, 0, tzinfo=UTC)
 
 
 @runtime_checkable
@@ -26,7 +26,7 @@ class SystemClock:
     """The wall clock."""
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
     def __repr__(self) -> str:
         return "SystemClock()"
@@ -42,7 +42,7 @@ class FakeClock:
     def __init__(self, start: datetime = DEFAULT_START) -> None:
         if start.tzinfo is None or start.utcoffset() is None:
             raise ValidationError("start", "FakeClock needs a timezone-aware datetime")
-        self._now = start.astimezone(timezone.utc)
+        self._now = start.astimezone(UTC)
         self._lock = threading.Lock()
 
     def now(self) -> datetime:
@@ -61,7 +61,7 @@ class FakeClock:
         """Jump to ``when``, which must not be earlier than now."""
         if when.tzinfo is None or when.utcoffset() is None:
             raise ValidationError("when", "needs a timezone-aware datetime")
-        self.advance(when.astimezone(timezone.utc) - self.now())
+        self.advance(when.astimezone(UTC) - self.now())
 
     def __repr__(self) -> str:
         return f"FakeClock({self._now.isoformat()})"

@@ -19,8 +19,8 @@ translated into these at the boundary of the module that owns that system.
 from __future__ import annotations
 
 __all__ = [
-    "Conflict",
     "ConfigurationError",
+    "Conflict",
     "IncompatibleStore",
     "MemstoreError",
     "NotFound",

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
-from enum import Enum
+from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from memstore.errors import ValidationError
@@ -41,14 +41,14 @@ _COMMIT = re.compile(r"^[0-9a-f]{4,64}$")
 _CITATION = re.compile(r"^(?P<path>.+):(?P<line>-?\d+)(?:-(?P<end>-?\d+))?$")
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     """What a memory is about: the repository's code, or how one user likes work done."""
 
     FACT = "fact"
     PREFERENCE = "preference"
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Where a memory stands in its life."""
 
     ACTIVE = "active"
@@ -57,7 +57,7 @@ class Status(str, Enum):
     EXPIRED = "expired"
 
 
-class Surface(str, Enum):
+class Surface(StrEnum):
     """The product surface an operation comes from; it decides which tiers apply."""
 
     CODING_AGENT = "coding_agent"
@@ -67,11 +67,7 @@ class Surface(str, Enum):
 
 def validate_repo(repo: object, field_name: str = "repo") -> str:
     """Return ``repo`` if it is an ``owner/name`` string, else raise `ValidationError`."""
-    if (
-        not isinstance(repo, str)
-        or not _REPO.match(repo)
-        or any(part in {".", ".."} for part in repo.split("/"))
-    ):
+    if not isinstance(repo, str) or not _REPO.match(repo) or any(part in {".", ".."} for part in repo.split("/")):
         raise ValidationError(field_name, f"must look like 'owner/name', got {repo!r}")
     return repo
 
@@ -84,7 +80,7 @@ def _clean_path(path: object, field_name: str) -> str:
         raise ValidationError(field_name, "the path contains a NUL character")
     if "\\" in path:
         raise ValidationError(field_name, f"use '/' to separate path segments, not '\\' in {path!r}")
-    if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
+    if path.startswith("/") or re.match(r"^[A-Za-z]:/", path):
         raise ValidationError(field_name, f"the path must be relative to the repository, got {path!r}")
     segments = [s for s in path.split("/") if s not in {"", "."}]
     if ".." in segments:
@@ -126,9 +122,7 @@ class Citation:
         if self.end_line is not None:
             _check_line(self.end_line, "end_line")
             if self.end_line < self.line:
-                raise ValidationError(
-                    "end_line", f"must not be before line {self.line}, got {self.end_line}"
-                )
+                raise ValidationError("end_line", f"must not be before line {self.line}, got {self.end_line}")
             if self.end_line == self.line:
                 object.__setattr__(self, "end_line", None)
         if self.snippet is not None:
@@ -136,9 +130,7 @@ class Citation:
                 raise ValidationError("snippet", "must be a string")
             if len(self.snippet) > MAX_SNIPPET_CHARS:
                 raise ValidationError("snippet", f"must be at most {MAX_SNIPPET_CHARS} characters")
-        if self.commit is not None and (
-            not isinstance(self.commit, str) or not _COMMIT.match(self.commit)
-        ):
+        if self.commit is not None and (not isinstance(self.commit, str) or not _COMMIT.match(self.commit)):
             raise ValidationError("commit", f"must be a hexadecimal commit id, got {self.commit!r}")
 
     @classmethod
@@ -251,15 +243,13 @@ class MemoryDraft:
         citations = tuple(_coerce_citation(c, i) for i, c in enumerate(self.citations))
         if kind is Kind.FACT and not citations:
             raise ValidationError("citations", "a repository fact needs at least one citation")
-        return replace(
-            self, kind=kind, subject=subject, fact=fact, reason=reason, citations=citations
-        )
+        return replace(self, kind=kind, subject=subject, fact=fact, reason=reason, citations=citations)
 
 
 def _utc(value: datetime, field_name: str) -> datetime:
     if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
         raise ValidationError(field_name, "must be a timezone-aware datetime")
-    return value.astimezone(timezone.utc)
+    return value.astimezone(UTC)
 
 
 @dataclass(frozen=True)

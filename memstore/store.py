@@ -28,9 +28,7 @@ class MemoryStore(Protocol):
 
     capabilities: frozenset[str]
 
-    def store(
-        self, draft: MemoryDraft, *, actor: Actor, surface: Surface, supersedes: str | None = None
-    ) -> Memory:
+    def store(self, draft: MemoryDraft, *, actor: Actor, surface: Surface, supersedes: str | None = None) -> Memory:
         """Validate and store ``draft``; with ``supersedes``, as a correction of that memory."""
         ...
 

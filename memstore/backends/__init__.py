@@ -112,6 +112,5 @@ def resolve_backend(uri: str) -> BackendFactory:
         return factory  # type: ignore[no-any-return]
     known = ", ".join(f"{s}://" for s in known_schemes())
     raise ConfigurationError(
-        f"unknown store URI {uri!r}: known schemes are {known}, "
-        "or name a factory as 'package.module:function'"
+        f"unknown store URI {uri!r}: known schemes are {known}, or name a factory as 'package.module:function'"
     )

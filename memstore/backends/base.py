@@ -49,7 +49,7 @@ def _actor(actor: object) -> Actor:
 
 def _surface(surface: object) -> Surface:
     try:
-        return Surface(surface)
+        return Surface(str(surface))
     except ValueError as exc:
         raise ValidationError("surface", f"must be a Surface, got {surface!r}") from exc
 
@@ -73,9 +73,7 @@ class RecordStore(ABC):
 
     # -- the protocol ---------------------------------------------------------------
 
-    def store(
-        self, draft: MemoryDraft, *, actor: Actor, surface: Surface, supersedes: str | None = None
-    ) -> Memory:
+    def store(self, draft: MemoryDraft, *, actor: Actor, surface: Surface, supersedes: str | None = None) -> Memory:
         if not isinstance(draft, MemoryDraft):
             raise ValidationError("draft", f"must be a MemoryDraft, got {type(draft).__name__}")
         actor, surface = _actor(actor), _surface(surface)
@@ -101,7 +99,9 @@ class RecordStore(ABC):
             return memory
         old = self._visible(_memory_id(supersedes), actor, now)
         if old.repo != memory.repo:
-            raise ValidationError("repo", f"a correction stays in the repository of the memory it corrects ({old.repo})")
+            raise ValidationError(
+                "repo", f"a correction stays in the repository of the memory it corrects ({old.repo})"
+            )
         if old.kind is not memory.kind:
             raise ValidationError("kind", f"a correction keeps the kind of the memory it corrects ({old.kind.value})")
         check_write(self.access, actor, old)
@@ -120,9 +120,7 @@ class RecordStore(ABC):
         if not facts and preferences_of is None:
             return []
         now = self.clock.now()
-        return self._recent(
-            repo, facts=facts, preferences_of=preferences_of, cutoff=self._cutoff(now), limit=limit
-        )
+        return self._recent(repo, facts=facts, preferences_of=preferences_of, cutoff=self._cutoff(now), limit=limit)
 
     def get(self, memory_id: str, *, actor: Actor) -> Memory:
         return self._visible(_memory_id(memory_id), _actor(actor), self.clock.now())

@@ -151,6 +151,6 @@ class InMemoryStore(RecordStore):
 
 def open_memory(uri: str, options: StoreOptions) -> InMemoryStore:
     """Factory for ``memory://`` (nothing may follow the scheme)."""
-    if uri.rstrip("/") not in {"memory:", "memory:/"}:
+    if uri.startswith("memory:") and uri.rstrip("/") not in {"memory:", "memory:/"}:
         raise ConfigurationError(f"'memory://' takes no path or options, got {uri!r}")
     return InMemoryStore(options)

@@ -19,7 +19,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -33,7 +33,7 @@ __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SqliteStore", "ope
 
 APPLICATION_ID = 0x4D454D53  # "MEMS"
 _HEADER = b"SQLite format 3\x00"
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 
 # Version N is reached by running MIGRATIONS[N - 1] on a store at version N - 1.
@@ -154,9 +154,7 @@ class SqliteStore(RecordStore):
         if self.path != ":memory:":
             _refuse_foreign_file(Path(self.path))
         try:
-            conn = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
+            conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open {self.path}: {exc}") from exc
         try:
@@ -356,9 +354,7 @@ class SqliteStore(RecordStore):
 
     def _delete_chain(self, memory_id: str) -> None:
         with self._write() as conn:
-            conn.execute(
-                "DELETE FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?)", (memory_id,)
-            )
+            conn.execute("DELETE FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?)", (memory_id,))
 
     def _chain(self, memory_id: str, cutoff: datetime) -> list[Memory]:
         return self._read(
@@ -369,9 +365,7 @@ class SqliteStore(RecordStore):
 
     def _sweep(self, cutoff: datetime) -> int:
         with self._write() as conn:
-            deleted: int = conn.execute(
-                "DELETE FROM memories WHERE chain_refreshed_at <= ?", (_us(cutoff),)
-            ).rowcount
+            deleted: int = conn.execute("DELETE FROM memories WHERE chain_refreshed_at <= ?", (_us(cutoff),)).rowcount
             return deleted
 
 

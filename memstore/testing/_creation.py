@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 
 import pytest
 
@@ -46,7 +46,7 @@ class CreationTests(ConformanceBase):
         assert memory.supersedes is None
         assert memory.created_at == memory.refreshed_at == clock.now()
         assert memory.created_at.tzinfo is not None
-        assert memory.created_at.utcoffset() == timezone.utc.utcoffset(None)
+        assert memory.created_at.utcoffset() == UTC.utcoffset(None)
 
     def test_string_citations_are_parsed(self, store: MemoryStore) -> None:
         memory = self.fact(store)

@@ -20,8 +20,9 @@ class LifecycleTests(ConformanceBase):
         self.need(store, "supersede")
         old = self.fact(store)
         clock.advance(timedelta(hours=1))
-        new = store.store(draft(fact="API version is v2.2.0 everywhere."), actor=ADMIN,
-                          surface=Surface.CODE_REVIEW, supersedes=old.id)
+        new = store.store(
+            draft(fact="API version is v2.2.0 everywhere."), actor=ADMIN, surface=Surface.CODE_REVIEW, supersedes=old.id
+        )
         assert new.supersedes == old.id
         assert new.status is Status.ACTIVE
         assert new.author == "ana"
@@ -79,8 +80,9 @@ class LifecycleTests(ConformanceBase):
         self.need(store, "supersede")
         self.need(store, "preferences")
         old = store.store(preference(), actor=STRANGER, surface=Surface.CLI)
-        new = store.store(preference(fact="Prefers squash merges."), actor=STRANGER,
-                          surface=Surface.CODING_AGENT, supersedes=old.id)
+        new = store.store(
+            preference(fact="Prefers squash merges."), actor=STRANGER, surface=Surface.CODING_AGENT, supersedes=old.id
+        )
         assert self.ids(store.recent(WEB, actor=STRANGER, surface=Surface.CLI)) == [new.id]
         assert new.kind is Kind.PREFERENCE
 

@@ -103,7 +103,7 @@ class StoreStateMachine(RuleBasedStateMachine):
         self.clock = FakeClock()
         self.policy = AccessPolicy()
         self.model = _Model()
-        self.store: MemoryStore = type(self).factory(self.policy, self.clock, EXPIRY)
+        self.target: MemoryStore = type(self).factory(self.policy, self.clock, EXPIRY)
         self.serial = 0
 
     def _grant(self, user: str, repo: str, level: Access) -> None:
@@ -139,7 +139,7 @@ class StoreStateMachine(RuleBasedStateMachine):
         surface=st.sampled_from(list(Surface)),
         correct=st.booleans(),
     )
-    def store(
+    def store_memory(
         self, data: st.DataObject, user: str, repo: str, kind: Kind, surface: Surface, correct: bool
     ) -> None:
         now = self.clock.now()
@@ -149,9 +149,9 @@ class StoreStateMachine(RuleBasedStateMachine):
         target = self._known_id(data) if correct else None
         expected: type[Exception] | None = None
         old: Memory | None = None
-        if kind is Kind.PREFERENCE and surface is Surface.CODE_REVIEW:
-            expected = PermissionDenied
-        elif kind is Kind.FACT and self.model.level(user, repo) < Access.WRITE:
+        if (kind is Kind.PREFERENCE and surface is Surface.CODE_REVIEW) or (
+            kind is Kind.FACT and self.model.level(user, repo) < Access.WRITE
+        ):
             expected = PermissionDenied
         elif target is not None:
             old = self.model.visible(user, target, now)
@@ -164,7 +164,7 @@ class StoreStateMachine(RuleBasedStateMachine):
             elif old.status is not Status.ACTIVE:
                 expected = Conflict
         made = self._expect(
-            expected, lambda: self.store.store(draft, actor=Actor(user), surface=surface, supersedes=target)
+            expected, lambda: self.target.store(draft, actor=Actor(user), surface=surface, supersedes=target)
         )
         if expected is not None:
             return
@@ -186,9 +186,10 @@ class StoreStateMachine(RuleBasedStateMachine):
         now = self.clock.now()
         memory = self.model.visible(user, memory_id, now)
         expected = NotFound if memory is None else None if memory.status is Status.ACTIVE else Conflict
-        got = self._expect(expected, lambda: self.store.refresh(memory_id, actor=Actor(user)))
+        got = self._expect(expected, lambda: self.target.refresh(memory_id, actor=Actor(user)))
         if expected is None and memory is not None:
-            assert isinstance(got, Memory) and got.refreshed_at == now
+            assert isinstance(got, Memory)
+            assert got.refreshed_at == now
             self.model.set(Memory(**{**memory.__dict__, "refreshed_at": now}))
             self.model.chain_refreshed[self.model.records[memory_id].root] = now
 
@@ -203,7 +204,7 @@ class StoreStateMachine(RuleBasedStateMachine):
             expected = PermissionDenied
         elif memory.status is not Status.ACTIVE:
             expected = Conflict
-        self._expect(expected, lambda: self.store.retire(memory_id, actor=Actor(user), reason="stale"))
+        self._expect(expected, lambda: self.target.retire(memory_id, actor=Actor(user), reason="stale"))
         if expected is None and memory is not None:
             self.model.set(Memory(**{**memory.__dict__, "status": Status.RETIRED, "retired_reason": "stale"}))
 
@@ -216,7 +217,7 @@ class StoreStateMachine(RuleBasedStateMachine):
             expected = NotFound
         elif memory.kind is Kind.FACT and self.model.level(user, memory.repo) < Access.ADMIN:
             expected = PermissionDenied
-        self._expect(expected, lambda: self.store.delete(memory_id, actor=Actor(user)))
+        self._expect(expected, lambda: self.target.delete(memory_id, actor=Actor(user)))
         if expected is None:
             root = self.model.records[memory_id].root
             for member in self.model.chain(root):
@@ -250,7 +251,7 @@ class StoreStateMachine(RuleBasedStateMachine):
                 del self.model.records[member.id]
                 expected += 1
             del self.model.chain_refreshed[root]
-        assert self.store.sweep() == expected
+        assert self.target.sweep() == expected
 
     # -- reads ----------------------------------------------------------------------
 
@@ -259,12 +260,12 @@ class StoreStateMachine(RuleBasedStateMachine):
         memory_id = self._known_id(data)
         memory = self.model.visible(user, memory_id, self.clock.now())
         if memory is None:
-            self._expect(NotFound, lambda: self.store.get(memory_id, actor=Actor(user)))
-            self._expect(NotFound, lambda: self.store.history(memory_id, actor=Actor(user)))
+            self._expect(NotFound, lambda: self.target.get(memory_id, actor=Actor(user)))
+            self._expect(NotFound, lambda: self.target.history(memory_id, actor=Actor(user)))
             return
-        assert self.store.get(memory_id, actor=Actor(user)) == memory
+        assert self.target.get(memory_id, actor=Actor(user)) == memory
         chain = self.model.chain(self.model.records[memory_id].root)
-        assert _summary(self.store.history(memory_id, actor=Actor(user))) == _summary(chain)
+        assert _summary(self.target.history(memory_id, actor=Actor(user))) == _summary(chain)
 
     @rule(
         user=st.sampled_from(USERS),
@@ -273,7 +274,7 @@ class StoreStateMachine(RuleBasedStateMachine):
         limit=st.integers(1, 4),
     )
     def recent_with_limit(self, user: str, repo: str, surface: Surface, limit: int) -> None:
-        got = self.store.recent(repo, actor=Actor(user), surface=surface, limit=limit)
+        got = self.target.recent(repo, actor=Actor(user), surface=surface, limit=limit)
         assert _summary(got) == _summary(self.model.recent(user, repo, surface, self.clock.now(), limit))
 
     @invariant()
@@ -282,7 +283,7 @@ class StoreStateMachine(RuleBasedStateMachine):
         for user in USERS:
             for repo in REPOS:
                 for surface in (Surface.CLI, Surface.CODE_REVIEW):
-                    got = self.store.recent(repo, actor=Actor(user), surface=surface, limit=1000)
+                    got = self.target.recent(repo, actor=Actor(user), surface=surface, limit=1000)
                     want = self.model.recent(user, repo, surface, now, 1000)
                     assert _summary(got) == _summary(want), (user, repo, surface)
 
