@@ -1,0 +1,23 @@
+"""The ``memstore`` command line: a thin layer over the library.
+
+Each command opens the library object, makes one library call, and turns library
+errors into clean messages with a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import click
+
+from memstore import __version__
+from memstore.commands.memories import memories
+
+__all__ = ["main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="memstore")
+def main() -> None:
+    """memstore: a memory store for coding agents, and a harness that measures any store."""
+
+
+main.add_command(memories)

@@ -1,0 +1,1 @@
+"""One module per command group of the ``memstore`` CLI, plus what they share."""

@@ -1,0 +1,199 @@
+"""``memstore memories``: inspect and edit a store by hand."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timedelta
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from memstore.clock import Clock, SystemClock
+from memstore.commands._shared import StoreContext, store_options
+from memstore.model import Kind, Memory, MemoryDraft, Surface
+
+__all__ = ["memories"]
+
+_SURFACE = click.Choice([s.value for s in Surface])
+_FORMAT = click.Choice(["table", "json"])
+
+
+def _console() -> Console:
+    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+
+
+def _age(moment: datetime, now: datetime) -> str:
+    seconds = int((now - moment).total_seconds())
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if abs(seconds) >= size:
+            return f"{seconds // size}{unit} ago"
+    return "just now"
+
+
+def _now(ctx: StoreContext) -> datetime:
+    clock: Clock = getattr(ctx.store, "clock", SystemClock())
+    return clock.now()
+
+
+def _expires(memory: Memory, ctx: StoreContext, now: datetime) -> str:
+    """Time left in the expiry window, for stores that say what their window is."""
+    expiry: timedelta | None = getattr(ctx.store, "expiry", None)
+    if expiry is None:
+        return "-"
+    hours = int((memory.refreshed_at + expiry - now).total_seconds() // 3600)
+    return f"in {hours // 24}d {hours % 24}h"
+
+
+def _print_json(payload: object) -> None:
+    click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+def _print_memory(memory: Memory) -> None:
+    click.echo(f"{memory.id}  [{memory.status.value}] {memory.kind.value} in {memory.repo}")
+    click.echo(f"  subject:   {memory.subject}")
+    click.echo(f"  fact:      {memory.fact}")
+    for citation in memory.citations:
+        click.echo(f"  cites:     {citation}")
+    if memory.reason:
+        click.echo(f"  reason:    {memory.reason}")
+    click.echo(f"  author:    {memory.author} via {memory.surface.value}")
+    click.echo(f"  created:   {memory.created_at.isoformat()}")
+    click.echo(f"  refreshed: {memory.refreshed_at.isoformat()}")
+    if memory.supersedes:
+        click.echo(f"  corrects:  {memory.supersedes}")
+    if memory.retired_reason is not None:
+        click.echo(f"  retired:   {memory.retired_reason}")
+
+
+@click.group()
+def memories() -> None:
+    """Inspect and edit the memories of a store by hand."""
+
+
+@memories.command()
+@store_options
+@click.option("--repo", required=True, help="Repository, owner/name.")
+@click.option("--kind", type=click.Choice([k.value for k in Kind]), default="fact", show_default=True)
+@click.option("--subject", required=True, help="The topic, e.g. 'API version synchronization'.")
+@click.option("--fact", required=True, help="The claim itself.")
+@click.option("--cite", "citations", multiple=True, metavar="PATH:LINE", help="A citation; repeat for more.")
+@click.option("--reason", default="", help="Why it matters.")
+@click.option("--surface", type=_SURFACE, default="cli", show_default=True)
+@click.option("--supersedes", metavar="ID", default=None, help="Store as a correction of this memory.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored memory as JSON.")
+def add(
+    ctx: StoreContext,
+    repo: str,
+    kind: str,
+    subject: str,
+    fact: str,
+    citations: tuple[str, ...],
+    reason: str,
+    surface: str,
+    supersedes: str | None,
+    as_json: bool,
+) -> None:
+    """Store a memory (or, with --supersedes, a correction)."""
+    draft = MemoryDraft(repo, Kind(kind), subject, fact, list(citations), reason)
+    memory = ctx.store.store(draft, actor=ctx.actor, surface=Surface(surface), supersedes=supersedes)
+    if as_json:
+        _print_json(memory.to_dict())
+    else:
+        verb = f"corrected {supersedes} as" if supersedes else "stored"
+        click.echo(f"{verb} {memory.id} ({memory.kind.value} in {memory.repo})")
+
+
+@memories.command(name="list")
+@store_options
+@click.option("--repo", required=True, help="Repository, owner/name.")
+@click.option("--surface", type=_SURFACE, default="cli", show_default=True, help="Which tiers apply.")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@click.option("--format", "fmt", type=_FORMAT, default="table", show_default=True)
+def list_(ctx: StoreContext, repo: str, surface: str, limit: int, fmt: str) -> None:
+    """List the recent memories of a repository, newest first, as the agent would get them."""
+    found = ctx.store.recent(repo, actor=ctx.actor, surface=Surface(surface), limit=limit)
+    if fmt == "json":
+        _print_json([m.to_dict() for m in found])
+        return
+    if not found:
+        click.echo(f"no memories for {repo} visible to {ctx.actor.user} on {surface}")
+        return
+    now = _now(ctx)
+    noun = "memory" if len(found) == 1 else "memories"
+    table = Table(title=f"{len(found)} {noun} of {repo} ({surface}, as {ctx.actor.user})")
+    for column in ("id", "kind", "citations", "refreshed", "expires"):
+        table.add_column(column, no_wrap=True)
+    for column in ("subject", "fact"):
+        table.add_column(column, overflow="fold", ratio=1)
+    for m in found:
+        table.add_row(
+            m.id,
+            m.kind.value,
+            "\n".join(str(c) for c in m.citations),
+            _age(m.refreshed_at, now),
+            _expires(m, ctx, now),
+            m.subject,
+            m.fact if len(m.fact) <= 160 else m.fact[:159] + "…",
+        )
+    _console().print(table)
+
+
+@memories.command()
+@store_options
+@click.argument("memory_id")
+@click.option("--history", "with_history", is_flag=True, help="Show every version, oldest first.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def show(ctx: StoreContext, memory_id: str, with_history: bool, fmt: str) -> None:
+    """Show one memory, or its whole history."""
+    found = (
+        ctx.store.history(memory_id, actor=ctx.actor) if with_history else [ctx.store.get(memory_id, actor=ctx.actor)]
+    )
+    if fmt == "json":
+        _print_json([m.to_dict() for m in found] if with_history else found[0].to_dict())
+        return
+    for index, memory in enumerate(found):
+        if index:
+            click.echo()
+        _print_memory(memory)
+
+
+@memories.command()
+@store_options
+@click.argument("memory_id")
+def refresh(ctx: StoreContext, memory_id: str) -> None:
+    """Mark a memory validated and used: its 28-day window starts again."""
+    memory = ctx.store.refresh(memory_id, actor=ctx.actor)
+    click.echo(f"refreshed {memory.id} at {memory.refreshed_at.isoformat()}")
+
+
+@memories.command()
+@store_options
+@click.argument("memory_id")
+@click.option("--reason", required=True, help="Why it is taken out of use.")
+def retire(ctx: StoreContext, memory_id: str, reason: str) -> None:
+    """Take a memory out of use without a replacement."""
+    ctx.store.retire(memory_id, actor=ctx.actor, reason=reason)
+    click.echo(f"retired {memory_id}")
+
+
+@memories.command()
+@store_options
+@click.argument("memory_id")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def delete(ctx: StoreContext, memory_id: str, yes: bool) -> None:
+    """Delete a memory and every version of it."""
+    memory = ctx.store.get(memory_id, actor=ctx.actor)
+    if not yes and sys.stdin.isatty():
+        click.confirm(f"Delete {memory.id} ({memory.subject!r}) with its history?", abort=True)
+    ctx.store.delete(memory_id, actor=ctx.actor)
+    click.echo(f"deleted {memory_id}")
+
+
+@memories.command()
+@store_options
+def sweep(ctx: StoreContext) -> None:
+    """Delete every expired memory."""
+    count = ctx.store.sweep()
+    click.echo(f"swept {count} expired {'memory' if count == 1 else 'memories'}")
