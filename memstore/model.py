@@ -175,6 +175,18 @@ class Citation:
         return data
 
     @classmethod
+    def trusted(cls, path: str, line: int, end_line: int | None, snippet: str | None, commit: str | None) -> Citation:
+        """Rebuild a citation that was validated when it was stored, without checking it again.
+
+        For backends reading their own records on the hot path of ``recent()``; never
+        for input from outside.
+        """
+        citation = object.__new__(cls)
+        # Frozen dataclasses block __setattr__, not the instance dict: the fastest way in.
+        citation.__dict__.update(path=path, line=line, end_line=end_line, snippet=snippet, commit=commit)
+        return citation
+
+    @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Citation:
         """Inverse of `to_dict`."""
         return cls(
@@ -247,6 +259,8 @@ class MemoryDraft:
 
 
 def _utc(value: datetime, field_name: str) -> datetime:
+    if type(value) is datetime and value.tzinfo is UTC:
+        return value
     if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
         raise ValidationError(field_name, "must be a timezone-aware datetime")
     return value.astimezone(UTC)
@@ -291,7 +305,8 @@ class Memory:
     def __post_init__(self) -> None:
         object.__setattr__(self, "created_at", _utc(self.created_at, "created_at"))
         object.__setattr__(self, "refreshed_at", _utc(self.refreshed_at, "refreshed_at"))
-        object.__setattr__(self, "citations", tuple(self.citations))
+        if type(self.citations) is not tuple:
+            object.__setattr__(self, "citations", tuple(self.citations))
 
     def as_draft(self) -> MemoryDraft:
         """The draft this memory was stored from; a starting point for a correction."""

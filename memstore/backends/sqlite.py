@@ -88,7 +88,10 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
         kind=Kind(row[2]),
         subject=row[3],
         fact=row[4],
-        citations=tuple(Citation.from_dict(c) for c in json.loads(row[5])),
+        citations=tuple(
+            Citation.trusted(c["path"], c["line"], c.get("end_line"), c.get("snippet"), c.get("commit"))
+            for c in json.loads(row[5])
+        ),
         reason=row[6],
         author=row[7],
         surface=Surface(row[8]),
@@ -236,13 +239,15 @@ class SqliteStore(RecordStore):
                 self._conn.execute("ROLLBACK")
                 raise
 
-    def _read(self, sql: str, params: Sequence[Any]) -> list[Memory]:
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
         with self._lock:
             try:
-                rows = self._conn.execute(sql, params).fetchall()
+                return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
                 raise StorageError(f"reading {self.path} failed: {exc}") from exc
-        return [_row_to_memory(row) for row in rows]
+
+    def _read(self, sql: str, params: Sequence[Any]) -> list[Memory]:
+        return [_row_to_memory(row) for row in self._rows(sql, params)]
 
     @staticmethod
     def _insert_row(conn: sqlite3.Connection, memory: Memory, root: str) -> None:
@@ -310,22 +315,23 @@ class SqliteStore(RecordStore):
         self, repo: str, *, facts: bool, preferences_of: str | None, cutoff: datetime, limit: int
     ) -> list[Memory]:
         order = "ORDER BY refreshed_at DESC, created_at DESC, id DESC LIMIT ?"
-        found: list[Memory] = []
+        rows: list[Any] = []
         if facts:
-            found += self._read(
+            rows += self._rows(
                 f"SELECT {_COLUMNS} FROM memories WHERE repo = ? AND status = 'active' AND kind = 'fact' "
                 f"AND refreshed_at > ? {order}",
                 (repo, _us(cutoff), limit),
             )
         if preferences_of is not None:
-            found += self._read(
+            rows += self._rows(
                 f"SELECT {_COLUMNS} FROM memories WHERE author = ? AND status = 'active' "
                 f"AND kind = 'preference' AND refreshed_at > ? {order}",
                 (preferences_of, _us(cutoff), limit),
             )
         if facts and preferences_of is not None:
-            found.sort(key=lambda m: (m.refreshed_at, m.created_at, m.id), reverse=True)
-        return found[:limit]
+            # Merge the two ordered lists on the raw columns; build only the memories returned.
+            rows.sort(key=lambda row: (row[10], row[9], row[0]), reverse=True)
+        return [_row_to_memory(row) for row in rows[:limit]]
 
     def _refresh(self, memory_id: str, now: datetime, cutoff: datetime) -> bool:
         with self._write() as conn:
