@@ -7,6 +7,7 @@ MemstoreError
  ├── NotFound               no such memory, or one the actor may not see (also a LookupError)
  ├── Conflict               the memory is no longer active (superseded, retired) or was changed meanwhile
  ├── ConfigurationError     a store URI or option that cannot be used
+ ├── RepositoryError        a git repository or ref that cannot be read (or git itself failed)
  └── StorageError           the backing store failed
       └── IncompatibleStore a file that is not a memstore store, or one from a newer schema
 ```
@@ -25,6 +26,7 @@ __all__ = [
     "MemstoreError",
     "NotFound",
     "PermissionDenied",
+    "RepositoryError",
     "StorageError",
     "ValidationError",
 ]
@@ -68,6 +70,10 @@ class Conflict(MemstoreError):
 
 class ConfigurationError(MemstoreError):
     """A store URI, option or plug-in that cannot be used as given."""
+
+
+class RepositoryError(MemstoreError):
+    """A repository, ref or commit that cannot be read, or a git command that failed."""
 
 
 class StorageError(MemstoreError):

@@ -1,0 +1,35 @@
+"""Just-in-time verification: re-read a memory's citations on the current code before using it.
+
+The only package that talks to git. See DESIGN.md, "Verification".
+"""
+
+from memstore.verify.citations import CitationCheck, CitationStatus, line_map, verify_citation
+from memstore.verify.codebase import Codebase, FileRead, GitCodebase, ReadStatus, WorkingTree
+from memstore.verify.verdicts import (
+    Contradiction,
+    ReferenceVerifier,
+    Verdict,
+    VerdictStatus,
+    Verifier,
+    verify_memories,
+    verify_memory,
+)
+
+__all__ = [
+    "CitationCheck",
+    "CitationStatus",
+    "Codebase",
+    "Contradiction",
+    "FileRead",
+    "GitCodebase",
+    "ReadStatus",
+    "ReferenceVerifier",
+    "Verdict",
+    "VerdictStatus",
+    "Verifier",
+    "WorkingTree",
+    "line_map",
+    "verify_citation",
+    "verify_memories",
+    "verify_memory",
+]

@@ -1,0 +1,250 @@
+"""Checking one citation against a codebase: does the cited text still stand, and where.
+
+With the commit the citation was made at, the cited lines are mapped through the change
+from that commit's version of the file to the current one (so a ``}`` or ``return None``
+among many follows its own line, not the nearest look-alike). Without it, the snippet is
+looked for, taking the occurrence nearest the cited line. Whitespace is compared
+collapsed: re-indenting or re-wrapping spaces does not invalidate a citation.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+
+from memstore.model import Citation
+from memstore.verify.codebase import Codebase, FileRead, ReadStatus
+
+__all__ = ["CitationCheck", "CitationStatus", "line_map", "verify_citation"]
+
+
+class CitationStatus(StrEnum):
+    """What became of a cited location (DESIGN.md, "Verification")."""
+
+    VALID = "valid"
+    MOVED = "moved"
+    RENAMED = "renamed"
+    CHANGED = "changed"
+    LINE_MISSING = "line_missing"
+    FILE_MISSING = "file_missing"
+    INVALID = "invalid"
+
+    @property
+    def usable(self) -> bool:
+        """Whether the cited text still stands (possibly elsewhere)."""
+        return self in {CitationStatus.VALID, CitationStatus.MOVED, CitationStatus.RENAMED}
+
+    @property
+    def readable(self) -> bool:
+        """Whether there is current text to judge the memory by."""
+        return self.usable or self is CitationStatus.CHANGED
+
+
+@dataclass(frozen=True)
+class CitationCheck:
+    """The outcome of checking one citation.
+
+    Attributes:
+        citation: the citation checked.
+        status: what became of it.
+        path: where the file is now (the new path after a rename).
+        line: the first line the text stands at now; for CHANGED, the line that took its place.
+        end_line: the last line of a range, or None.
+        text: what stands at ``line``..``end_line`` now (None when there is nothing to read).
+        snippet: the text that was cited (recorded, or recovered from ``citation.commit``).
+        problem: why an INVALID citation could not be read.
+    """
+
+    citation: Citation
+    status: CitationStatus
+    path: str
+    line: int | None = None
+    end_line: int | None = None
+    text: str | None = None
+    snippet: str | None = None
+    problem: str = ""
+
+    @property
+    def where(self) -> str:
+        """``path:line`` (or ``path:line-end``) of the text now, or the path alone."""
+        if self.line is None:
+            return self.path
+        return f"{self.path}:{self.line}" + (f"-{self.end_line}" if self.end_line else "")
+
+
+def _norm(line: str) -> str:
+    return " ".join(line.split())
+
+
+@lru_cache(maxsize=4096)
+def _norm_lines(lines: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_norm(line) for line in lines)
+
+
+@lru_cache(maxsize=2048)
+def _line_map_cached(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[int | None, ...]:
+    mapping: list[int | None] = [None] * len(old)
+    if old == new:
+        return tuple(range(len(old)))
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for i, j, size in matcher.get_matching_blocks():
+        for k in range(size):
+            mapping[i + k] = j + k
+    return tuple(mapping)
+
+
+def line_map(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[int | None, ...]:
+    """For each 0-based line of ``old``, its 0-based line in ``new``, or None if it did not survive.
+
+    Lines are compared with whitespace collapsed; the diff is difflib's longest-matching-block
+    alignment, which keeps a repeated line (``}``) paired with its own neighbours.
+    """
+    return _line_map_cached(_norm_lines(old), _norm_lines(new))
+
+
+def _occurrences(lines: tuple[str, ...], block: tuple[str, ...]) -> list[int]:
+    """0-based starts of ``block`` in ``lines`` (both already normalised)."""
+    if not block:
+        return []
+    first, size = block[0], len(block)
+    return [
+        i for i in range(len(lines) - size + 1) if lines[i] == first and (size == 1 or lines[i : i + size] == block)
+    ]
+
+
+def _nearest(starts: list[int], anchor: int) -> int:
+    """The start nearest ``anchor``; on a tie, the later one (insertions above are likelier)."""
+    return min(starts, key=lambda s: (abs(s - anchor), -s))
+
+
+@dataclass(frozen=True)
+class _Found:
+    status: CitationStatus
+    start: int | None  # 0-based
+    size: int
+
+
+def _locate(
+    old: tuple[str, ...] | None, snippet: tuple[str, ...] | None, new: tuple[str, ...], start: int, size: int
+) -> _Found:
+    """Where the cited block (0-based ``start``, ``size`` lines) stands in ``new``."""
+    if snippet is None:  # nothing to compare: only existence can be checked
+        if start + size <= len(new):
+            return _Found(CitationStatus.VALID, start, size)
+        return _Found(CitationStatus.LINE_MISSING, None, size)
+    want = _norm_lines(snippet)
+    size = len(want)
+    current = _norm_lines(new)
+    anchor = min(start, max(len(new) - 1, 0))
+    if old is not None and _norm_lines(old)[start : start + size] == want:
+        mapped = line_map(old, new)[start : start + size]
+        first = mapped[0] if mapped else None
+        if first is not None and mapped == tuple(range(first, first + size)):
+            return _Found(CitationStatus.VALID if first == start else CitationStatus.MOVED, first, size)
+        anchor = _anchor(line_map(old, new), start, size, len(new))
+    elif start + size <= len(current) and current[start : start + size] == want:
+        return _Found(CitationStatus.VALID, start, size)
+    starts = _occurrences(current, want)
+    if starts:
+        found = _nearest(starts, anchor)
+        return _Found(CitationStatus.VALID if found == start else CitationStatus.MOVED, found, size)
+    if not new:
+        return _Found(CitationStatus.CHANGED, None, size)
+    return _Found(CitationStatus.CHANGED, min(anchor, len(new) - 1), min(size, len(new) - min(anchor, len(new) - 1)))
+
+
+def _anchor(mapping: tuple[int | None, ...], start: int, size: int, new_len: int) -> int:
+    """Where the block would stand now: past the nearest surviving line above it, else before the one below."""
+    for k in range(start, start + size):
+        if mapping[k] is not None:
+            return max(0, mapping[k] - (k - start))  # type: ignore[operator]
+    for k in range(start - 1, -1, -1):
+        if mapping[k] is not None:
+            return mapping[k] + 1  # type: ignore[operator]
+    for k in range(start + size, len(mapping)):
+        if mapping[k] is not None:
+            return max(0, mapping[k] - size)  # type: ignore[operator]
+    return min(start, max(new_len - 1, 0))
+
+
+def _text(lines: tuple[str, ...], start: int, size: int) -> str:
+    return "\n".join(lines[start : start + size])
+
+
+def _check(citation: Citation, status: CitationStatus, path: str, snippet: str | None, **rest: object) -> CitationCheck:
+    return CitationCheck(citation=citation, status=status, path=path, snippet=snippet, **rest)  # type: ignore[arg-type]
+
+
+def verify_citation(codebase: Codebase, citation: Citation) -> CitationCheck:
+    """Check ``citation`` against ``codebase``: see `CitationStatus` for the outcomes."""
+    start, size = citation.line - 1, citation.last_line - citation.line + 1
+    old: FileRead | None = None
+    if citation.commit is not None and codebase.has_commit(citation.commit):
+        old = codebase.read_at(citation.commit, citation.path)
+    old_lines = old.lines if old is not None and old.ok else None
+    snippet: tuple[str, ...] | None = None
+    if citation.snippet is not None:
+        snippet = tuple(citation.snippet.split("\n"))
+    elif old_lines is not None and start + size <= len(old_lines):
+        snippet = old_lines[start : start + size]
+    snippet_text = "\n".join(snippet) if snippet is not None else None
+
+    current = codebase.read(citation.path)
+    path = citation.path
+    status_if_found = None
+    if current.status is ReadStatus.INVALID:
+        return _check(citation, CitationStatus.INVALID, path, snippet_text, problem=current.problem)
+    if current.status is ReadStatus.MISSING:
+        moved_to = _find_renamed(codebase, citation, old, snippet)
+        if moved_to is None:
+            return _check(citation, CitationStatus.FILE_MISSING, path, snippet_text)
+        path, current = moved_to, codebase.read(moved_to)
+        if not current.ok:
+            return _check(citation, CitationStatus.FILE_MISSING, citation.path, snippet_text)
+        status_if_found = CitationStatus.RENAMED
+
+    found = _locate(old_lines, snippet, current.lines, start, size)
+    status = found.status
+    if status_if_found is not None and status in {CitationStatus.VALID, CitationStatus.MOVED}:
+        status = status_if_found
+    if found.start is None:
+        return _check(citation, status, path, snippet_text)
+    end = found.start + found.size
+    return _check(
+        citation,
+        status,
+        path,
+        snippet_text,
+        line=found.start + 1,
+        end_line=end if found.size > 1 else None,
+        text=_text(current.lines, found.start, found.size),
+    )
+
+
+def _find_renamed(
+    codebase: Codebase, citation: Citation, old: FileRead | None, snippet: tuple[str, ...] | None
+) -> str | None:
+    """Where a missing file went: git's rename detection when the commit is known, else a file
+    of the same name that holds the snippet."""
+    if old is not None and old.ok and citation.commit is not None:
+        return codebase.rename_of(citation.commit, citation.path)
+    if snippet is None:
+        return None
+    name = citation.path.rsplit("/", 1)[-1]
+    want = _norm_lines(snippet)
+    candidates = []
+    for path in codebase.paths():
+        if path.rsplit("/", 1)[-1] != name or path == citation.path:
+            continue
+        read = codebase.read(path)
+        if read.ok and _occurrences(_norm_lines(read.lines), want):
+            candidates.append(path)
+    if not candidates:
+        return None
+    return max(candidates, key=lambda p: (_common_parts(p, citation.path), p))
+
+
+def _common_parts(a: str, b: str) -> int:
+    return sum(1 for x, y in zip(a.split("/"), b.split("/"), strict=False) if x == y)

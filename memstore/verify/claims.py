@@ -1,0 +1,264 @@
+"""The literal claims of a fact, and what code text says about them.
+
+A fact such as 'The API version is "v2.1.4" in `API_VERSION`' makes claims that code can
+confirm or contradict word for word: quoted strings, code spans, versions, numbers and
+code identifiers. These helpers extract them, find the values code assigns to keys a
+fact talks about, and pair the tokens a change replaced, so a verdict can say what is
+contradicted and what the corrected value is.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = [
+    "Claim",
+    "ClaimKind",
+    "assignments",
+    "claims_of",
+    "mentions",
+    "substitutions",
+    "terms",
+]
+
+
+class ClaimKind(StrEnum):
+    VERSION = "version"
+    QUOTED = "quoted"
+    CODE = "code"
+    NUMBER = "number"
+    IDENTIFIER = "identifier"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One literal claim of a fact: its kind and its exact text."""
+
+    kind: ClaimKind
+    text: str
+
+
+_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z][0-9A-Za-z.]*)?(?![\w.])")
+_QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|(?<!\w)'([^'\n]{1,200})'(?!\w)")
+_CODE = re.compile(r"`([^`\n]{1,200})`")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]|\.\d)")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENTIFIER = re.compile(r"(?<![\w./-])[A-Za-z_][\w-]*(?:[./][\w-]+)*(?:\(\))?")
+_TOKEN = re.compile(r"v?\d+(?:\.\d+)+(?:-[0-9A-Za-z.]+)?|[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|\S")
+_ASSIGNMENT = re.compile(
+    r"(?P<key>[A-Za-z_][A-Za-z0-9_]*)[\"']?\s*(?::=|=|:)\s*"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|v?\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?|[A-Za-z_][\w.]*)"
+)
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "must",
+        "not",
+        "of",
+        "on",
+        "or",
+        "should",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "this",
+        "those",
+        "to",
+        "use",
+        "used",
+        "uses",
+        "using",
+        "was",
+        "were",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "will",
+        "with",
+        "without",
+        "you",
+        "your",
+        "all",
+        "any",
+        "each",
+        "every",
+        "one",
+        "two",
+        "three",
+        "file",
+        "files",
+        "line",
+        "lines",
+        "code",
+        "const",
+        "let",
+        "var",
+        "def",
+        "func",
+        "function",
+        "return",
+        "true",
+        "false",
+        "none",
+        "null",
+        "export",
+        "import",
+        "new",
+        "self",
+    ]
+)
+
+
+def _looks_like_code(word: str) -> bool:
+    """snake_case, camelCase, dotted.names, paths/files, CONSTANTS and calls: not plain English words."""
+    core = word.removesuffix("()").strip("-")
+    if re.search(r"[./]", core):
+        return all(len(part) >= 2 for part in re.split(r"[./]", core))  # not "e.g"
+    return (
+        word.endswith("()")
+        or "_" in core.strip("_")
+        or bool(re.search(r"[a-z][A-Z]", core))
+        or (core.isupper() and (len(core) >= 5 or any(c.isdigit() for c in core)))
+    )
+
+
+def claims_of(fact: str) -> list[Claim]:
+    """The literal claims of ``fact``, in order, without repeats."""
+    found: list[Claim] = []
+    spans: list[tuple[int, int]] = []
+
+    def add(kind: ClaimKind, text: str, span: tuple[int, int]) -> None:
+        spans.append(span)
+        claim = Claim(kind, text)
+        if text and claim not in found:
+            found.append(claim)
+
+    def free(span: tuple[int, int]) -> bool:
+        return all(span[1] <= a or span[0] >= b for a, b in spans)
+
+    for match in _CODE.finditer(fact):
+        add(ClaimKind.CODE, match.group(1), match.span())
+    for match in _QUOTED.finditer(fact):
+        if free(match.span()):
+            add(ClaimKind.QUOTED, match.group(1) or match.group(2), match.span())
+    for match in _VERSION.finditer(fact):
+        if free(match.span()):
+            add(ClaimKind.VERSION, match.group(), match.span())
+    for match in _NUMBER.finditer(fact):
+        if free(match.span()):
+            add(ClaimKind.NUMBER, match.group(), match.span())
+    for match in _IDENTIFIER.finditer(fact):
+        if free(match.span()) and _looks_like_code(match.group()):
+            add(ClaimKind.IDENTIFIER, match.group(), match.span())
+    return found
+
+
+def mentions(text: str, literal: str) -> bool:
+    """Whether ``literal`` stands in ``text`` as a whole token (not inside a longer word or number)."""
+    if not literal:
+        return False
+    if _VERSION.fullmatch(literal):  # "2.1.4" and "v2.1.4" are the same version
+        core = re.escape(literal.removeprefix("v"))
+        return re.search(rf"(?<![\w.])v?{core}(?![\w]|\.\d)", text) is not None
+    pattern = r"(?<![\w.])" + re.escape(literal) if literal[0].isalnum() or literal[0] == "_" else re.escape(literal)
+    pattern += r"(?![\w])" if literal[-1].isalnum() or literal[-1] in "_)" else ""
+    return re.search(pattern, text) is not None
+
+
+def kind_of(value: str) -> ClaimKind:
+    """The kind of claim a literal value from code would be."""
+    if value[:1] in {'"', "'"}:
+        return ClaimKind.QUOTED
+    if value[:1] == "`":
+        return ClaimKind.CODE
+    if _VERSION.fullmatch(value):
+        return ClaimKind.VERSION
+    if _NUMBER.fullmatch(value):
+        return ClaimKind.NUMBER
+    return ClaimKind.IDENTIFIER
+
+
+def assignments(text: str) -> list[tuple[str, str]]:
+    """``(key, value)`` pairs a text assigns: ``KEY = 1``, ``key: "x"``, ``Version: v2.1.4``.
+    Quotes are kept on string values."""
+    return [(m.group("key"), m.group("value")) for m in _ASSIGNMENT.finditer(text)]
+
+
+def unquote(value: str) -> str:
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`" else value
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    for suffix in ("ing", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``, identifiers split at case changes and underscores, lower-cased."""
+    found: list[str] = []
+    for token in _WORD.findall(text):
+        for part in token.split("_"):
+            found.extend(p.lower() for p in _CAMEL.findall(part))
+    return found
+
+
+def terms(text: str) -> set[str]:
+    """The content words of ``text``, stemmed: what a fact and code must share to be about the same thing."""
+    return {_stem(w) for w in words(text) if len(w) >= 3 and w not in STOPWORDS}
+
+
+def key_terms(key: str) -> set[str]:
+    """The words of an assignment key (``API_VERSION`` -> {"api", "version"})."""
+    return {_stem(w) for w in words(key) if w not in STOPWORDS}
+
+
+def substitutions(before: str, after: str) -> dict[str, str]:
+    """Tokens that a change replaced one for one: ``v2.1.4 -> v2.2.0``, ``createPool -> makePool``."""
+    old, new = _TOKEN.findall(before), _TOKEN.findall(after)
+    pairs: dict[str, str] = {}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "replace" and i2 - i1 == j2 - j1:
+            for a, b in zip(old[i1:i2], new[j1:j2], strict=True):
+                if a != b and len(a) > 1:
+                    pairs.setdefault(a, b)
+    return pairs

@@ -1,0 +1,288 @@
+"""Codebases: the code a citation is checked against, at a git ref or in a directory.
+
+A read never escapes the repository: a path must be a clean repository-relative path,
+a symlink is followed only while it stays inside, and a binary file or one over
+`MAX_FILE_BYTES` is reported as unreadable without its content being loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from memstore.errors import RepositoryError
+from memstore.verify.git import GitRepository, TreeEntry
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "Codebase",
+    "FileRead",
+    "GitCodebase",
+    "ReadStatus",
+    "WorkingTree",
+    "split_lines",
+]
+
+MAX_FILE_BYTES = 1024 * 1024
+_SYMLINK_HOPS = 8
+
+
+class ReadStatus(StrEnum):
+    """How reading one path went."""
+
+    OK = "ok"
+    MISSING = "missing"
+    INVALID = "invalid"
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """The outcome of reading one file.
+
+    Attributes:
+        status: `ReadStatus.OK`, `MISSING`, or `INVALID` (unsafe or unreadable).
+        path: the path asked for.
+        lines: the file's lines without line endings (OK only).
+        key: identifies the content (a blob id or a digest), for caches keyed on content.
+        problem: why an INVALID read was refused.
+    """
+
+    status: ReadStatus
+    path: str
+    lines: tuple[str, ...] = ()
+    key: str = ""
+    problem: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is ReadStatus.OK
+
+
+def split_lines(data: bytes) -> tuple[str, ...]:
+    """Lines as git counts them: split on ``\\n``, a trailing ``\\r`` dropped, undecodable bytes replaced."""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return tuple(line[:-1] if line.endswith("\r") else line for line in lines)
+
+
+def _is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8000]  # git's own test
+
+
+def _safe(path: str) -> str | None:
+    """``path`` as a clean repository-relative path, or None if it could escape."""
+    if not path or "\x00" in path or "\\" in path or path.startswith("/"):
+        return None
+    parts = [p for p in path.split("/") if p not in {"", "."}]
+    if not parts or ".." in parts:
+        return None
+    return "/".join(parts)
+
+
+def _invalid(path: str, problem: str) -> FileRead:
+    return FileRead(ReadStatus.INVALID, path, problem=problem)
+
+
+def _missing(path: str) -> FileRead:
+    return FileRead(ReadStatus.MISSING, path)
+
+
+def _content(path: str, data: bytes, key: str) -> FileRead:
+    if _is_binary(data):
+        return _invalid(path, "binary file")
+    return FileRead(ReadStatus.OK, path, split_lines(data), key)
+
+
+@runtime_checkable
+class Codebase(Protocol):
+    """Code to verify against. ``commit`` is the commit the code is at, when there is one."""
+
+    commit: str | None
+
+    def read(self, path: str) -> FileRead:
+        """The file at ``path`` now."""
+        ...
+
+    def read_at(self, commit: str, path: str) -> FileRead:
+        """The file at ``path`` in ``commit`` (MISSING when either is unknown)."""
+        ...
+
+    def has_commit(self, commit: str) -> bool:
+        """Whether ``commit`` is in the repository's history."""
+        ...
+
+    def rename_of(self, commit: str, path: str) -> str | None:
+        """Where the file ``path`` of ``commit`` lives now, if it was renamed or moved."""
+        ...
+
+    def paths(self) -> Sequence[str]:
+        """Every file path now."""
+        ...
+
+    def prefetch(self, current: Iterable[str], historic: Iterable[tuple[str, str]]) -> None:
+        """Read ahead, in one batch, files that are about to be asked for."""
+        ...
+
+
+class GitCodebase:
+    """The files of a git repository at one ref (branch, tag, sha), read without a checkout.
+
+    Args:
+        repo_path: the repository, bare or not.
+        ref: what to read; ``HEAD`` by default.
+
+    Raises:
+        RepositoryError: when the repository or the ref cannot be read.
+    """
+
+    def __init__(self, repo_path: str | Path | GitRepository, ref: str = "HEAD") -> None:
+        self.repo = repo_path if isinstance(repo_path, GitRepository) else GitRepository(repo_path)
+        commit = self.repo.resolve(ref)
+        if commit is None:
+            raise RepositoryError(f"{ref!r} is not a commit of {self.repo.path}")
+        self.ref = ref
+        self.commit: str | None = commit
+        self._tree = self.repo.tree(commit)
+
+    def __repr__(self) -> str:
+        return f"GitCodebase({str(self.repo.path)!r}, {self.ref!r})"
+
+    def _entry(self, path: str) -> tuple[str, TreeEntry] | FileRead:
+        """Follow symlinks inside the tree; refuse the ones that leave it."""
+        clean = _safe(path)
+        if clean is None:
+            return _invalid(path, "the path escapes the repository")
+        for _ in range(_SYMLINK_HOPS):
+            entry = self._tree.get(clean)
+            if entry is None:
+                return _missing(path)
+            if not entry.is_symlink:
+                if not entry.is_file:
+                    return _invalid(path, "not a regular file (a submodule?)")
+                if entry.size is not None and entry.size > MAX_FILE_BYTES:
+                    return _invalid(path, f"larger than {MAX_FILE_BYTES} bytes")
+                return clean, entry
+            target = self.repo.blob(entry.oid, max_size=4096)
+            if target is None:
+                return _invalid(path, "unreadable symlink")
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(clean), target.decode(errors="replace")))
+            resolved = _safe(joined)
+            if resolved is None or joined.startswith(".."):
+                return _invalid(path, "a symlink that points outside the repository")
+            clean = resolved
+        return _invalid(path, "too many levels of symlinks")
+
+    def read(self, path: str) -> FileRead:
+        found = self._entry(path)
+        if isinstance(found, FileRead):
+            return found
+        _, entry = found
+        data = self.repo.blob(entry.oid, max_size=MAX_FILE_BYTES)
+        if data is None:
+            return _invalid(path, "unreadable blob")
+        return _content(path, data, entry.oid)
+
+    def read_at(self, commit: str, path: str) -> FileRead:
+        clean = _safe(path)
+        if clean is None:
+            return _invalid(path, "the path escapes the repository")
+        found = self.repo.objects([f"{commit}:{clean}"], max_size=MAX_FILE_BYTES).get(f"{commit}:{clean}")
+        if found is None or found.kind != "blob":
+            return _missing(path)
+        if found.data is None:
+            return _invalid(path, f"larger than {MAX_FILE_BYTES} bytes")
+        return _content(path, found.data, found.oid)
+
+    def has_commit(self, commit: str) -> bool:
+        found = self.repo.objects([commit]).get(commit)
+        return found is not None and found.kind == "commit"
+
+    def rename_of(self, commit: str, path: str) -> str | None:
+        old = self.repo.objects([f"{commit}:{path}"]).get(f"{commit}:{path}")
+        if old is not None:
+            same = [p for p, e in self._tree.items() if e.oid == old.oid and p != path]
+            if len(same) == 1:  # an exact move: no diff needed
+                return same[0]
+        assert self.commit is not None
+        return self.repo.renames(commit, self.commit).get(path)
+
+    def paths(self) -> Sequence[str]:
+        return list(self._tree)
+
+    def prefetch(self, current: Iterable[str], historic: Iterable[tuple[str, str]]) -> None:
+        oids = []
+        for path in current:
+            entry = self._tree.get(_safe(path) or "")
+            if entry is not None and entry.is_file:
+                oids.append(entry.oid)
+        names = [f"{commit}:{clean}" for commit, path in historic if (clean := _safe(path))]
+        commits = {commit for commit, _ in historic}
+        self.repo.objects([*oids, *commits, *names], max_size=MAX_FILE_BYTES)
+
+
+class WorkingTree:
+    """The files of a directory as they are on disk (uncommitted changes included).
+
+    Args:
+        root: the directory.
+        history: a `GitCodebase` to answer for past commits, if the directory is a git work tree.
+    """
+
+    def __init__(self, root: str | Path, history: GitCodebase | None = None) -> None:
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise RepositoryError(f"{root} is not a directory")
+        self.history = history
+        self.commit: str | None = history.commit if history is not None else None
+
+    def __repr__(self) -> str:
+        return f"WorkingTree({str(self.root)!r})"
+
+    def read(self, path: str) -> FileRead:
+        clean = _safe(path)
+        if clean is None:
+            return _invalid(path, "the path escapes the repository")
+        target = self.root / clean
+        try:
+            real = Path(os.path.realpath(target))
+            if not real.is_relative_to(self.root):
+                return _invalid(path, "a symlink that points outside the repository")
+            if not real.exists():
+                return _missing(path)
+            if not real.is_file():
+                return _invalid(path, "not a regular file")
+            if real.stat().st_size > MAX_FILE_BYTES:
+                return _invalid(path, f"larger than {MAX_FILE_BYTES} bytes")
+            data = real.read_bytes()
+        except OSError as exc:
+            return _invalid(path, f"unreadable: {exc.strerror or exc}")
+        return _content(path, data, hashlib.sha1(data).hexdigest())
+
+    def read_at(self, commit: str, path: str) -> FileRead:
+        return self.history.read_at(commit, path) if self.history else _missing(path)
+
+    def has_commit(self, commit: str) -> bool:
+        return self.history.has_commit(commit) if self.history else False
+
+    def rename_of(self, commit: str, path: str) -> str | None:
+        return self.history.rename_of(commit, path) if self.history else None
+
+    def paths(self) -> Sequence[str]:
+        found = []
+        for directory, dirs, files in os.walk(self.root):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            for name in files:
+                found.append(Path(directory, name).relative_to(self.root).as_posix())
+        return sorted(found)
+
+    def prefetch(self, current: Iterable[str], historic: Iterable[tuple[str, str]]) -> None:
+        if self.history is not None:
+            self.history.prefetch((), historic)

@@ -1,0 +1,273 @@
+"""The one place memstore talks to git (reading side).
+
+`GitRepository` keeps one long-lived ``git cat-file --batch`` process per repository and
+pipelines many object reads through it in one round trip, with a cache of blobs by id
+and of trees by commit. Trees come from one ``git ls-tree -r -l`` per commit, so a file's
+existence, mode (symlink, submodule) and size are known before anything is read.
+
+Written on ``subprocess`` rather than GitPython on purpose: GitPython's reader answers one
+object per round trip, and cold verification needs thousands of reads in one batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from memstore.errors import RepositoryError
+
+__all__ = ["GitObject", "GitRepository", "TreeEntry", "git_env"]
+
+_BLOB_CACHE_BYTES = 256 * 1024 * 1024
+_CHUNK = 800  # object names per pipelined write: well under a pipe buffer
+_IMMUTABLE = re.compile(r"^[0-9a-f]{40,64}(?::|$)")
+
+
+def git_env() -> dict[str, str]:
+    """The environment git runs in: no prompts, no pager, no locale surprises."""
+    env = dict(os.environ)
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
+    return env
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One file of a commit's tree: mode (``100644``, ``120000`` symlink, ``160000`` submodule), blob id, size."""
+
+    mode: str
+    oid: str
+    size: int | None
+
+    @property
+    def is_symlink(self) -> bool:
+        return self.mode == "120000"
+
+    @property
+    def is_file(self) -> bool:
+        return self.mode in {"100644", "100755"}
+
+
+@dataclass(frozen=True)
+class GitObject:
+    """An object looked up by name: its id, kind (``blob``, ``commit``, ...), size, and a blob's content."""
+
+    oid: str
+    kind: str
+    size: int
+    data: bytes | None
+
+
+def _discard(stream: IO[bytes], count: int) -> None:
+    while count > 0:
+        chunk = stream.read(min(count, 1 << 20))
+        if not chunk:
+            raise ValueError("git cat-file ended early")
+        count -= len(chunk)
+
+
+class GitRepository:
+    """Read-only access to the objects of one git repository, bare or not.
+
+    Args:
+        path: the repository (its work tree, or the bare repository's directory).
+
+    Raises:
+        RepositoryError: when ``path`` is not a git repository or git cannot run.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise RepositoryError(f"{self.path} is not a directory")
+        self.git_dir = Path(self.run("rev-parse", "--absolute-git-dir").decode().strip())
+        self._lock = threading.Lock()
+        self._cat: subprocess.Popen[bytes] | None = None
+        self._blobs: OrderedDict[str, bytes] = OrderedDict()
+        self._names: dict[str, tuple[str, str, int]] = {}
+        self._blob_bytes = 0
+        self._trees: dict[str, dict[str, TreeEntry]] = {}
+        self._commits: dict[str, str | None] = {}
+        self._renames: dict[tuple[str, str], dict[str, str]] = {}
+
+    def __repr__(self) -> str:
+        return f"GitRepository({str(self.path)!r})"
+
+    # -- commands -------------------------------------------------------------------
+
+    def run(self, *args: str, input: bytes | None = None) -> bytes:
+        """Run ``git -C path ARGS`` and return its standard output.
+
+        Raises:
+            RepositoryError: with git's own message when it fails.
+        """
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(self.path), *args],
+                input=input,
+                capture_output=True,
+                env=git_env(),
+                check=False,
+            )
+        except OSError as exc:
+            raise RepositoryError(f"cannot run git: {exc}") from exc
+        if done.returncode != 0:
+            message = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
+            raise RepositoryError(f"git {' '.join(args[:2])} failed in {self.path}: {message}")
+        return done.stdout
+
+    def resolve(self, ref: str) -> str | None:
+        """The commit id ``ref`` names (branch, tag, sha, ``HEAD~2``...), or None."""
+        if ref not in self._commits:
+            if ref.startswith("-") or "\x00" in ref:
+                return None
+            try:
+                out = self.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+            except RepositoryError:
+                self._commits[ref] = None
+            else:
+                self._commits[ref] = out.decode().strip() or None
+        return self._commits[ref]
+
+    def tree(self, commit: str) -> dict[str, TreeEntry]:
+        """Every file of ``commit`` by path (one ``ls-tree`` per commit, cached)."""
+        found = self._trees.get(commit)
+        if found is None:
+            raw = self.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+            found = {}
+            for record in raw.split(b"\x00"):
+                if not record:
+                    continue
+                meta, _, name = record.partition(b"\t")
+                mode, _kind, oid, size = meta.split()
+                found[name.decode("utf-8", "surrogateescape")] = TreeEntry(
+                    mode.decode(), oid.decode(), None if size == b"-" else int(size)
+                )
+            self._trees[commit] = found
+        return found
+
+    def renames(self, old: str, new: str) -> dict[str, str]:
+        """Files of ``old`` that git's rename detection finds under another path in ``new``."""
+        key = (old, new)
+        if key not in self._renames:
+            raw = self.run("diff", "--no-ext-diff", "-M", "--name-status", "-z", old, new)
+            fields = raw.split(b"\x00")
+            found: dict[str, str] = {}
+            i = 0
+            while i < len(fields) and fields[i]:
+                status = fields[i].decode()
+                if status.startswith(("R", "C")):
+                    source = fields[i + 1].decode("utf-8", "surrogateescape")
+                    target = fields[i + 2].decode("utf-8", "surrogateescape")
+                    if status.startswith("R"):
+                        found[source] = target
+                    i += 3
+                else:
+                    i += 2
+            self._renames[key] = found
+        return self._renames[key]
+
+    # -- objects --------------------------------------------------------------------
+
+    def _reader(self) -> subprocess.Popen[bytes]:
+        if self._cat is None or self._cat.poll() is not None:
+            try:
+                self._cat = subprocess.Popen(
+                    ["git", "-C", str(self.path), "cat-file", "--batch"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=git_env(),
+                )
+            except OSError as exc:
+                raise RepositoryError(f"cannot run git cat-file: {exc}") from exc
+        return self._cat
+
+    def objects(self, names: Iterable[str], *, max_size: int | None = None) -> dict[str, GitObject]:
+        """Look up objects by name (an id, or ``<commit>:<path>``) in one pipelined batch.
+
+        Names git cannot resolve are left out. Only blobs carry ``data``, and a blob over
+        ``max_size`` comes back with ``data`` None: its size is known, its content is
+        never read into memory. Lookups by id (and ``<id>:<path>``) are cached.
+        """
+        wanted = [n for n in dict.fromkeys(names) if n and "\n" not in n and not n.startswith("-")]
+        result: dict[str, GitObject] = {}
+        with self._lock:
+            pending = []
+            for name in wanted:
+                meta = self._names.get(name)
+                if meta is None:
+                    pending.append(name)
+                    continue
+                oid, kind, size = meta
+                if kind != "blob" or (max_size is not None and size > max_size):
+                    result[name] = GitObject(oid, kind, size, None)
+                elif (data := self._blobs.get(oid)) is not None:
+                    self._blobs.move_to_end(oid)
+                    result[name] = GitObject(oid, kind, size, data)
+                else:
+                    pending.append(name)  # dropped from the blob cache; read again
+            for start in range(0, len(pending), _CHUNK):
+                result.update(self._fetch(pending[start : start + _CHUNK], max_size))
+        return result
+
+    def blob(self, oid: str, *, max_size: int | None = None) -> bytes | None:
+        """One blob's contents, or None (missing, not a blob, or over ``max_size``)."""
+        found = self.objects([oid], max_size=max_size).get(oid)
+        return found.data if found is not None else None
+
+    def _fetch(self, names: Sequence[str], max_size: int | None) -> dict[str, GitObject]:
+        proc = self._reader()
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        try:
+            proc.stdin.write("".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape"))
+            proc.stdin.flush()
+            found: dict[str, GitObject] = {}
+            for name in names:
+                parts = proc.stdout.readline().split()
+                if len(parts) != 3:  # "<name> missing" or "<name> ambiguous"
+                    continue
+                oid, kind, size = parts[0].decode(), parts[1].decode(), int(parts[2])
+                data: bytes | None = None
+                if kind == "blob" and (max_size is None or size <= max_size):
+                    data = proc.stdout.read(size)
+                    proc.stdout.read(1)
+                    self._remember(oid, data)
+                else:
+                    _discard(proc.stdout, size + 1)
+                if _IMMUTABLE.match(name):
+                    self._names[name] = (oid, kind, size)
+                found[name] = GitObject(oid, kind, size, data)
+            return found
+        except (OSError, ValueError) as exc:
+            self.close()
+            raise RepositoryError(f"reading objects from {self.path} failed: {exc}") from exc
+
+    def _remember(self, oid: str, data: bytes) -> None:
+        self._blobs[oid] = data
+        self._blob_bytes += len(data)
+        while self._blob_bytes > _BLOB_CACHE_BYTES and self._blobs:
+            _, dropped = self._blobs.popitem(last=False)
+            self._blob_bytes -= len(dropped)
+
+    def close(self) -> None:
+        """Stop the object reader (it restarts on the next read)."""
+        proc, self._cat = self._cat, None
+        if proc is not None:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=10)
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # never raise from a finaliser
+            self.close()

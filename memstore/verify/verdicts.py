@@ -1,0 +1,247 @@
+"""Judging a memory by its citations: valid, re-anchored, contradicted, unsupported or missing.
+
+`verify_memory` checks every citation (`verify_citation`) and hands the checks to a
+`Verifier`. The reference verifier is deterministic and reads only the code:
+
+1. Nothing readable behind any citation: MISSING (a fact citing nothing: UNSUPPORTED).
+2. A literal claim of the fact (quoted string, code span, version, number, identifier)
+   that a change removed from a cited line, or that the cited code assigns a different
+   value to: CONTRADICTED, with a corrected draft carrying the values read off the code
+   when every contradicted claim has one.
+3. Cited code that is not about the memory's subject: UNSUPPORTED.
+4. Citations that moved, were renamed, changed harmlessly, or point nowhere beside ones
+   that hold: REANCHORED, with a corrected draft carrying the new citations.
+5. Otherwise VALID.
+
+Plug in another judge (an LLM, say) through the `Verifier` protocol and measure it with
+the same harness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from memstore.model import Citation, Kind, Memory, MemoryDraft
+from memstore.verify.citations import CitationCheck, CitationStatus, verify_citation
+from memstore.verify.claims import (
+    Claim,
+    ClaimKind,
+    assignments,
+    claims_of,
+    key_terms,
+    kind_of,
+    mentions,
+    substitutions,
+    terms,
+    unquote,
+)
+from memstore.verify.codebase import Codebase
+
+__all__ = [
+    "Contradiction",
+    "ReferenceVerifier",
+    "Verdict",
+    "VerdictStatus",
+    "Verifier",
+    "verify_memories",
+    "verify_memory",
+]
+
+
+class VerdictStatus(StrEnum):
+    """What to do with a memory: use it, use it re-anchored, or not at all."""
+
+    VALID = "valid"
+    REANCHORED = "reanchored"
+    CONTRADICTED = "contradicted"
+    UNSUPPORTED = "unsupported"
+    MISSING = "missing"
+
+    @property
+    def usable(self) -> bool:
+        return self in {VerdictStatus.VALID, VerdictStatus.REANCHORED}
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """A claim of the fact that the code no longer bears out."""
+
+    claim: str
+    found: str | None  # what the code says instead, when it can be read off
+    where: str  # path:line of the evidence
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judgement on one memory, with its evidence.
+
+    Attributes:
+        status: the verdict.
+        checks: one `CitationCheck` per citation, in order.
+        corrected: for REANCHORED and CONTRADICTED, the draft to store as a correction
+            (new citations; for CONTRADICTED, the fact with the current values), when one
+            can be derived; else None.
+        reason: one sentence a person can read.
+        contradictions: the contradicted claims, for CONTRADICTED.
+    """
+
+    status: VerdictStatus
+    checks: tuple[CitationCheck, ...]
+    corrected: MemoryDraft | None = None
+    reason: str = ""
+    contradictions: tuple[Contradiction, ...] = field(default=())
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """A judge of memories: given the citation checks, decide the verdict."""
+
+    def judge(self, memory: Memory, checks: Sequence[CitationCheck], codebase: Codebase) -> Verdict:
+        """The verdict on ``memory`` given ``checks`` (one per citation) made against ``codebase``."""
+        ...
+
+
+def _effective_kind(claim: Claim) -> ClaimKind:
+    if claim.kind in {ClaimKind.QUOTED, ClaimKind.CODE}:
+        inner = kind_of(claim.text)
+        if inner in {ClaimKind.VERSION, ClaimKind.NUMBER}:
+            return inner
+    return claim.kind
+
+
+def _value_kind(value: str) -> ClaimKind:
+    inner = kind_of(unquote(value))
+    if inner in {ClaimKind.VERSION, ClaimKind.NUMBER}:
+        return inner
+    return kind_of(value)
+
+
+def _reanchor(check: CitationCheck, commit: str | None) -> Citation:
+    assert check.line is not None
+    return Citation(check.path, check.line, check.end_line, snippet=check.text, commit=commit)
+
+
+class ReferenceVerifier:
+    """The deterministic reference judge described in this module's docstring."""
+
+    def judge(self, memory: Memory, checks: Sequence[CitationCheck], codebase: Codebase) -> Verdict:
+        checks = tuple(checks)
+        if not checks:
+            if memory.kind is Kind.PREFERENCE:
+                return Verdict(VerdictStatus.VALID, checks, reason="a preference cites no code to check")
+            return Verdict(VerdictStatus.UNSUPPORTED, checks, reason="the fact cites nothing")
+        readable = [c for c in checks if c.status.readable and c.text is not None]
+        if not readable:
+            summary = ", ".join(f"{c.citation} {c.status.value}" for c in checks)
+            return Verdict(VerdictStatus.MISSING, checks, reason=f"no cited code is left: {summary}")
+
+        claims = claims_of(memory.fact)
+        contradictions = self._contradictions(memory, claims, readable)
+        if contradictions:
+            corrected = None
+            if all(c.found is not None for c in contradictions):
+                corrected = self._corrected(memory, checks, codebase, contradictions)
+            said = "; ".join(
+                f"{c.where} no longer says {c.claim!r}" + (f" but {c.found!r}" if c.found else "")
+                for c in contradictions
+            )
+            return Verdict(VerdictStatus.CONTRADICTED, checks, corrected, said, tuple(contradictions))
+
+        if not self._about(memory, claims, readable):
+            return Verdict(
+                VerdictStatus.UNSUPPORTED,
+                checks,
+                reason="the cited code is not about " + repr(memory.subject),
+            )
+        if all(c.status is CitationStatus.VALID for c in checks):
+            return Verdict(VerdictStatus.VALID, checks, reason="every cited line still says what it said")
+        moved = [c for c in checks if c.status is not CitationStatus.VALID]
+        reason = "; ".join(
+            f"{c.citation} {c.status.value}" + (f" -> {c.where}" if c.status.readable else "") for c in moved
+        )
+        return Verdict(VerdictStatus.REANCHORED, checks, self._corrected(memory, checks, codebase, ()), reason)
+
+    @staticmethod
+    def _contradictions(memory: Memory, claims: list[Claim], readable: list[CitationCheck]) -> list[Contradiction]:
+        found: dict[str, Contradiction] = {}
+        # 1. Grounded: a change removed a claimed literal from a cited line.
+        for check in readable:
+            assert check.text is not None
+            if check.snippet is None or " ".join(check.snippet.split()) == " ".join(check.text.split()):
+                continue
+            swapped = substitutions(check.snippet, check.text)
+            for claim in claims:
+                if claim.text in found or not mentions(check.snippet, claim.text):
+                    continue
+                if mentions(check.text, claim.text):
+                    continue
+                replacement = swapped.get(claim.text) or next(
+                    (unquote(new) for old, new in swapped.items() if unquote(old) == claim.text), None
+                )
+                found[claim.text] = Contradiction(claim.text, replacement, check.where)
+        # 2. Ungrounded: the cited code assigns a different value to what the fact talks about.
+        texts = [c.text for c in readable if c.text is not None]
+        vocabulary = terms(f"{memory.subject} {memory.fact}")
+        for claim in claims:
+            if claim.text in found or any(mentions(t, claim.text) for t in texts):
+                continue
+            kind = _effective_kind(claim)
+            if kind not in {ClaimKind.VERSION, ClaimKind.NUMBER, ClaimKind.QUOTED, ClaimKind.CODE}:
+                continue
+            values: dict[str, str] = {}
+            for check in readable:
+                assert check.text is not None
+                for key, value in assignments(check.text):
+                    if _value_kind(value) is kind and key_terms(key) and key_terms(key) <= vocabulary:
+                        values.setdefault(unquote(value), check.where)
+            if not values:
+                continue
+            candidates = [v for v in values if v != claim.text]
+            replacement = candidates[0] if len(candidates) == 1 else None
+            where = values[candidates[0]] if candidates else readable[0].where
+            found[claim.text] = Contradiction(claim.text, replacement, where)
+        return list(found.values())
+
+    @staticmethod
+    def _about(memory: Memory, claims: list[Claim], readable: list[CitationCheck]) -> bool:
+        text = "\n".join(c.text for c in readable if c.text is not None)
+        shared = terms(f"{memory.subject} {memory.fact}") & terms(text)
+        if not shared:
+            return False
+        hooks = [c for c in claims if c.kind is not ClaimKind.NUMBER]
+        if hooks and len(shared) <= 1:
+            return any(mentions(text, c.text) for c in hooks)
+        return True
+
+    @staticmethod
+    def _corrected(
+        memory: Memory, checks: Sequence[CitationCheck], codebase: Codebase, contradictions: Sequence[Contradiction]
+    ) -> MemoryDraft | None:
+        citations = tuple(_reanchor(c, codebase.commit) for c in checks if c.status.readable and c.line is not None)
+        if not citations and memory.kind is Kind.FACT:
+            return None
+        fact, subject = memory.fact, memory.subject
+        for contradiction in contradictions:
+            assert contradiction.found is not None
+            fact = fact.replace(contradiction.claim, contradiction.found)
+            subject = subject.replace(contradiction.claim, contradiction.found)
+        return MemoryDraft(memory.repo, memory.kind, subject, fact, citations, memory.reason)
+
+
+def verify_memory(memory: Memory, codebase: Codebase, *, verifier: Verifier | None = None) -> Verdict:
+    """Check every citation of ``memory`` against ``codebase`` and judge it."""
+    checks = [verify_citation(codebase, citation) for citation in memory.citations]
+    return (verifier or ReferenceVerifier()).judge(memory, checks, codebase)
+
+
+def verify_memories(
+    memories: Iterable[Memory], codebase: Codebase, *, verifier: Verifier | None = None
+) -> list[Verdict]:
+    """`verify_memory` for many memories, with their files read ahead in one batch."""
+    memories = list(memories)
+    citations = [c for m in memories for c in m.citations]
+    codebase.prefetch((c.path for c in citations), ((c.commit, c.path) for c in citations if c.commit is not None))
+    return [verify_memory(m, codebase, verifier=verifier) for m in memories]
