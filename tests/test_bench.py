@@ -20,3 +20,15 @@ def test_bench_store_runs_small(capsys: pytest.CaptureFixture[str], monkeypatch:
     assert "store(), one transaction per call, 100 calls" in output
     assert "      2,000 sqlite" in output
     assert "      2,000 memory" in output
+
+
+def test_bench_verify_runs_small(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = ["bench_verify.py", "--files", "40", "--commits", "20", "--memories", "30", "--baseline-sample", "10"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as done:
+        runpy.run_path(str(BENCH / "bench_verify.py"), run_name="__main__")
+    assert done.value.code == 0
+    output = capsys.readouterr().out
+    assert "repository: 40 files, 20 commits" in output
+    assert "30 memories, 90 citation checks at HEAD" in output
+    assert "warm, same process:" in output

@@ -15,7 +15,7 @@ from memstore.access import Access, AccessPolicy, Actor
 from memstore.errors import MemstoreError
 from memstore.store import MemoryStore, open_store
 
-__all__ = ["StoreContext", "load_access", "store_options"]
+__all__ = ["StoreContext", "load_access", "store_options", "store_options_exit_2"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,6 +63,12 @@ def load_access(path: Path | None, user: str) -> AccessPolicy:
     return policy
 
 
+class _Failure(click.ClickException):
+    """A failure, for commands whose exit status 1 reports a finding."""
+
+    exit_code = 2
+
+
 class StoreContext:
     """The store and actor a command acts with."""
 
@@ -74,6 +80,10 @@ class StoreContext:
 
 def store_options(command: F) -> F:
     """Add ``--store``, ``--as`` and ``--access``, and translate library errors into CLI errors."""
+    return _store_options(command, error_exit=1)
+
+
+def _store_options(command: F, *, error_exit: int) -> F:
 
     @click.option(
         "--store",
@@ -104,6 +114,11 @@ def store_options(command: F) -> F:
             ctx = StoreContext(store_uri, user, access_file)
             return command(ctx, **kwargs)
         except MemstoreError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise (click.ClickException if error_exit == 1 else _Failure)(str(exc)) from exc
 
     return wrapper  # type: ignore[return-value]
+
+
+def store_options_exit_2(command: F) -> F:
+    """`store_options` for commands whose exit status 1 means a finding, not a failure."""
+    return _store_options(command, error_exit=2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -12,7 +13,8 @@ from rich.table import Table
 
 from memstore.clock import Clock, SystemClock
 from memstore.commands._shared import StoreContext, store_options
-from memstore.model import Kind, Memory, MemoryDraft, Surface
+from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
+from memstore.verify import GitCodebase, anchor
 
 __all__ = ["memories"]
 
@@ -82,6 +84,13 @@ def memories() -> None:
 @click.option("--reason", default="", help="Why it matters.")
 @click.option("--surface", type=_SURFACE, default="cli", show_default=True)
 @click.option("--supersedes", metavar="ID", default=None, help="Store as a correction of this memory.")
+@click.option(
+    "--anchor",
+    "anchor_repo",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Record each citation's text and commit from this git repository's HEAD (refused if it is not there).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the stored memory as JSON.")
 def add(
     ctx: StoreContext,
@@ -93,10 +102,15 @@ def add(
     reason: str,
     surface: str,
     supersedes: str | None,
+    anchor_repo: Path | None,
     as_json: bool,
 ) -> None:
     """Store a memory (or, with --supersedes, a correction)."""
-    draft = MemoryDraft(repo, Kind(kind), subject, fact, list(citations), reason)
+    cited: list[Citation | str] = list(citations)
+    if anchor_repo is not None:
+        codebase = GitCodebase(anchor_repo, "HEAD")
+        cited = [anchor(codebase, Citation.parse(c)) for c in citations]
+    draft = MemoryDraft(repo, Kind(kind), subject, fact, cited, reason)
     memory = ctx.store.store(draft, actor=ctx.actor, surface=Surface(surface), supersedes=supersedes)
     if as_json:
         _print_json(memory.to_dict())

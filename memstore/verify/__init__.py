@@ -3,7 +3,7 @@
 The only package that talks to git. See DESIGN.md, "Verification".
 """
 
-from memstore.verify.citations import CitationCheck, CitationStatus, line_map, verify_citation
+from memstore.verify.citations import CitationCheck, CitationStatus, anchor, line_map, verify_citation
 from memstore.verify.codebase import Codebase, FileRead, GitCodebase, ReadStatus, WorkingTree
 from memstore.verify.verdicts import (
     Contradiction,
@@ -28,6 +28,7 @@ __all__ = [
     "VerdictStatus",
     "Verifier",
     "WorkingTree",
+    "anchor",
     "line_map",
     "verify_citation",
     "verify_memories",

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
+from memstore.errors import ValidationError
 from memstore.model import Citation
 from memstore.verify.codebase import Codebase, FileRead, ReadStatus
 
-__all__ = ["CitationCheck", "CitationStatus", "line_map", "verify_citation"]
+__all__ = ["CitationCheck", "CitationStatus", "anchor", "line_map", "verify_citation"]
 
 
 class CitationStatus(StrEnum):
@@ -143,30 +144,49 @@ def _locate(
         first = mapped[0] if mapped else None
         if first is not None and mapped == tuple(range(first, first + size)):
             return _Found(CitationStatus.VALID if first == start else CitationStatus.MOVED, first, size)
-        anchor = _anchor(line_map(old, new), start, size, len(new))
+        lo, hi = _region(line_map(old, new), start, size, len(new))
+        anchor = lo
     elif start + size <= len(current) and current[start : start + size] == want:
         return _Found(CitationStatus.VALID, start, size)
+    else:
+        lo, hi = 0, len(new)
     starts = _occurrences(current, want)
     if starts:
         found = _nearest(starts, anchor)
         return _Found(CitationStatus.VALID if found == start else CitationStatus.MOVED, found, size)
     if not new:
         return _Found(CitationStatus.CHANGED, None, size)
-    return _Found(CitationStatus.CHANGED, min(anchor, len(new) - 1), min(size, len(new) - min(anchor, len(new) - 1)))
+    guess = _most_like(want, current, lo, hi, anchor)
+    if guess is None:
+        guess = min(anchor, len(new) - 1)
+    return _Found(CitationStatus.CHANGED, guess, min(size, len(new) - guess))
 
 
-def _anchor(mapping: tuple[int | None, ...], start: int, size: int, new_len: int) -> int:
-    """Where the block would stand now: past the nearest surviving line above it, else before the one below."""
-    for k in range(start, start + size):
-        if mapping[k] is not None:
-            return max(0, mapping[k] - (k - start))  # type: ignore[operator]
+def _region(mapping: tuple[int | None, ...], start: int, size: int, new_len: int) -> tuple[int, int]:
+    """The lines of the new file that took the block's place: between the nearest surviving
+    line above it and the nearest surviving line below it (0-based, end exclusive)."""
+    lo, hi = 0, new_len
     for k in range(start - 1, -1, -1):
         if mapping[k] is not None:
-            return mapping[k] + 1  # type: ignore[operator]
+            lo = mapping[k] + 1  # type: ignore[operator]
+            break
     for k in range(start + size, len(mapping)):
         if mapping[k] is not None:
-            return max(0, mapping[k] - size)  # type: ignore[operator]
-    return min(start, max(new_len - 1, 0))
+            hi = mapping[k]  # type: ignore[assignment]
+            break
+    return lo, max(lo, hi)
+
+
+def _most_like(want: tuple[str, ...], current: tuple[str, ...], lo: int, hi: int, anchor: int) -> int | None:
+    """The start in ``lo``..``hi`` whose block reads most like ``want`` (ratio >= 0.5), nearest ``anchor`` on ties."""
+    size, target = len(want), "\n".join(want)
+    best: tuple[float, int, int] | None = None
+    for i in range(lo, min(max(hi, lo + 1), len(current) - size + 1)):
+        ratio = difflib.SequenceMatcher(None, target, "\n".join(current[i : i + size]), autojunk=False).ratio()
+        key = (ratio, -abs(i - anchor), i)
+        if best is None or key > best:
+            best = key
+    return best[2] if best is not None and best[0] >= 0.5 else None
 
 
 def _text(lines: tuple[str, ...], start: int, size: int) -> str:
@@ -248,3 +268,20 @@ def _find_renamed(
 
 def _common_parts(a: str, b: str) -> int:
     return sum(1 for x, y in zip(a.split("/"), b.split("/"), strict=False) if x == y)
+
+
+def anchor(codebase: Codebase, citation: Citation) -> Citation:
+    """``citation`` with the text it cites now and the codebase's commit recorded, as the
+    seeds' ``store_memory`` tool does, so that later checks can follow it through history.
+
+    Raises:
+        ValidationError: when the cited file or lines cannot be read in ``codebase``.
+    """
+    read = codebase.read(citation.path)
+    if not read.ok:
+        reason = read.problem or "it does not exist"
+        raise ValidationError("citations", f"cannot cite {citation}: {reason}")
+    if citation.last_line > len(read.lines):
+        raise ValidationError("citations", f"cannot cite {citation}: {citation.path} has {len(read.lines)} lines")
+    snippet = "\n".join(read.lines[citation.line - 1 : citation.last_line])
+    return Citation(citation.path, citation.line, citation.end_line, snippet=snippet, commit=codebase.commit)

@@ -13,6 +13,7 @@ import difflib
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 __all__ = [
     "Claim",
@@ -158,8 +159,17 @@ def _looks_like_code(word: str) -> bool:
     )
 
 
+@lru_cache(maxsize=8192)
+def _claims(fact: str) -> tuple[Claim, ...]:
+    return tuple(_find_claims(fact))
+
+
 def claims_of(fact: str) -> list[Claim]:
     """The literal claims of ``fact``, in order, without repeats."""
+    return list(_claims(fact))
+
+
+def _find_claims(fact: str) -> list[Claim]:
     found: list[Claim] = []
     spans: list[tuple[int, int]] = []
 
@@ -193,6 +203,8 @@ def mentions(text: str, literal: str) -> bool:
     """Whether ``literal`` stands in ``text`` as a whole token (not inside a longer word or number)."""
     if not literal:
         return False
+    if literal.endswith("()") and len(literal) > 2:  # a call: the name followed by its arguments
+        return re.search(rf"(?<![\w.]){re.escape(literal[:-2])}\s*\(", text) is not None
     if _VERSION.fullmatch(literal):  # "2.1.4" and "v2.1.4" are the same version
         core = re.escape(literal.removeprefix("v"))
         return re.search(rf"(?<![\w.])v?{core}(?![\w]|\.\d)", text) is not None
@@ -241,14 +253,16 @@ def words(text: str) -> list[str]:
     return found
 
 
-def terms(text: str) -> set[str]:
+@lru_cache(maxsize=16384)
+def terms(text: str) -> frozenset[str]:
     """The content words of ``text``, stemmed: what a fact and code must share to be about the same thing."""
-    return {_stem(w) for w in words(text) if len(w) >= 3 and w not in STOPWORDS}
+    return frozenset(_stem(w) for w in words(text) if len(w) >= 3 and w not in STOPWORDS)
 
 
-def key_terms(key: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def key_terms(key: str) -> frozenset[str]:
     """The words of an assignment key (``API_VERSION`` -> {"api", "version"})."""
-    return {_stem(w) for w in words(key) if w not in STOPWORDS}
+    return frozenset(_stem(w) for w in words(key) if w not in STOPWORDS)
 
 
 def substitutions(before: str, after: str) -> dict[str, str]:

@@ -151,6 +151,12 @@ class GitCodebase:
         self.ref = ref
         self.commit: str | None = commit
         self._tree = self.repo.tree(commit)
+        self._decoded: dict[str, tuple[str, ...] | None] = {}  # blob id -> lines (None: binary)
+        # The code at a commit never changes, so every answer can be kept.
+        self._reads: dict[str, FileRead] = {}
+        self._reads_at: dict[tuple[str, str], FileRead] = {}
+        self._commits: dict[str, bool] = {}
+        self._by_oid: dict[str, list[str]] | None = None
 
     def __repr__(self) -> str:
         return f"GitCodebase({str(self.repo.path)!r}, {self.ref!r})"
@@ -181,16 +187,20 @@ class GitCodebase:
         return _invalid(path, "too many levels of symlinks")
 
     def read(self, path: str) -> FileRead:
-        found = self._entry(path)
-        if isinstance(found, FileRead):
-            return found
-        _, entry = found
-        data = self.repo.blob(entry.oid, max_size=MAX_FILE_BYTES)
-        if data is None:
-            return _invalid(path, "unreadable blob")
-        return _content(path, data, entry.oid)
+        read = self._reads.get(path)
+        if read is None:
+            found = self._entry(path)
+            read = found if isinstance(found, FileRead) else self._decode(path, found[1].oid, None)
+            self._reads[path] = read
+        return read
 
     def read_at(self, commit: str, path: str) -> FileRead:
+        read = self._reads_at.get((commit, path))
+        if read is None:
+            read = self._reads_at[(commit, path)] = self._read_at(commit, path)
+        return read
+
+    def _read_at(self, commit: str, path: str) -> FileRead:
         clean = _safe(path)
         if clean is None:
             return _invalid(path, "the path escapes the repository")
@@ -199,16 +209,36 @@ class GitCodebase:
             return _missing(path)
         if found.data is None:
             return _invalid(path, f"larger than {MAX_FILE_BYTES} bytes")
-        return _content(path, found.data, found.oid)
+        return self._decode(path, found.oid, found.data)
+
+    def _decode(self, path: str, oid: str, data: bytes | None) -> FileRead:
+        """The lines of blob ``oid``, decoded once per blob however often they are read."""
+        if oid not in self._decoded:
+            if data is None:
+                data = self.repo.blob(oid, max_size=MAX_FILE_BYTES)
+                if data is None:
+                    return _invalid(path, "unreadable blob")
+            self._decoded[oid] = None if _is_binary(data) else split_lines(data)
+        lines = self._decoded[oid]
+        if lines is None:
+            return _invalid(path, "binary file")
+        return FileRead(ReadStatus.OK, path, lines, oid)
 
     def has_commit(self, commit: str) -> bool:
-        found = self.repo.objects([commit]).get(commit)
-        return found is not None and found.kind == "commit"
+        known = self._commits.get(commit)
+        if known is None:
+            found = self.repo.objects([commit]).get(commit)
+            known = self._commits[commit] = found is not None and found.kind == "commit"
+        return known
 
     def rename_of(self, commit: str, path: str) -> str | None:
         old = self.repo.objects([f"{commit}:{path}"]).get(f"{commit}:{path}")
         if old is not None:
-            same = [p for p, e in self._tree.items() if e.oid == old.oid and p != path]
+            if self._by_oid is None:
+                self._by_oid = {}
+                for name, entry in self._tree.items():
+                    self._by_oid.setdefault(entry.oid, []).append(name)
+            same = [p for p in self._by_oid.get(old.oid, ()) if p != path]
             if len(same) == 1:  # an exact move: no diff needed
                 return same[0]
         assert self.commit is not None
@@ -234,6 +264,8 @@ class WorkingTree:
     Args:
         root: the directory.
         history: a `GitCodebase` to answer for past commits, if the directory is a git work tree.
+            ``commit`` is its commit while the work tree is clean, else None (so re-anchored
+            citations never claim a commit that does not hold their text).
     """
 
     def __init__(self, root: str | Path, history: GitCodebase | None = None) -> None:
@@ -241,7 +273,9 @@ class WorkingTree:
         if not self.root.is_dir():
             raise RepositoryError(f"{root} is not a directory")
         self.history = history
-        self.commit: str | None = history.commit if history is not None else None
+        # A commit names this code only while the work tree matches it.
+        clean = history is not None and history.repo.is_clean()
+        self.commit: str | None = history.commit if history is not None and clean else None
 
     def __repr__(self) -> str:
         return f"WorkingTree({str(self.root)!r})"

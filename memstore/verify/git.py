@@ -136,6 +136,26 @@ class GitRepository:
                 self._commits[ref] = out.decode().strip() or None
         return self._commits[ref]
 
+    def name(self) -> str:
+        """The repository's ``owner/name``: from the ``origin`` remote's URL, else from its directory."""
+        try:
+            url = self.run("config", "--get", "remote.origin.url").decode().strip()
+        except RepositoryError:
+            url = ""
+        match = re.search(r"[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$", url)
+        if match:
+            return f"{match.group(1)}/{match.group(2)}"
+        top = self.git_dir.parent if self.git_dir.name == ".git" else self.git_dir
+        return f"{top.parent.name or 'local'}/{top.name.removesuffix('.git')}"
+
+    def is_clean(self) -> bool:
+        """Whether the work tree matches HEAD (untracked files aside)."""
+        return not self.run("status", "--porcelain", "--untracked-files=no").strip()
+
+    def is_bare(self) -> bool:
+        """Whether the repository has no work tree."""
+        return self.run("rev-parse", "--is-bare-repository").decode().strip() == "true"
+
     def tree(self, commit: str) -> dict[str, TreeEntry]:
         """Every file of ``commit`` by path (one ``ls-tree`` per commit, cached)."""
         found = self._trees.get(commit)

@@ -19,7 +19,7 @@ the same harness.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
@@ -119,6 +119,15 @@ def _value_kind(value: str) -> ClaimKind:
     return kind_of(value)
 
 
+def _replacement(claim: str, swapped: dict[str, str]) -> str | None:
+    """What a change put in place of ``claim`` (a call keeps its parentheses, a string loses its quotes)."""
+    if claim in swapped:
+        return swapped[claim]
+    if claim.endswith("()") and claim[:-2] in swapped:
+        return swapped[claim[:-2]] + "()"
+    return next((unquote(new) for old, new in swapped.items() if unquote(old) == claim), None)
+
+
 def _reanchor(check: CitationCheck, commit: str | None) -> Citation:
     assert check.line is not None
     return Citation(check.path, check.line, check.end_line, snippet=check.text, commit=commit)
@@ -178,10 +187,7 @@ class ReferenceVerifier:
                     continue
                 if mentions(check.text, claim.text):
                     continue
-                replacement = swapped.get(claim.text) or next(
-                    (unquote(new) for old, new in swapped.items() if unquote(old) == claim.text), None
-                )
-                found[claim.text] = Contradiction(claim.text, replacement, check.where)
+                found[claim.text] = Contradiction(claim.text, _replacement(claim.text, swapped), check.where)
         # 2. Ungrounded: the cited code assigns a different value to what the fact talks about.
         texts = [c.text for c in readable if c.text is not None]
         vocabulary = terms(f"{memory.subject} {memory.fact}")
@@ -192,11 +198,19 @@ class ReferenceVerifier:
             if kind not in {ClaimKind.VERSION, ClaimKind.NUMBER, ClaimKind.QUOTED, ClaimKind.CODE}:
                 continue
             values: dict[str, str] = {}
+            loose: dict[str, str] = {}  # keys sharing only some words with the fact
             for check in readable:
                 assert check.text is not None
                 for key, value in assignments(check.text):
-                    if _value_kind(value) is kind and key_terms(key) and key_terms(key) <= vocabulary:
+                    if _value_kind(value) is not kind:
+                        continue
+                    shared = key_terms(key) & vocabulary
+                    if shared and 2 * len(shared) >= len(key_terms(key)):
                         values.setdefault(unquote(value), check.where)
+                    elif shared:
+                        loose.setdefault(unquote(value), check.where)
+            if not values and len(loose) == 1 and kind in {ClaimKind.VERSION, ClaimKind.NUMBER}:
+                values = loose  # the one value of that kind the cited code sets, for a key the fact names
             if not values:
                 continue
             candidates = [v for v in values if v != claim.text]
@@ -238,10 +252,19 @@ def verify_memory(memory: Memory, codebase: Codebase, *, verifier: Verifier | No
 
 
 def verify_memories(
-    memories: Iterable[Memory], codebase: Codebase, *, verifier: Verifier | None = None
+    memories: Iterable[Memory],
+    codebase: Codebase,
+    *,
+    verifier: Verifier | None = None,
+    progress: Callable[[Iterable[Memory]], Iterable[Memory]] | None = None,
 ) -> list[Verdict]:
-    """`verify_memory` for many memories, with their files read ahead in one batch."""
+    """`verify_memory` for many memories, with their files read ahead in one batch.
+
+    Args:
+        progress: wraps the iteration (``rich.progress.track``, say) to show progress.
+    """
     memories = list(memories)
     citations = [c for m in memories for c in m.citations]
     codebase.prefetch((c.path for c in citations), ((c.commit, c.path) for c in citations if c.commit is not None))
-    return [verify_memory(m, codebase, verifier=verifier) for m in memories]
+    loop = progress(memories) if progress is not None else memories
+    return [verify_memory(m, codebase, verifier=verifier) for m in loop]

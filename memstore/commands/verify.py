@@ -1,0 +1,142 @@
+"""``memstore verify``: verify every memory of a repository against its code, and optionally fix them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from memstore.commands._shared import StoreContext, store_options_exit_2
+from memstore.errors import MemstoreError
+from memstore.model import Memory, Surface
+from memstore.verify import Codebase, GitCodebase, Verdict, WorkingTree, verify_memories
+from memstore.verify.git import GitRepository
+
+__all__ = ["verify"]
+
+_PROGRESS_FROM = 50
+
+
+def _codebase(path: Path, ref: str | None) -> Codebase:
+    repo = GitRepository(path)
+    if ref is not None or repo.is_bare():
+        return GitCodebase(repo, ref or "HEAD")
+    return WorkingTree(path, history=GitCodebase(repo, "HEAD"))
+
+
+def _fix(ctx: StoreContext, memory: Memory, verdict: Verdict) -> str:
+    """Store the correction, or retire what cannot be used; say what was done."""
+    try:
+        if verdict.status.usable and verdict.corrected is None:
+            return ""
+        if verdict.corrected is not None:
+            new = ctx.store.store(verdict.corrected, actor=ctx.actor, surface=Surface.CLI, supersedes=memory.id)
+            return f"corrected as {new.id}"
+        ctx.store.retire(memory.id, actor=ctx.actor, reason=f"memstore verify: {verdict.reason}")
+        return "retired"
+    except MemstoreError as exc:
+        return f"not fixed: {exc}"
+
+
+def _evidence(verdict: Verdict) -> list[str]:
+    lines = []
+    for check in verdict.checks:
+        if check.status.value == "valid":
+            continue
+        line = f"{check.citation} {check.status.value}"
+        if check.status.readable and check.where != str(check.citation):
+            line += f" -> {check.where}"
+        if check.snippet is not None and check.text is not None and check.snippet != check.text:
+            line += f"\n  was: {check.snippet.strip()[:100]}\n  now: {check.text.strip()[:100]}"
+        if check.problem:
+            line += f" ({check.problem})"
+        lines.append(line)
+    return lines
+
+
+def _as_json(memory: Memory, verdict: Verdict, action: str) -> dict[str, Any]:
+    corrected = verdict.corrected
+    return {
+        "memory": memory.to_dict(),
+        "verdict": verdict.status.value,
+        "reason": verdict.reason,
+        "checks": [
+            {
+                "citation": str(c.citation),
+                "status": c.status.value,
+                "where": c.where,
+                "was": c.snippet,
+                "now": c.text,
+                "problem": c.problem or None,
+            }
+            for c in verdict.checks
+        ],
+        "contradictions": [{"claim": c.claim, "found": c.found, "where": c.where} for c in verdict.contradictions],
+        "corrected": None
+        if corrected is None
+        else {
+            "subject": corrected.subject,
+            "fact": corrected.fact,
+            "citations": [str(c) for c in corrected.citations],
+        },
+        "action": action or None,
+    }
+
+
+def _progress(items: Iterable[Memory]) -> Iterable[Memory]:
+    return track(items, description="verifying", console=Console(stderr=True), transient=True)
+
+
+@click.command()
+@store_options_exit_2
+@click.option(
+    "--repo",
+    "repo_path",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The git repository (work tree or bare).",
+)
+@click.option("--ref", default=None, help="Verify at this ref. Default: the work tree as it is (HEAD for bare).")
+@click.option("--name", default=None, help="The repository's owner/name in the store. Default: from origin.")
+@click.option("--fix", is_flag=True, help="Store corrections (supersede) and retire what cannot be used.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None, fix: bool, fmt: str) -> None:
+    """Verify every memory of a repository against its code.
+
+    Exit status: 0 when every memory is usable (valid or re-anchored), 1 when bad memories
+    were found (contradicted, unsupported, missing), 2 on an error.
+    """
+    codebase = _codebase(repo_path, ref)
+    repo_name = name or GitRepository(repo_path).name()
+    memories = ctx.store.recent(repo_name, actor=ctx.actor, surface=Surface.CODE_REVIEW, limit=10_000)
+    show_progress = sys.stderr.isatty() and len(memories) >= _PROGRESS_FROM
+    verdicts = verify_memories(memories, codebase, progress=_progress if show_progress else None)
+    actions = [_fix(ctx, m, v) if fix else "" for m, v in zip(memories, verdicts, strict=True)]
+    bad = sum(not v.status.usable for v in verdicts)
+
+    if fmt == "json":
+        payload = [_as_json(m, v, a) for m, v, a in zip(memories, verdicts, actions, strict=True)]
+        click.echo(json.dumps({"repo": repo_name, "ref": ref, "memories": payload}, indent=2, ensure_ascii=False))
+    else:
+        table = Table(title=f"{len(memories)} memories of {repo_name} at {ref or 'the work tree'}")
+        for column in ("memory", "verdict", "subject", "evidence"):
+            table.add_column(column, overflow="fold", no_wrap=column in {"memory", "verdict"})
+        if fix:
+            table.add_column("action", overflow="fold")
+        for memory, verdict, action in zip(memories, verdicts, actions, strict=True):
+            row = [memory.id, verdict.status.value, memory.subject, "\n".join(_evidence(verdict)) or verdict.reason]
+            table.add_row(*row, *([action] if fix else []))
+        Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160).print(table)
+        counts = {
+            s: sum(v.status.value == s for v in verdicts) for s in dict.fromkeys(v.status.value for v in verdicts)
+        }
+        click.echo(", ".join(f"{n} {s}" for s, n in counts.items()) or "no memories to verify")
+    if bad:
+        sys.exit(1)

@@ -1,0 +1,122 @@
+"""``memstore verify`` on a real repository, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memstore.cli import main
+from memstore.verify.history import HistoryBuilder
+
+SDK = "src/client/sdk/constants.ts"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    b = HistoryBuilder()
+    b.write(SDK, 'export const API_VERSION = "v2.1.4";\n')
+    b.write("server/routes/api.go", 'package routes\n\nconst APIVersion = "v2.1.4"\n')
+    b.write("README.md", "# Acme API\n")
+    b.commit("initial")
+    return b.build(tmp_path / "api").path
+
+
+def _run(tmp_path: Path, *args: str) -> tuple[int, str]:
+    store = f"sqlite:///{tmp_path / 'm.db'}"
+    head = 1 if args[0] == "verify" else 2
+    result = CliRunner().invoke(main, [*args[:head], "--store", store, "--as", "ana", *args[head:]])
+    return result.exit_code, result.output
+
+
+def _add(tmp_path: Path, repo: Path, subject: str, fact: str, *cites: str) -> str:
+    args = ["--repo", "acme/api", "--subject", subject, "--fact", fact, "--anchor", str(repo), "--json"]
+    for cite in cites:
+        args += ["--cite", cite]
+    code, out = _run(tmp_path, "memories", "add", *args)
+    assert code == 0, out
+    return json.loads(out)["id"]  # type: ignore[no-any-return]
+
+
+def _commit_bump(repo: Path) -> None:
+    import subprocess
+
+    for path in (SDK, "server/routes/api.go"):
+        target = repo / path
+        target.write_text(target.read_text().replace("v2.1.4", "v2.2.0"))
+    subprocess.run(["git", "-C", str(repo), "commit", "-qam", "bump"], check=True,
+                   env={"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
+                        "GIT_COMMITTER_EMAIL": "a@x", "PATH": "/usr/bin:/bin"})  # fmt: skip
+
+
+def test_anchor_records_snippet_and_commit(tmp_path: Path, repo: Path) -> None:
+    memory_id = _add(tmp_path, repo, "API version", 'The API version is "v2.1.4".', f"{SDK}:1")
+    _code, out = _run(tmp_path, "memories", "show", memory_id, "--format", "json")
+    citation = json.loads(out)["citations"][0]
+    assert citation["snippet"] == 'export const API_VERSION = "v2.1.4";'
+    assert len(citation["commit"]) == 40
+
+
+def test_anchor_refuses_a_citation_that_is_not_there(tmp_path: Path, repo: Path) -> None:
+    code, out = _run(tmp_path, "memories", "add", "--repo", "acme/api", "--subject", "s", "--fact", "f",
+                     "--cite", "src/ghost.ts:3", "--anchor", str(repo))  # fmt: skip
+    assert code == 1
+    assert "cannot cite src/ghost.ts:3: it does not exist" in out
+
+
+def test_all_valid_exits_zero(tmp_path: Path, repo: Path) -> None:
+    _add(tmp_path, repo, "API version synchronization", "API version must match between SDK and routes.",
+         f"{SDK}:1", "server/routes/api.go:3")  # fmt: skip
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api")
+    assert code == 0, out
+    assert "1 valid" in out
+
+
+def test_bad_memories_exit_one_with_evidence_and_fix_corrects_them(tmp_path: Path, repo: Path) -> None:
+    stale = _add(tmp_path, repo, "API version", 'The API version is "v2.1.4".', f"{SDK}:1")
+    bogus = _add(tmp_path, repo, "Database pool", "Connections come from `get_pool()`.", "README.md:1")
+    _commit_bump(repo)
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api", "--ref", "main",
+                     "--format", "json")  # fmt: skip
+    assert code == 1
+    report = {m["memory"]["id"]: m for m in json.loads(out)["memories"]}
+    assert report[stale]["verdict"] == "contradicted"
+    assert report[stale]["checks"][0]["was"] == 'export const API_VERSION = "v2.1.4";'
+    assert report[stale]["checks"][0]["now"] == 'export const API_VERSION = "v2.2.0";'
+    assert report[stale]["corrected"]["fact"] == 'The API version is "v2.2.0".'
+    assert report[bogus]["verdict"] == "unsupported"
+
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api", "--fix", "--format", "json")
+    actions = {m["memory"]["id"]: m["action"] for m in json.loads(out)["memories"]}
+    assert actions[stale].startswith("corrected as mem_")
+    assert actions[bogus] == "retired"
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api")
+    assert code == 0, out
+    assert "1 valid" in out
+    code, out = _run(tmp_path, "memories", "list", "--repo", "acme/api", "--format", "json")
+    assert [m["fact"] for m in json.loads(out)] == ['The API version is "v2.2.0".']
+
+
+def test_repository_name_comes_from_origin(tmp_path: Path, repo: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "https://github.com/acme/api.git"], check=True)
+    _add(tmp_path, repo, "API version synchronization", "API version must match.", f"{SDK}:1")
+    code, out = _run(tmp_path, "verify", "--repo", str(repo))
+    assert code == 0, out
+    assert "1 memories of acme/api" in out
+
+
+def test_unknown_ref_is_an_error_with_status_two(tmp_path: Path, repo: Path) -> None:
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--ref", "no-such-branch")
+    assert code == 2
+    assert "'no-such-branch' is not a commit of" in out
+
+
+def test_not_a_repository_is_an_error_with_status_two(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    code, out = _run(tmp_path, "verify", "--repo", str(tmp_path / "plain"))
+    assert code == 2
+    assert "not a git repository" in out
