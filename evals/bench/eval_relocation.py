@@ -19,6 +19,7 @@ with the diff algorithm named by --algorithm):
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import re
 import subprocess
@@ -67,60 +68,51 @@ def python_files(sdist: Path) -> dict[str, bytes]:
     return files
 
 
-def git_mapping(repo: Path, old: str, new: str, algorithm: str) -> dict[str, tuple[str, dict[int, int | None]]]:
-    """For each old file git maps: (new path, {old line: new line or None for lines in a hunk})."""
+Hunk = tuple[int, int, int, int]  # old start, old length, new start, new length (as git -U0 prints them)
+
+
+def git_mapping(repo: Path, old: str, new: str, algorithm: str) -> dict[str, tuple[str, list[Hunk]]]:
+    """For each old file that git's diff touches: (its new path, or "" if deleted; its -U0 hunks)."""
     out = subprocess.run(
         ["git", "-C", str(repo), "diff", "-M", "-U0", f"--diff-algorithm={algorithm}", "--no-color", old, new],
         capture_output=True, check=True,
     ).stdout  # fmt: skip
-    result: dict[str, tuple[str, dict[int, int | None]]] = {}
-    current: dict[int, int | None] | None = None
-    old_path = new_path = None
+    result: dict[str, tuple[str, list[Hunk]]] = {}
+    hunks: list[Hunk] | None = None
+    old_path: str | None = None
     for line in out.split(b"\n"):
         if line.startswith(b"diff --git"):
-            old_path = new_path = None
+            old_path, hunks = None, None
+        elif line.startswith(b"rename from "):
+            old_path = line[len(b"rename from ") :].decode()
+        elif line.startswith(b"rename to ") and old_path is not None:
+            hunks = []
+            result[old_path] = (line[len(b"rename to ") :].decode(), hunks)
         elif line.startswith(b"--- "):
             old_path = None if line[4:] == b"/dev/null" else line[6:].decode()
-        elif line.startswith(b"+++ "):
-            new_path = None if line[4:] == b"/dev/null" else line[6:].decode()
-            if old_path is not None:
-                current = {}
-                result[old_path] = (new_path or "", current)
-        elif line.startswith(b"rename from "):
-            old_path = line[12:].decode()
-        elif line.startswith(b"rename to "):
-            new_path = line[10:].decode()
-            if old_path is not None:
-                result[old_path] = (new_path, {})
-                current = result[old_path][1]
-        elif (match := _HUNK.match(line)) and current is not None:
-            o_start, o_len = int(match[1]), int(match[2] or 1)
-            n_start, n_len = int(match[3]), int(match[4] or 1)
-            current[-o_start] = n_start  # hunk marker: offsets are computed from these
-            current[-o_start - 10**9] = o_len * 10**6 + n_len
+        elif line.startswith(b"+++ ") and old_path is not None:
+            hunks = []
+            result[old_path] = ("" if line[4:] == b"/dev/null" else line[6:].decode(), hunks)
+        elif (match := _HUNK.match(line)) and hunks is not None:
+            hunks.append((int(match[1]), int(match[2] or 1), int(match[3]), int(match[4] or 1)))
     return result
 
 
-def map_line(hunks: dict[int, int | None], line: int) -> int | None:
+def map_line(hunks: list[Hunk], line: int) -> int | None:
     """Apply git's -U0 hunks to an old line number; None if the line is inside a hunk."""
     shift = 0
-    starts = sorted(-k for k in hunks if -(10**9) < k < 0)
-    for o_start in starts:
-        n_start = hunks[-o_start]
-        sizes = hunks[-o_start - 10**9]
-        assert n_start is not None and sizes is not None
-        o_len, n_len = divmod(sizes, 10**6)
-        if n_len == 0:  # a pure deletion names the new line *before* it
-            n_start += 1
-        if o_len == 0:  # pure insertion after line o_start
-            if line > o_start:
-                shift = n_start + n_len - 1 - o_start
+    for o_start, o_len, n_start, n_len in hunks:
+        if o_len == 0:  # a pure insertion after old line o_start
+            if line <= o_start:
+                break
+            shift = n_start + n_len - 1 - o_start
             continue
         if line < o_start:
             break
         if line < o_start + o_len:
             return None
-        shift = (n_start + n_len) - (o_start + o_len)
+        new_start = n_start + 1 if n_len == 0 else n_start  # a pure deletion names the new line before it
+        shift = new_start + n_len - (o_start + o_len)
     return line + shift
 
 
@@ -139,7 +131,7 @@ def evaluate(package: str, versions: list[str], cache: Path, per_pair: int, algo
         labels.append(b.commit(f"{package} {version}", label=version))
     with tempfile.TemporaryDirectory() as tmp:
         built = b.build(Path(tmp) / package, bare=True)
-        pairs = list(zip(labels, labels[1:], strict=False)) + [(labels[0], labels[-1])]
+        pairs = [*list(itertools.pairwise(labels)), (labels[0], labels[-1])]
         for old_label, new_label in pairs:
             old, new = built.commits[old_label], built.commits[new_label]
             codebase = GitCodebase(built.path, new)
@@ -185,8 +177,8 @@ def evaluate(package: str, versions: list[str], cache: Path, per_pair: int, algo
                 if right:
                     tally["right"] += 1
                 elif len(mistakes) < 40:
-                    mistakes.append(f"{package} {old_label}->{new_label} {path}:{line} {text.strip()[:50]!r}: "
-                                    f"got {check.status.value} {check.where}, git says {truth_path}:{truth_line}")  # fmt: skip
+                    got = f"got {check.status.value} {check.where}, git says {truth_path}:{truth_line}"
+                    mistakes.append(f"{package} {old_label}->{new_label} {path}:{line} {text.strip()[:50]!r}: {got}")
                 if stands and not check.status.usable:
                     tally["wrong invalidation"] += 1
                 if stands:
