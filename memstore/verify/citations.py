@@ -85,15 +85,23 @@ def _norm_lines(lines: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=2048)
-def _line_map_cached(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[int | None, ...]:
-    mapping: list[int | None] = [None] * len(old)
+def _alignment(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[tuple[int | None, ...], tuple[int | None, ...]]:
+    """Two maps from old lines to new ones: lines that survived, and lines rewritten one for one
+    (the i-th line of a replaced block of n lines became the i-th line of its n-line replacement)."""
     if old == new:
-        return tuple(range(len(old)))
+        same = tuple(range(len(old)))
+        return same, same
+    survived: list[int | None] = [None] * len(old)
+    rewritten: list[int | None] = [None] * len(old)
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for i, j, size in matcher.get_matching_blocks():
-        for k in range(size):
-            mapping[i + k] = j + k
-    return tuple(mapping)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            for k in range(i2 - i1):
+                survived[i1 + k] = j1 + k
+        elif op == "replace" and i2 - i1 == j2 - j1:
+            for k in range(i2 - i1):
+                rewritten[i1 + k] = j1 + k
+    return tuple(survived), tuple(rewritten)
 
 
 def line_map(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[int | None, ...]:
@@ -102,7 +110,7 @@ def line_map(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[int | None, ..
     Lines are compared with whitespace collapsed; the diff is difflib's longest-matching-block
     alignment, which keeps a repeated line (``}``) paired with its own neighbours.
     """
-    return _line_map_cached(_norm_lines(old), _norm_lines(new))
+    return _alignment(_norm_lines(old), _norm_lines(new))[0]
 
 
 def _occurrences(lines: tuple[str, ...], block: tuple[str, ...]) -> list[int]:
@@ -146,6 +154,10 @@ def _locate(
             return _Found(CitationStatus.VALID if first == start else CitationStatus.MOVED, first, size)
         lo, hi = _region(line_map(old, new), start, size, len(new))
         anchor = lo
+        rewritten = _alignment(_norm_lines(old), current)[1][start : start + size]
+        first = rewritten[0] if rewritten else None
+        if first is not None and rewritten == tuple(range(first, first + size)):
+            lo, hi, anchor = first, first + size, first  # a one-for-one rewrite: that is its place
     elif start + size <= len(current) and current[start : start + size] == want:
         return _Found(CitationStatus.VALID, start, size)
     else:

@@ -42,10 +42,10 @@ class Claim:
     text: str
 
 
-_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z][0-9A-Za-z.]*)?(?![\w.])")
+_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z][0-9A-Za-z.]*[0-9A-Za-z])?(?!\w|\.\w)")
 _QUOTED = re.compile(r"\"([^\"\n]{1,200})\"|(?<!\w)'([^'\n]{1,200})'(?!\w)")
 _CODE = re.compile(r"`([^`\n]{1,200})`")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]|\.\d)")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\w)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IDENTIFIER = re.compile(r"(?<![\w./-])[A-Za-z_][\w-]*(?:[./][\w-]+)*(?:\(\))?")
 _TOKEN = re.compile(r"v?\d+(?:\.\d+)+(?:-[0-9A-Za-z.]+)?|[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|\S")
@@ -126,7 +126,6 @@ STOPWORDS = frozenset(
         "files",
         "line",
         "lines",
-        "code",
         "const",
         "let",
         "var",
@@ -237,8 +236,13 @@ def unquote(value: str) -> str:
 
 
 def _stem(word: str) -> str:
+    """A light stemmer: plurals and -ing, so "codes"/"code" and "logging"/"logged"/"log" meet."""
     word = word.lower()
-    for suffix in ("ing", "es", "s"):
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
     return word

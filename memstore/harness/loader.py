@@ -1,0 +1,390 @@
+"""Reading scenario files: YAML checked against the JSON Schema, then against itself.
+
+Every problem is reported with its file, line, column and field path, and all of them at
+once; nothing is built from a file that has any. A file holds one scenario, or a
+``generator:`` that makes a population of them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from memstore.access import Access
+from memstore.errors import MemstoreError, ValidationError
+from memstore.harness.data import fixtures_dir, scenarios_dir
+from memstore.harness.scenario import (
+    Change,
+    Check,
+    Edit,
+    Finding,
+    LearnedMemory,
+    Location,
+    Origin,
+    Scenario,
+    SeedMemory,
+    Step,
+    Task,
+    Truth,
+    parse_duration,
+)
+from memstore.model import Citation, Kind, Surface
+
+__all__ = ["Problem", "ScenarioError", "load_file", "load_library", "scenario_files", "validate_file"]
+
+FieldPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a scenario file, where a person can find it."""
+
+    file: str
+    line: int
+    column: int
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f" at {self.path}" if self.path else ""
+        return f"{self.file}:{self.line}:{self.column}:{where}: {self.message}"
+
+
+class ScenarioError(MemstoreError):
+    """A scenario file that cannot be used; ``problems`` lists every reason."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads((scenarios_dir() / "schema.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+def _dotted(path: Iterable[str | int]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class _Positions:
+    """Line and column of every value (and mapping key) of a YAML document."""
+
+    def __init__(self, node: yaml.Node | None) -> None:
+        self.values: dict[FieldPath, tuple[int, int]] = {}
+        self.keys: dict[FieldPath, tuple[int, int]] = {}
+        if node is not None:
+            self._walk(node, ())
+
+    def _walk(self, node: yaml.Node, path: FieldPath) -> None:
+        self.values[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                name = key.value
+                self.keys[(*path, name)] = (key.start_mark.line + 1, key.start_mark.column + 1)
+                self._walk(value, (*path, name))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                self._walk(item, (*path, index))
+
+    def at(self, path: FieldPath, *, key: bool = False) -> tuple[int, int]:
+        if key and path in self.keys:
+            return self.keys[path]
+        while path not in self.values and path:
+            path = path[:-1]
+        return self.values.get(path, (1, 1))
+
+
+class _Reporter:
+    def __init__(self, file: str, positions: _Positions) -> None:
+        self.file, self.positions, self.problems = file, positions, []  # type: ignore[var-annotated]
+
+    def add(self, path: FieldPath, message: str, *, key: bool = False) -> None:
+        line, column = self.positions.at(path, key=key)
+        self.problems.append(Problem(self.file, line, column, _dotted(path), message))
+
+
+def _schema_errors(data: Any, report: _Reporter) -> None:
+    for error in sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        _report_schema_error(error, report)
+
+
+def _report_schema_error(error: jsonschema.ValidationError, report: _Reporter) -> None:
+    path: FieldPath = tuple(error.absolute_path)
+    schema: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "oneOf" and isinstance(error.instance, dict) and error.context:
+        # Report the errors of the branch the author meant: the one whose first required key is present.
+        branches: list[dict[str, Any]] = list(error.validator_value)  # type: ignore[arg-type]
+        for index, branch in enumerate(branches):
+            required = branch.get("required", [])
+            if required and required[0] in error.instance:
+                for sub in error.context:
+                    if sub.relative_schema_path and sub.relative_schema_path[0] == index:
+                        _report_schema_error(sub, report)
+                return
+        if path:
+            ops = sorted({b["required"][0] for b in branches if b.get("required")})
+            report.add(path, f"expected exactly one of {', '.join(ops)}")
+            return
+    if error.validator == "additionalProperties":
+        allowed = set(schema.get("properties", {}))
+        for name in sorted(set(error.instance) - allowed):  # type: ignore[arg-type]
+            hint = f"; allowed here: {', '.join(sorted(allowed))}" if allowed else ""
+            report.add((*path, name), f"unknown key {name!r}{hint}", key=True)
+        return
+    if error.validator == "required":
+        report.add(path, error.message.replace("is a required property", "is required"))
+        return
+    report.add(path, error.message)
+
+
+def _load_yaml(file: Path) -> tuple[Any, _Positions, list[Problem]]:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, _Positions(None), [Problem(str(file), 1, 1, "", f"cannot read: {exc}")]
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        return None, _Positions(None), [Problem(str(file), line, column, "", f"not valid YAML: {exc}")]
+    return data, _Positions(node), []
+
+
+def scenario_files(paths: Iterable[str | Path] = ()) -> list[Path]:
+    """The ``*.yaml`` files named, or found in the folders named (the library by default)."""
+    found: list[Path] = []
+    for path in [Path(p) for p in paths] or [scenarios_dir()]:
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.y*ml") if p.suffix in {".yaml", ".yml"})
+        else:
+            found.append(path)
+    return found
+
+
+def _duration(value: str | None, default: str = "0s") -> Any:
+    return parse_duration(value or default)
+
+
+def _parse(data: dict[str, Any], file: Path) -> Scenario:
+    clock = data.get("clock", {})
+    start = datetime.fromisoformat(clock["start"].replace("Z", "+00:00")) if "start" in clock else None
+    users = {u: {r: Access[lvl.upper()] for r, lvl in grants.items()} for u, grants in data["users"].items()}
+    history = []
+    for step in data.get("history", []):
+        op = next(k for k in ("commit", "branch", "switch", "merge", "revert", "tag") if k in step)
+        edits = tuple(Edit(name, dict(args)) for edit in step.get("edits", []) for name, args in edit.items())
+        history.append(Step(op, {k: v for k, v in step.items() if k != "edits"}, edits))
+    memories = tuple(
+        SeedMemory(
+            key=m["key"],
+            origin=Origin(m["origin"]),
+            truth=Truth(m["truth"]),
+            repo=m.get("repo", data["repo"]),
+            kind=Kind(m.get("kind", "fact")),
+            author=m["author"],
+            surface=Surface(m.get("surface", "coding_agent")),
+            learned_at=m.get("learned_at", "initial"),
+            anchor=m.get("anchor", True),
+            subject=m["subject"],
+            fact=m["fact"],
+            citations=tuple(m["citations"]),
+            reason=m.get("reason", ""),
+            age=_duration(m.get("age"), "1d"),
+            copies=m.get("copies", 1),
+        )
+        for m in data.get("memories", [])
+    )
+    tasks = []
+    for t in data["tasks"]:
+        check = t.get("check", {})
+        pr = t.get("pull_request")
+        tasks.append(
+            Task(
+                key=t["key"],
+                surface=Surface(t["surface"]),
+                user=t["user"],
+                prompt=t["prompt"],
+                after=_duration(t.get("after")),
+                needs=tuple(t.get("needs", ())),
+                change=tuple(Change(c["path"], c["old"], c["new"]) for c in t.get("change", ())),
+                check=Check(
+                    equal=tuple(Location(e["path"], e["pattern"]) for e in check.get("equal", ())),
+                    contains=tuple((c["path"], c["text"]) for c in check.get("contains", ())),
+                    absent=tuple((c["path"], c["text"]) for c in check.get("absent", ())),
+                    command=tuple(check.get("command", ())),
+                ),
+                pull_request=(pr["branch"], pr.get("base", "main")) if pr else None,
+                findings=tuple(Finding(f["path"], f.get("memory"), f.get("note", "")) for f in t.get("findings", ())),
+                question=t.get("question", ""),
+                answer=t.get("answer", ""),
+                learn=tuple(
+                    LearnedMemory(x["key"], x["subject"], x["fact"], tuple(x["citations"]), x.get("reason", ""))
+                    for x in t.get("learn", ())
+                ),
+            )
+        )
+    extra: dict[str, Any] = {}
+    if start is not None:
+        extra["start"] = start
+    if "step" in clock:
+        extra["step"] = parse_duration(clock["step"])
+    if "history_span" in clock:
+        extra["history_span"] = parse_duration(clock["history_span"])
+    return Scenario(
+        name=data["name"],
+        description=data["description"].strip(),
+        fixture=data["fixture"],
+        repo=data["repo"],
+        users=users,
+        history=tuple(history),
+        memories=memories,
+        tasks=tuple(tasks),
+        evaluate_at=data.get("evaluate_at", "main"),
+        tags=tuple(data.get("tags", ())),
+        source=str(file),
+        **extra,
+    )
+
+
+def _semantic_checks(data: dict[str, Any], report: _Reporter) -> None:
+    """What the schema cannot say: references between parts, citations, fixtures."""
+    users = set(data["users"])
+    if not (fixtures_dir() / data["fixture"]).is_dir():
+        known = ", ".join(sorted(p.name for p in fixtures_dir().iterdir() if p.is_dir()))
+        report.add(("fixture",), f"no fixture {data['fixture']!r} (known: {known})")
+    labels, branches = {"initial"}, {"main"}
+    for i, step in enumerate(data.get("history", [])):
+        if "label" in step:
+            if step["label"] in labels:
+                report.add(("history", i, "label"), f"label {step['label']!r} is used twice")
+            labels.add(step["label"])
+        if "branch" in step and "commit" not in step:
+            branches.add(step["branch"])
+        if "tag" in step:
+            labels.add(step["tag"])
+    keys: set[str] = set()
+    for i, memory in enumerate(data.get("memories", [])):
+        where = ("memories", i)
+        if memory["key"] in keys:
+            report.add((*where, "key"), f"memory key {memory['key']!r} is used twice")
+        keys.add(memory["key"])
+        if memory["author"] not in users:
+            report.add((*where, "author"), f"unknown user {memory['author']!r}; add it under users")
+        learned = memory.get("learned_at", "initial")
+        if learned not in labels | branches:
+            report.add((*where, "learned_at"), f"{learned!r} is neither a commit label nor a branch of the history")
+        if memory.get("kind", "fact") == "fact" and not memory["citations"] and memory["truth"] != "unsupported":
+            report.add((*where, "citations"), "a fact citing nothing can only be 'unsupported'")
+        for j, cited in enumerate(memory["citations"]):
+            try:
+                Citation.parse(cited)
+            except ValidationError as exc:
+                report.add((*where, "citations", j), str(exc))
+    task_keys: set[str] = set()
+    for i, task in enumerate(data["tasks"]):
+        where = ("tasks", i)
+        if task["key"] in task_keys:
+            report.add((*where, "key"), f"task key {task['key']!r} is used twice")
+        task_keys.add(task["key"])
+        if task["user"] not in users:
+            report.add((*where, "user"), f"unknown user {task['user']!r}; add it under users")
+        for j, need in enumerate(task.get("needs", [])):
+            if need not in keys:
+                report.add((*where, "needs", j), f"no memory {need!r} (seeded or learned by an earlier task)")
+        for j, finding in enumerate(task.get("findings", [])):
+            if finding.get("memory") is not None and finding["memory"] not in keys:
+                report.add((*where, "findings", j, "memory"), f"no memory {finding['memory']!r}")
+        for j, check in enumerate(task.get("check", {}).get("equal", [])):
+            try:
+                if re.compile(check["pattern"]).groups < 1:
+                    report.add((*where, "check", "equal", j, "pattern"), "the pattern needs a (group) around the value")
+            except re.error as exc:
+                report.add((*where, "check", "equal", j, "pattern"), f"not a regular expression: {exc}")
+        pr = task.get("pull_request")
+        if pr and pr["branch"] not in branches:
+            report.add((*where, "pull_request", "branch"), f"no branch {pr['branch']!r} in the history")
+        for j, learned in enumerate(task.get("learn", [])):
+            if learned["key"] in keys:
+                report.add((*where, "learn", j, "key"), f"memory key {learned['key']!r} is used twice")
+            keys.add(learned["key"])
+    evaluate_at = data.get("evaluate_at", "main")
+    if evaluate_at not in labels | branches:
+        report.add(("evaluate_at",), f"{evaluate_at!r} is neither a commit label nor a branch of the history")
+
+
+def read_file(file: Path) -> tuple[list[Scenario], list[Problem]]:
+    """Parse and check one file; the scenarios are empty when there are problems."""
+    data, positions, problems = _load_yaml(file)
+    if problems:
+        return [], problems
+    report = _Reporter(str(file), positions)
+    if not isinstance(data, dict):
+        report.add((), "a scenario file is a mapping with name, description, fixture, repo, users, tasks...")
+        return [], report.problems
+    _schema_errors(data, report)
+    if report.problems:
+        return [], report.problems
+    if "generator" in data:
+        from memstore.harness.generator import generate
+
+        return generate(data["name"], data["description"], data["generator"], source=str(file)), []
+    _semantic_checks(data, report)
+    if report.problems:
+        return [], report.problems
+    scenario = _parse(data, file)
+    from memstore.harness.world import build_problems
+
+    for path, message in build_problems(scenario):
+        report.add(path, message)
+    return ([], report.problems) if report.problems else ([scenario], [])
+
+
+def validate_file(file: Path) -> list[Problem]:
+    """Every problem of one scenario file (empty when it is fine)."""
+    return read_file(file)[1]
+
+
+def load_file(file: Path) -> list[Scenario]:
+    """The scenarios of one file.
+
+    Raises:
+        ScenarioError: listing every problem, when there is any.
+    """
+    scenarios, problems = read_file(file)
+    if problems:
+        raise ScenarioError(problems)
+    return scenarios
+
+
+def load_library(paths: Iterable[str | Path] = ()) -> list[Scenario]:
+    """Every scenario of the files or folders named (the shipped library by default)."""
+    problems: list[Problem] = []
+    scenarios: list[Scenario] = []
+    for file in scenario_files(paths):
+        found, wrong = read_file(file)
+        scenarios += found
+        problems += wrong
+    if problems:
+        raise ScenarioError(problems)
+    names = [s.name for s in scenarios]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ScenarioError([Problem(s.source, 1, 1, "name", f"scenario name {s.name!r} is used twice")
+                             for s in scenarios if s.name in twice])  # fmt: skip
+    return scenarios

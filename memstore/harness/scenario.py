@@ -1,0 +1,197 @@
+"""Scenarios as values: what a scenario file describes, parsed and checked.
+
+A `Scenario` is a world's recipe: a fixture codebase, a scripted history, users with
+access levels, seeded memories whose truth is known, and tasks. `memstore.harness.loader`
+turns YAML into these; `memstore.harness.world` builds them into real repositories and
+stores.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from memstore.access import Access
+from memstore.model import Kind, Surface
+
+__all__ = [
+    "Change",
+    "Check",
+    "Edit",
+    "Finding",
+    "LearnedMemory",
+    "Location",
+    "Origin",
+    "Scenario",
+    "SeedMemory",
+    "Step",
+    "Task",
+    "Truth",
+    "parse_duration",
+]
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h|d|w)$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+DEFAULT_START = datetime(2026, 2, 2, 9, 0, tzinfo=UTC)
+
+
+def parse_duration(text: str) -> timedelta:
+    """``"90s"``, ``"15m"``, ``"3h"``, ``"2d"``, ``"1w"`` as a timedelta."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise ValueError(f"not a duration: {text!r} (use 90s, 15m, 3h, 2d or 1w)")
+    return timedelta(**{_UNITS[match.group(2)]: float(match.group(1))})
+
+
+class Origin(StrEnum):
+    """Where a seeded memory came from."""
+
+    GENUINE = "genuine"
+    STALE = "stale"
+    ADVERSARIAL = "adversarial"
+    ABANDONED = "abandoned"  # learned on a branch that was never merged
+
+
+class Truth(StrEnum):
+    """What a seeded memory is at the evaluation ref. Usable = valid | moved."""
+
+    VALID = "valid"
+    MOVED = "moved"
+    CONTRADICTED = "contradicted"
+    UNSUPPORTED = "unsupported"
+    MISSING = "missing"
+
+    @property
+    def usable(self) -> bool:
+        return self in {Truth.VALID, Truth.MOVED}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change to a file: ``op`` is write, insert, delete, replace, rename or remove."""
+
+    op: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a scripted history: ``op`` is commit, branch, switch, merge, revert or tag."""
+
+    op: str
+    args: dict[str, Any]
+    edits: tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True)
+class SeedMemory:
+    """A memory put in the store before the first task, with its known truth."""
+
+    key: str
+    origin: Origin
+    truth: Truth
+    repo: str
+    kind: Kind
+    author: str
+    surface: Surface
+    learned_at: str
+    anchor: bool
+    subject: str
+    fact: str
+    citations: tuple[str, ...]
+    reason: str
+    age: timedelta
+    copies: int = 1
+
+
+@dataclass(frozen=True)
+class Location:
+    """A value in a file: the first group of ``pattern`` (a regular expression) in ``path``."""
+
+    path: str
+    pattern: str
+
+
+@dataclass(frozen=True)
+class Check:
+    """A merge check: values that must be equal, texts that must (not) be present, a command."""
+
+    equal: tuple[Location, ...] = ()
+    contains: tuple[tuple[str, str], ...] = ()
+    absent: tuple[tuple[str, str], ...] = ()
+    command: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Change:
+    """One edit of a complete change: replace ``old`` with ``new`` in ``path``."""
+
+    path: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A review finding: a problem at ``path``, tied to the memory that reveals it."""
+
+    path: str
+    memory: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class LearnedMemory:
+    """A memory an agent stores while working on a task (the write path)."""
+
+    key: str
+    subject: str
+    fact: str
+    citations: tuple[str, ...]
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One session's work: a coding change, a review, or a question on the CLI."""
+
+    key: str
+    surface: Surface
+    user: str
+    prompt: str
+    after: timedelta = timedelta(0)
+    needs: tuple[str, ...] = ()
+    change: tuple[Change, ...] = ()
+    check: Check = field(default_factory=Check)
+    pull_request: tuple[str, str] | None = None  # (branch, base)
+    findings: tuple[Finding, ...] = ()
+    question: str = ""
+    answer: str = ""
+    learn: tuple[LearnedMemory, ...] = ()
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A world's recipe (see the module docstring and scenarios/README.md)."""
+
+    name: str
+    description: str
+    fixture: str
+    repo: str
+    users: dict[str, dict[str, Access]]
+    history: tuple[Step, ...]
+    memories: tuple[SeedMemory, ...]
+    tasks: tuple[Task, ...]
+    evaluate_at: str = "main"
+    start: datetime = DEFAULT_START
+    step: timedelta = timedelta(hours=1)
+    history_span: timedelta = timedelta(days=30)
+    tags: tuple[str, ...] = ()
+    source: str = ""
+    files: dict[str, bytes] | None = None  # a generated codebase, instead of a fixture directory
+
+    def memory(self, key: str) -> SeedMemory:
+        return next(m for m in self.memories if m.key == key)

@@ -1,0 +1,258 @@
+"""Worlds: a scenario built into a real git repository and a seeded store.
+
+A `Template` is built once per scenario (fixture + scripted history through git
+fast-import, memories anchored at the commits they were learned at, truth labels
+checked against the built repository). Each trial gets its own `World` from it: a copy
+of the repository, a new store seeded with the memories at their ages, a fake clock,
+and the users' access levels.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from memstore.access import AccessPolicy, Actor
+from memstore.clock import Clock, FakeClock
+from memstore.errors import MemstoreError, ValidationError
+from memstore.harness.data import fixtures_dir
+from memstore.harness.scenario import Edit, Scenario, SeedMemory, Step, Truth
+from memstore.model import Citation, Memory, MemoryDraft
+from memstore.store import MemoryStore
+from memstore.verify import CitationStatus, GitCodebase, anchor, verify_citation
+from memstore.verify.history import HistoryBuilder
+
+__all__ = ["StoreFactory", "Template", "World", "build_problems", "build_template", "fixture_files"]
+
+StoreFactory = Callable[[AccessPolicy, Clock], MemoryStore]
+FieldPath = tuple[str | int, ...]
+
+
+class BuildError(MemstoreError):
+    """A scenario that cannot be built; ``path`` is the field to blame."""
+
+    def __init__(self, path: FieldPath, message: str) -> None:
+        self.path = path
+        super().__init__(message)
+
+
+def fixture_files(name: str) -> dict[str, bytes]:
+    """Every file of ``fixtures/<name>/``, by repository-relative path."""
+    root = fixtures_dir() / name
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _apply(builder: HistoryBuilder, edit: Edit) -> None:
+    a = edit.args
+    if edit.op == "write":
+        builder.write(a["path"], a["text"])
+    elif edit.op == "insert":
+        builder.insert(a["path"], a["line"], a["text"])
+    elif edit.op == "delete":
+        first, _, last = str(a["lines"]).partition("-")
+        builder.delete_lines(a["path"], int(first), int(last or first))
+    elif edit.op == "replace":
+        builder.replace(a["path"], a["old"], a["new"], a.get("count", 1))
+    elif edit.op == "rename":
+        builder.rename(a["from"], a["to"])
+    elif edit.op == "remove":
+        builder.remove(a["path"])
+    else:  # pragma: no cover - the schema allows no other
+        raise ValidationError("op", f"unknown edit {edit.op!r}")
+
+
+def _play(builder: HistoryBuilder, index: int, step: Step) -> None:
+    a = step.args
+    try:
+        if step.op == "commit":
+            if "branch" in a and a["branch"] != builder.branch:
+                builder.switch(a["branch"])
+            for j, edit in enumerate(step.edits):
+                try:
+                    _apply(builder, edit)
+                except ValidationError as exc:
+                    raise BuildError(("history", index, "edits", j), str(exc)) from exc
+            author = a.get("author")
+            who = (author, f"{author}@example.com") if author else None
+            builder.commit(a["commit"], label=a.get("label"), author=who)
+        elif step.op == "branch":
+            builder.branch_from(a["branch"], at=a.get("from"))
+        elif step.op == "switch":
+            builder.switch(a["switch"])
+        elif step.op == "merge":
+            builder.merge(a["merge"], a.get("message"), label=a.get("label"))
+        elif step.op == "revert":
+            builder.revert(a["revert"], a.get("message"), label=a.get("label"))
+        elif step.op == "tag":
+            builder.tag(a["tag"], a.get("at"))
+    except ValidationError as exc:
+        raise BuildError(("history", index), str(exc)) from exc
+    except KeyError as exc:
+        raise BuildError(("history", index), f"unknown commit label or branch {exc.args[0]!r}") from exc
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A seeded memory ready to store: its spec, its draft (citations anchored), when it is stored."""
+
+    spec: SeedMemory
+    draft: MemoryDraft
+    stored_at: datetime
+
+
+@dataclass
+class Template:
+    """A scenario built once: the repository, its commits, the anchored memories."""
+
+    scenario: Scenario
+    path: Path
+    commits: dict[str, str]
+    evaluate_at: str  # commit id
+    seeds: list[Seed] = field(default_factory=list)
+
+    def codebase(self, ref: str | None = None) -> GitCodebase:
+        return GitCodebase(self.path, ref or self.evaluate_at)
+
+    def instantiate(self, dest: Path, store_factory: StoreFactory) -> World:
+        """A fresh world for one trial: a copy of the repository and a new, seeded store."""
+        shutil.copytree(self.path, dest, symlinks=True)
+        scenario = self.scenario
+        access = AccessPolicy()
+        for user, grants in scenario.users.items():
+            for repo, level in grants.items():
+                access.grant(user, repo, level)
+        first = min([s.stored_at for s in self.seeds], default=scenario.start)
+        clock = FakeClock(min(first, scenario.start))
+        store = store_factory(access, clock)
+        seeded: dict[str, list[Memory]] = {}
+        refused: dict[str, str] = {}
+        for seed in sorted(self.seeds, key=lambda s: s.stored_at):
+            clock.set(seed.stored_at)
+            try:
+                made = store.store(seed.draft, actor=Actor(seed.spec.author), surface=seed.spec.surface)
+            except MemstoreError as exc:  # a store that validates refuses some adversarial input
+                refused[seed.spec.key] = f"{type(exc).__name__}: {exc}"
+                continue
+            seeded.setdefault(seed.spec.key, []).append(made)
+        clock.set(scenario.start)
+        return World(self, dest, store, clock, access, seeded, refused)
+
+
+@dataclass
+class World:
+    """One trial's world. ``truth`` is for the metrics only: agents never see it."""
+
+    template: Template
+    path: Path
+    store: MemoryStore
+    clock: FakeClock
+    access: AccessPolicy
+    seeded: dict[str, list[Memory]]
+    refused: dict[str, str] = field(default_factory=dict)  # seeds the store would not take, and why
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.template.scenario
+
+    def truth(self) -> dict[str, SeedMemory]:
+        """The seeded memories' specs by stored memory id."""
+        return {m.id: self.scenario.memory(key) for key, ms in self.seeded.items() for m in ms}
+
+
+def _variant(spec: SeedMemory, n: int) -> tuple[str, str]:
+    if spec.copies == 1:
+        return spec.subject, spec.fact
+    return f"{spec.subject} ({n + 1})", f"{spec.fact} (note {n + 1})"
+
+
+def _seeds(scenario: Scenario, repo: Path, commits: dict[str, str]) -> list[Seed]:
+    seeds = []
+    codebases: dict[str, GitCodebase] = {}
+    for i, spec in enumerate(scenario.memories):
+        citations: list[Citation] = []
+        for j, text in enumerate(spec.citations):
+            cited = Citation.parse(text)
+            if spec.anchor:
+                ref = commits.get(spec.learned_at, spec.learned_at)
+                if ref not in codebases:
+                    codebases[ref] = GitCodebase(repo, ref)
+                try:
+                    cited = anchor(codebases[ref], cited)
+                except ValidationError as exc:
+                    raise BuildError(
+                        ("memories", i, "citations", j),
+                        f"{exc} at {spec.learned_at!r} (set anchor: false to seed a citation to nothing)",
+                    ) from exc
+            citations.append(cited)
+        for n in range(spec.copies):
+            subject, fact = _variant(spec, n)
+            draft = MemoryDraft(spec.repo, spec.kind, subject, fact, citations, spec.reason)
+            seeds.append(Seed(spec, draft, scenario.start - spec.age + timedelta(seconds=n)))
+    return seeds
+
+
+def _check_labels(scenario: Scenario, seeds: list[Seed], codebase: GitCodebase) -> None:
+    """Truth labels that the built repository can confirm mechanically (see scenarios/README.md)."""
+    done: set[str] = set()
+    for i, spec in enumerate(scenario.memories):
+        if spec.key in done:
+            continue
+        done.add(spec.key)
+        seed = next(s for s in seeds if s.spec is spec)
+        if spec.repo != scenario.repo or not seed.draft.citations:
+            continue
+        checks = [verify_citation(codebase, c) for c in seed.draft.citations]  # type: ignore[arg-type]
+        said = ", ".join(f"{c.citation} is {c.status.value}" for c in checks)
+        statuses = {c.status for c in checks}
+        wrong = {
+            Truth.VALID: statuses != {CitationStatus.VALID},
+            Truth.MOVED: not all(s.readable for s in statuses) or statuses == {CitationStatus.VALID},
+            Truth.MISSING: any(s.readable for s in statuses),
+            Truth.CONTRADICTED: not any(s.readable for s in statuses),
+            Truth.UNSUPPORTED: not any(s.readable for s in statuses),
+        }[spec.truth]
+        if wrong:
+            raise BuildError(("memories", i, "truth"), f"truth {spec.truth.value!r} does not hold at "
+                                                        f"{scenario.evaluate_at!r}: {said}")  # fmt: skip
+
+
+def build_template(scenario: Scenario, dest: Path) -> Template:
+    """Build ``scenario``'s repository at ``dest`` and anchor its memories.
+
+    Raises:
+        BuildError: naming the field of the scenario to blame.
+    """
+    builder = HistoryBuilder(start=scenario.start - scenario.history_span, step=scenario.step)
+    files = scenario.files if scenario.files is not None else fixture_files(scenario.fixture)
+    for path, data in files.items():
+        builder.write(path, data)
+    builder.commit("Initial import", label="initial")
+    for index, step in enumerate(scenario.history):
+        _play(builder, index, step)
+    built = builder.build(dest)
+    commits = dict(built.commits)
+    evaluate_at = commits.get(scenario.evaluate_at)
+    if evaluate_at is None:
+        codebase = GitCodebase(dest, scenario.evaluate_at)
+        assert codebase.commit is not None
+        evaluate_at = codebase.commit
+    template = Template(scenario, dest, commits, evaluate_at)
+    template.seeds = _seeds(scenario, dest, commits)
+    _check_labels(scenario, template.seeds, template.codebase())
+    return template
+
+
+def build_problems(scenario: Scenario) -> list[tuple[FieldPath, str]]:
+    """Build ``scenario`` in a scratch folder and report what keeps it from building."""
+    with tempfile.TemporaryDirectory(prefix="memstore-check-") as tmp:
+        try:
+            build_template(scenario, Path(tmp) / "repo")
+        except BuildError as exc:
+            return [(exc.path, str(exc))]
+        except MemstoreError as exc:
+            return [((), str(exc))]
+    return []
