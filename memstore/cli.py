@@ -10,6 +10,7 @@ import click
 
 from memstore import __version__
 from memstore.commands.memories import memories
+from memstore.commands.scenarios import scenarios
 from memstore.commands.verify import verify
 
 __all__ = ["main"]
@@ -22,4 +23,5 @@ def main() -> None:
 
 
 main.add_command(memories)
+main.add_command(scenarios)
 main.add_command(verify)

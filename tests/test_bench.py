@@ -32,3 +32,13 @@ def test_bench_verify_runs_small(capsys: pytest.CaptureFixture[str], monkeypatch
     assert "repository: 40 files, 20 commits" in output
     assert "30 memories, 90 citation checks at HEAD" in output
     assert "warm, same process:" in output
+
+
+def test_bench_worlds_runs_small(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["bench_worlds.py", "--commits", "60", "--baseline-commits", "5", "--trials", "5"])
+    with pytest.raises(SystemExit) as done:
+        runpy.run_path(str(BENCH / "bench_worlds.py"), run_name="__main__")
+    assert done.value.code == 0
+    output = capsys.readouterr().out
+    assert "history of 60 commits" in output
+    assert "memory://    5 worlds: median" in output

@@ -74,7 +74,7 @@ def _memory(key: str, origin: Origin, truth: Truth, author: str, subject: str, f
                       subject, fact, tuple(cites), "Found while working on the service.", age)  # fmt: skip
 
 
-def _one(name: str, index: int, p: dict[str, Any]) -> Scenario:
+def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
     rng = random.Random(f"{p['seed']}:{index}")
     invariants = p.get("invariants_per_repository", 4)
     repo = _Repo(rng, index, invariants)
@@ -245,8 +245,8 @@ def _one(name: str, index: int, p: dict[str, Any]) -> Scenario:
                                           contains=((where[0][0], str(raised)),))))  # fmt: skip
     memories = [SeedMemory(**{**m.__dict__, "repo": repo.name}) for m in memories]
     return Scenario(
-        name=f"{name}-{index:04d}",
-        description=f"Generated repository {index} of {name}.",
+        name=f"{population}-{index:04d}",
+        description=f"Generated repository {index} of {population}.",
         fixture="",
         repo=repo.name,
         users=users,

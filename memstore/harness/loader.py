@@ -55,8 +55,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = f" at {self.path}" if self.path else ""
-        return f"{self.file}:{self.line}:{self.column}:{where}: {self.message}"
+        where = f" at {self.path}:" if self.path else ""
+        return f"{self.file}:{self.line}:{self.column}:{where} {self.message}"
 
 
 class ScenarioError(MemstoreError):
@@ -147,6 +147,9 @@ def _report_schema_error(error: jsonschema.ValidationError, report: _Reporter) -
         return
     if error.validator == "required":
         report.add(path, error.message.replace("is a required property", "is required"))
+        return
+    if error.validator == "pattern" and "description" in schema:
+        report.add(path, f"{error.instance!r} is not {schema['description']}")
         return
     report.add(path, error.message)
 
@@ -339,7 +342,7 @@ def read_file(file: Path) -> tuple[list[Scenario], list[Problem]]:
         return [], report.problems
     _schema_errors(data, report)
     if report.problems:
-        return [], report.problems
+        return [], sorted(report.problems, key=lambda p: (p.line, p.column))
     if "generator" in data:
         from memstore.harness.generator import generate
 

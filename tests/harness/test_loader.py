@@ -1,0 +1,117 @@
+"""Scenario files: the library validates, and a bad file gets errors a person can act on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memstore.harness.data import scenarios_dir
+from memstore.harness.loader import ScenarioError, load_file, load_library, read_file, scenario_files
+from memstore.harness.scenario import Origin, Truth, parse_duration
+
+MOVED = (scenarios_dir() / "api-version-moved.yaml").read_text()
+
+
+def _problems(tmp_path: Path, text: str) -> list[str]:
+    file = tmp_path / "s.yaml"
+    file.write_text(text)
+    return [str(p).replace(str(file), "s.yaml") for p in read_file(file)[1]]
+
+
+def test_the_library_validates() -> None:
+    scenarios = load_library()
+    names = {s.name for s in scenarios}
+    assert len([s for s in scenarios if s.files is None]) >= 16
+    assert {"api-version-moved", "cross-agent-logging", "dead-branch-flood", "jest-to-vitest"} <= names
+    assert len([s for s in scenarios if s.name.startswith("generated-population-")]) == 100
+
+
+def test_the_library_covers_every_origin_and_truth() -> None:
+    seeded = [m for s in load_library() if s.files is None for m in s.memories]
+    assert {m.origin for m in seeded} == set(Origin)
+    assert {m.truth for m in seeded} == set(Truth)
+
+
+def test_a_scenario_parses_into_values() -> None:
+    (scenario,) = load_file(scenarios_dir() / "api-version-moved.yaml")
+    assert scenario.repo == "acme/api"
+    assert scenario.memories[0].citations == ("src/client/sdk/constants.ts:12", "server/routes/api.go:8",
+                                              "docs/api-reference.md:37")  # fmt: skip
+    assert scenario.memories[0].age == parse_duration("6d")
+    assert scenario.tasks[0].change[0].new == "v2.2.0"
+    assert scenario.history[0].edits[0].op == "insert"
+
+
+def test_unknown_keys_are_errors_with_positions(tmp_path: Path) -> None:
+    text = MOVED.replace("    age: 6d\n", "    age: 6d\n    colour: blue\n").replace(
+        "          line: 1\n", "          line: 1\n          where: top\n"
+    )
+    assert _problems(tmp_path, text) == [
+        "s.yaml:19:11: at history[0].edits[0].insert.where: unknown key 'where'; allowed here: line, path, text",
+        "s.yaml:37:5: at memories[0].colour: unknown key 'colour'; allowed here: age, anchor, author, citations, "
+        "copies, fact, key, kind, learned_at, origin, reason, repo, subject, surface, truth",
+    ]
+
+
+def test_wrong_truth_label_is_an_error(tmp_path: Path) -> None:
+    problems = _problems(tmp_path, MOVED.replace("truth: moved", "truth: valid"))
+    assert problems == [
+        "s.yaml:25:12: at memories[0].truth: truth 'valid' does not hold at 'main': "
+        "src/client/sdk/constants.ts:12 is moved, server/routes/api.go:8 is valid, docs/api-reference.md:37 is valid"
+    ]
+
+
+def test_bad_values_and_references(tmp_path: Path) -> None:
+    text = MOVED.replace("origin: genuine", "origin: imagined").replace("age: 6d", "age: six days")
+    problems = _problems(tmp_path, text)
+    assert problems == [
+        "s.yaml:24:13: at memories[0].origin: 'imagined' is not one of "
+        "['genuine', 'stale', 'adversarial', 'abandoned']",
+        "s.yaml:35:10: at memories[0].age: 'six days' is not a duration: 90s, 15m, 3h, 2d, 1w",
+    ]
+
+
+def test_semantic_references_are_checked(tmp_path: Path) -> None:
+    text = MOVED.replace("user: dev", "user: nobody").replace("needs: [api-sync]", "needs: [api-sink]")
+    assert _problems(tmp_path, text) == [
+        "s.yaml:39:11: at tasks[0].user: unknown user 'nobody'; add it under users",
+        "s.yaml:42:13: at tasks[0].needs[0]: no memory 'api-sink' (seeded or learned by an earlier task)",
+    ]
+
+
+def test_a_history_that_does_not_apply_is_an_error(tmp_path: Path) -> None:
+    text = MOVED.replace("          line: 1\n", "          line: 99\n")
+    (problem,) = _problems(tmp_path, text)
+    assert problem.startswith("s.yaml:16:9: at history[0].edits[0]: line: src/client/sdk/constants.ts has 16 lines")
+
+
+def test_citation_that_is_not_there_is_an_error(tmp_path: Path) -> None:
+    (problem,) = _problems(tmp_path, MOVED.replace("server/routes/api.go:8", "server/routes/api.go:80"))
+    assert "at memories[0].citations[1]: citations: cannot cite server/routes/api.go:80" in problem
+
+
+def test_broken_yaml_is_reported_with_its_position(tmp_path: Path) -> None:
+    (problem,) = _problems(tmp_path, "name: x\ndescription: [unclosed\n")
+    assert problem.startswith("s.yaml:3:1: not valid YAML: while parsing a flow sequence")
+
+
+def test_load_file_raises_with_every_problem(tmp_path: Path) -> None:
+    file = tmp_path / "s.yaml"
+    file.write_text(MOVED.replace("user: dev", "user: nobody").replace("author: ana", "author: nobody"))
+    with pytest.raises(ScenarioError) as caught:
+        load_file(file)
+    assert len(caught.value.problems) == 2
+
+
+def test_scenario_files_finds_yaml_in_folders(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("x")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.yml").write_text("x")
+    (tmp_path / "notes.txt").write_text("x")
+    assert [p.name for p in scenario_files([tmp_path])] == ["a.yaml", "b.yml"]
+
+
+@pytest.mark.parametrize(("text", "hours"), [("90s", 0.025), ("15m", 0.25), ("3h", 3), ("2d", 48), ("1w", 168)])
+def test_durations(text: str, hours: float) -> None:
+    assert parse_duration(text).total_seconds() == hours * 3600
