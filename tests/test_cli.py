@@ -11,11 +11,19 @@ from click.testing import CliRunner, Result
 from memstore.cli import main
 
 API_FACT = [
-    "--repo", "acme/api", "--subject", "API version synchronization",
-    "--fact", "API version must match between client SDK, server routes, and documentation.",
-    "--cite", "src/client/sdk/constants.ts:12", "--cite", "server/routes/api.go:8",
-    "--reason", "If it drifts, the integration fails.",
-]  # fmt: skip
+    "--repo",
+    "acme/api",
+    "--subject",
+    "API version synchronization",
+    "--fact",
+    "API version must match between client SDK, server routes, and documentation.",
+    "--cite",
+    "src/client/sdk/constants.ts:12",
+    "--cite",
+    "server/routes/api.go:8",
+    "--reason",
+    "If it drifts, the integration fails.",
+]
 
 
 @pytest.fixture

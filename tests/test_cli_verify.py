@@ -46,9 +46,17 @@ def _commit_bump(repo: Path) -> None:
     for path in (SDK, "server/routes/api.go"):
         target = repo / path
         target.write_text(target.read_text().replace("v2.1.4", "v2.2.0"))
-    subprocess.run(["git", "-C", str(repo), "commit", "-qam", "bump"], check=True,
-                   env={"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
-                        "GIT_COMMITTER_EMAIL": "a@x", "PATH": "/usr/bin:/bin"})  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(repo), "commit", "-qam", "bump"],
+        check=True,
+        env={
+            "GIT_AUTHOR_NAME": "a",
+            "GIT_AUTHOR_EMAIL": "a@x",
+            "GIT_COMMITTER_NAME": "a",
+            "GIT_COMMITTER_EMAIL": "a@x",
+            "PATH": "/usr/bin:/bin",
+        },
+    )
 
 
 def test_anchor_records_snippet_and_commit(tmp_path: Path, repo: Path) -> None:
@@ -60,15 +68,34 @@ def test_anchor_records_snippet_and_commit(tmp_path: Path, repo: Path) -> None:
 
 
 def test_anchor_refuses_a_citation_that_is_not_there(tmp_path: Path, repo: Path) -> None:
-    code, out = _run(tmp_path, "memories", "add", "--repo", "acme/api", "--subject", "s", "--fact", "f",
-                     "--cite", "src/ghost.ts:3", "--anchor", str(repo))  # fmt: skip
+    code, out = _run(
+        tmp_path,
+        "memories",
+        "add",
+        "--repo",
+        "acme/api",
+        "--subject",
+        "s",
+        "--fact",
+        "f",
+        "--cite",
+        "src/ghost.ts:3",
+        "--anchor",
+        str(repo),
+    )
     assert code == 1
     assert "cannot cite src/ghost.ts:3: it does not exist" in out
 
 
 def test_all_valid_exits_zero(tmp_path: Path, repo: Path) -> None:
-    _add(tmp_path, repo, "API version synchronization", "API version must match between SDK and routes.",
-         f"{SDK}:1", "server/routes/api.go:3")  # fmt: skip
+    _add(
+        tmp_path,
+        repo,
+        "API version synchronization",
+        "API version must match between SDK and routes.",
+        f"{SDK}:1",
+        "server/routes/api.go:3",
+    )
     code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api")
     assert code == 0, out
     assert "1 valid" in out
@@ -78,8 +105,7 @@ def test_bad_memories_exit_one_with_evidence_and_fix_corrects_them(tmp_path: Pat
     stale = _add(tmp_path, repo, "API version", 'The API version is "v2.1.4".', f"{SDK}:1")
     bogus = _add(tmp_path, repo, "Database pool", "Connections come from `get_pool()`.", "README.md:1")
     _commit_bump(repo)
-    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api", "--ref", "main",
-                     "--format", "json")  # fmt: skip
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api", "--ref", "main", "--format", "json")
     assert code == 1
     report = {m["memory"]["id"]: m for m in json.loads(out)["memories"]}
     assert report[stale]["verdict"] == "contradicted"

@@ -83,18 +83,30 @@ def make_memories(repo: Path, commits: dict[str, str], count: int, seed: int) ->
         for _ in range(3):
             sha = commits[rng.choice(labels)]
             if sha not in trees:
-                out = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", sha],
-                                     capture_output=True, text=True, check=True).stdout  # fmt: skip
+                out = subprocess.run(
+                    ["git", "-C", str(repo), "ls-tree", "-r", "--name-only", sha],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
                 trees[sha] = out.split()
             path = rng.choice(trees[sha])
             citations.append(Citation(path, rng.randrange(1, 40), commit=sha))
         memories.append(
             Memory(
-                id=f"mem_{m:05d}", repo="bench/repo", kind=Kind.FACT, subject=f"{rng.choice(WORDS)} handling",
-                fact=f"The {rng.choice(WORDS)} setting is read in one place.", citations=tuple(citations),
-                reason="bench", author="ana", surface=Surface.CODING_AGENT, created_at=T0, refreshed_at=T0,
+                id=f"mem_{m:05d}",
+                repo="bench/repo",
+                kind=Kind.FACT,
+                subject=f"{rng.choice(WORDS)} handling",
+                fact=f"The {rng.choice(WORDS)} setting is read in one place.",
+                citations=tuple(citations),
+                reason="bench",
+                author="ana",
+                surface=Surface.CODING_AGENT,
+                created_at=T0,
+                refreshed_at=T0,
             ).to_dict()
-        )  # fmt: skip
+        )
     return memories
 
 
@@ -142,14 +154,17 @@ def main(argv: list[str] | None = None) -> int:
         data.write_text(json.dumps(memories))
 
         start = time.perf_counter()
-        cold_out = subprocess.run([sys.executable, "-c", COLD, str(repo), str(data)], capture_output=True,
-                                  text=True, check=True).stdout  # fmt: skip
+        cold_out = subprocess.run(
+            [sys.executable, "-c", COLD, str(repo), str(data)], capture_output=True, text=True, check=True
+        ).stdout
         process_s = time.perf_counter() - start
         cold = json.loads(cold_out)
         checks = cold["checks"]
         print(f"\n{args.memories:,} memories, {checks:,} citation checks at HEAD: {cold['statuses']}")
-        print(f"  cold, new process:  {cold['verify']:.3f} s verifying ({checks / cold['verify']:,.0f} checks/s); "
-              f"{process_s:.2f} s for the whole process incl. {cold['import']:.2f} s of imports")  # fmt: skip
+        print(
+            f"  cold, new process:  {cold['verify']:.3f} s verifying ({checks / cold['verify']:,.0f} checks/s); "
+            f"{process_s:.2f} s for the whole process incl. {cold['import']:.2f} s of imports"
+        )
 
         parsed = [Memory.from_dict(m) for m in memories]
         codebase = GitCodebase(repo, "HEAD")

@@ -74,8 +74,10 @@ def bench_history(workdir: Path, commits: int, baseline_commits: int) -> None:
     projected = slow_per_commit * commits
     print(f"history of {commits:,} commits")
     print(f"  HistoryBuilder + git fast-import: {fast:8.2f} s   (target <= 2 s: {'MET' if fast <= 2 else 'MISSED'})")
-    print(f"  GitPython, a commit at a time:    {slow_per_commit * 1000:8.1f} ms per commit on {baseline_commits} "
-          f"commits; {projected:.1f} s for {commits:,}; fast-import is {projected / fast:.0f}x faster")  # fmt: skip
+    print(
+        f"  GitPython, a commit at a time:    {slow_per_commit * 1000:8.1f} ms per commit on {baseline_commits} "
+        f"commits; {projected:.1f} s for {commits:,}; fast-import is {projected / fast:.0f}x faster"
+    )
 
 
 def bench_worlds(workdir: Path, trials: int) -> None:
@@ -101,8 +103,10 @@ def bench_worlds(workdir: Path, trials: int) -> None:
         median = statistics.median(ordered)
         verdict = "MET" if median <= 20 else "MISSED"
         p95 = ordered[int(len(ordered) * 0.95)]
-        print(f"  {name:<12} {trials:,} worlds: median {median:6.2f} ms, p95 {p95:6.2f} ms"
-              f"   (target median <= 20 ms: {verdict})")  # fmt: skip
+        print(
+            f"  {name:<12} {trials:,} worlds: median {median:6.2f} ms, p95 {p95:6.2f} ms"
+            f"   (target median <= 20 ms: {verdict})"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

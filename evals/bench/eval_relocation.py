@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import random
-import re
 import subprocess
 import sys
 import tarfile
@@ -32,6 +31,7 @@ from pathlib import Path
 from memstore import Citation
 from memstore.verify import CitationStatus, GitCodebase, verify_citation
 from memstore.verify.codebase import split_lines
+from memstore.verify.git import GitRepository, map_line
 from memstore.verify.history import HistoryBuilder
 
 RELEASES = {
@@ -40,7 +40,6 @@ RELEASES = {
     "attrs": ["21.4.0", "22.1.0", "22.2.0", "23.1.0", "23.2.0", "24.2.0"],
     "jinja2": ["3.0.0", "3.0.3", "3.1.0", "3.1.2", "3.1.4"],
 }
-_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 def fetch(package: str, version: str, cache: Path) -> Path:
@@ -48,10 +47,22 @@ def fetch(package: str, version: str, cache: Path) -> Path:
     found = [p for p in cache.iterdir() if p.name.lower().startswith(f"{package}-{version}.tar".lower())]
     if not found:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-             f"{package}=={version}", "-d", str(cache)],
-            check=True, capture_output=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"{package}=={version}",
+                "-d",
+                str(cache),
+            ],
+            check=True,
+            capture_output=True,
+        )
         found = [p for p in cache.iterdir() if p.name.lower().startswith(f"{package}-{version}.tar".lower())]
     return found[0]
 
@@ -68,56 +79,17 @@ def python_files(sdist: Path) -> dict[str, bytes]:
     return files
 
 
-Hunk = tuple[int, int, int, int]  # old start, old length, new start, new length (as git -U0 prints them)
-
-
-def git_mapping(repo: Path, old: str, new: str, algorithm: str) -> dict[str, tuple[str, list[Hunk]]]:
-    """For each old file that git's diff touches: (its new path, or "" if deleted; its -U0 hunks)."""
-    out = subprocess.run(
-        ["git", "-C", str(repo), "diff", "-M", "-U0", f"--diff-algorithm={algorithm}", "--no-color", old, new],
-        capture_output=True, check=True,
-    ).stdout  # fmt: skip
-    result: dict[str, tuple[str, list[Hunk]]] = {}
-    hunks: list[Hunk] | None = None
-    old_path: str | None = None
-    for line in out.split(b"\n"):
-        if line.startswith(b"diff --git"):
-            old_path, hunks = None, None
-        elif line.startswith(b"rename from "):
-            old_path = line[len(b"rename from ") :].decode()
-        elif line.startswith(b"rename to ") and old_path is not None:
-            hunks = []
-            result[old_path] = (line[len(b"rename to ") :].decode(), hunks)
-        elif line.startswith(b"--- "):
-            old_path = None if line[4:] == b"/dev/null" else line[6:].decode()
-        elif line.startswith(b"+++ ") and old_path is not None:
-            hunks = []
-            result[old_path] = ("" if line[4:] == b"/dev/null" else line[6:].decode(), hunks)
-        elif (match := _HUNK.match(line)) and hunks is not None:
-            hunks.append((int(match[1]), int(match[2] or 1), int(match[3]), int(match[4] or 1)))
-    return result
-
-
-def map_line(hunks: list[Hunk], line: int) -> int | None:
-    """Apply git's -U0 hunks to an old line number; None if the line is inside a hunk."""
-    shift = 0
-    for o_start, o_len, n_start, n_len in hunks:
-        if o_len == 0:  # a pure insertion after old line o_start
-            if line <= o_start:
-                break
-            shift = n_start + n_len - 1 - o_start
-            continue
-        if line < o_start:
-            break
-        if line < o_start + o_len:
-            return None
-        new_start = n_start + 1 if n_len == 0 else n_start  # a pure deletion names the new line before it
-        shift = new_start + n_len - (o_start + o_len)
-    return line + shift
-
-
-def evaluate(package: str, versions: list[str], cache: Path, per_pair: int, algorithm: str, rng: random.Random,
-             tally: Counter[str], mistakes: list[str], mode: str) -> None:  # fmt: skip
+def evaluate(
+    package: str,
+    versions: list[str],
+    cache: Path,
+    per_pair: int,
+    algorithm: str,
+    rng: random.Random,
+    tally: Counter[str],
+    mistakes: list[str],
+    mode: str,
+) -> None:
     b = HistoryBuilder()
     previous: set[str] = set()
     labels = []
@@ -135,11 +107,15 @@ def evaluate(package: str, versions: list[str], cache: Path, per_pair: int, algo
         for old_label, new_label in pairs:
             old, new = built.commits[old_label], built.commits[new_label]
             codebase = GitCodebase(built.path, new)
-            git_map = git_mapping(built.path, old, new, algorithm)
+            git_map = GitRepository(built.path).diff_hunks(old, new, algorithm)
             old_files = b.files(old_label)
             new_files = b.files(new_label)
-            candidates = [(p, n) for p, data in sorted(old_files.items())
-                          for n, text in enumerate(split_lines(data), 1) if text.strip()]  # fmt: skip
+            candidates = [
+                (p, n)
+                for p, data in sorted(old_files.items())
+                for n, text in enumerate(split_lines(data), 1)
+                if text.strip()
+            ]
             for path, line in rng.sample(candidates, min(per_pair, len(candidates))):
                 text = split_lines(old_files[path])[line - 1]
                 cited = Citation(path, line, commit=old) if mode == "commit" else Citation(path, line, snippet=text)
@@ -158,8 +134,11 @@ def evaluate(package: str, versions: list[str], cache: Path, per_pair: int, algo
                 tally["citations"] += 1
                 if truth_line is not None:
                     renamed = truth_path != path
-                    want = CitationStatus.RENAMED if renamed else (
-                        CitationStatus.VALID if truth_line == line else CitationStatus.MOVED)  # fmt: skip
+                    want = (
+                        CitationStatus.RENAMED
+                        if renamed
+                        else (CitationStatus.VALID if truth_line == line else CitationStatus.MOVED)
+                    )
                     right = check.status is want and check.line == truth_line and check.path == truth_path
                     tally["git maps the line"] += 1
                 elif stands:
@@ -204,13 +183,18 @@ def main(argv: list[str] | None = None) -> int:
     tally: Counter[str] = Counter()
     mistakes: list[str] = []
     for package in args.packages.split(","):
-        evaluate(package, RELEASES[package], args.cache, args.per_pair, args.algorithm, rng, tally, mistakes,
-                 args.mode)  # fmt: skip
+        evaluate(package, RELEASES[package], args.cache, args.per_pair, args.algorithm, rng, tally, mistakes, args.mode)
     n = tally["citations"]
-    print(f"{n:,} citations ({args.mode} known) from {args.packages} release histories, "
-          f"judged against git diff --{args.algorithm}")  # fmt: skip
-    for key in ("git maps the line", "git changed it, text stands elsewhere", "git changed it, text gone",
-                "file deleted"):  # fmt: skip
+    print(
+        f"{n:,} citations ({args.mode} known) from {args.packages} release histories, "
+        f"judged against git diff --{args.algorithm}"
+    )
+    for key in (
+        "git maps the line",
+        "git changed it, text stands elsewhere",
+        "git changed it, text gone",
+        "file deleted",
+    ):
         print(f"  {key:<40} {tally[key]:>6,}")
     print(f"  right answer (status and line):          {tally['right'] / n:>7.1%}   (target >= 97%)")
     changed = tally["in changed files"]
@@ -218,8 +202,10 @@ def main(argv: list[str] | None = None) -> int:
         f"  ... of the {changed:,} in files that changed:    {tally['right in changed files'] / max(changed, 1):>7.1%}"
     )
     stands = tally["text stands"]
-    print(f"  wrong invalidation, of {stands:,} whose text stands: {tally['wrong invalidation'] / max(stands, 1):.2%}"
-          "   (target <= 1%)")  # fmt: skip
+    print(
+        f"  wrong invalidation, of {stands:,} whose text stands: {tally['wrong invalidation'] / max(stands, 1):.2%}"
+        "   (target <= 1%)"
+    )
     for line in mistakes[: args.show_mistakes]:
         print("   ", line)
     return 0

@@ -56,8 +56,13 @@ def list_(paths: tuple[Path, ...]) -> None:
             generated.setdefault(scenario.source, []).append(scenario)
             continue
         surfaces = sorted({t.surface.value for t in scenario.tasks})
-        table.add_row(scenario.name, ", ".join(scenario.tags), str(sum(m.copies for m in scenario.memories)),
-                      str(len(scenario.tasks)), ", ".join(surfaces))  # fmt: skip
+        table.add_row(
+            scenario.name,
+            ", ".join(scenario.tags),
+            str(sum(m.copies for m in scenario.memories)),
+            str(len(scenario.tasks)),
+            ", ".join(surfaces),
+        )
     for source, group in generated.items():
         table.add_row(
             f"{Path(source).stem} ({len(group)} generated)",
@@ -105,11 +110,16 @@ def show(name: str, paths: tuple[Path, ...]) -> None:
     echo = click.echo
     echo(f"{scenario.name}  ({scenario.source})")
     echo(f"  {scenario.description}")
-    echo(f"  repository {scenario.repo} from fixture {scenario.fixture or '(generated)'}, evaluated at "
-         f"{scenario.evaluate_at}, tasks start {scenario.start.isoformat()}")  # fmt: skip
-    echo("  users: " + "; ".join(
-        f"{u} " + ", ".join(f"{r}={lvl.name.lower()}" for r, lvl in g.items()) for u, g in scenario.users.items()
-    ))  # fmt: skip
+    echo(
+        f"  repository {scenario.repo} from fixture {scenario.fixture or '(generated)'}, evaluated at "
+        f"{scenario.evaluate_at}, tasks start {scenario.start.isoformat()}"
+    )
+    echo(
+        "  users: "
+        + "; ".join(
+            f"{u} " + ", ".join(f"{r}={lvl.name.lower()}" for r, lvl in g.items()) for u, g in scenario.users.items()
+        )
+    )
     echo(f"\nhistory ({len(scenario.history)} steps after the initial import):")
     for step in scenario.history:
         what = step.args.get(step.op)
@@ -118,9 +128,11 @@ def show(name: str, paths: tuple[Path, ...]) -> None:
     echo(f"\nmemories ({len(scenario.memories)}):")
     for m in scenario.memories:
         copies = f" x{m.copies}" if m.copies > 1 else ""
-        echo(f"  {m.key}{copies}: {m.origin.value}, {m.truth.value} at {scenario.evaluate_at}; "
-             f"{m.kind.value} by {m.author}, learned at {m.learned_at}, "
-             f"{_human(m.age)} before the first task")  # fmt: skip
+        echo(
+            f"  {m.key}{copies}: {m.origin.value}, {m.truth.value} at {scenario.evaluate_at}; "
+            f"{m.kind.value} by {m.author}, learned at {m.learned_at}, "
+            f"{_human(m.age)} before the first task"
+        )
         echo(f"    {m.subject}: {m.fact}")
         if m.citations:
             echo(f"    cites {', '.join(m.citations)}")

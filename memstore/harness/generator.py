@@ -49,8 +49,10 @@ class _Repo:
         self.files: dict[str, list[str]] = {}
         for k, name in enumerate(self.names):
             self.files[self.config[k]] = [f'"""Settings of service {k}."""', "", f"{name} = {self.values[k]}", ""]
-            self.files[self.web[k]] = [f"// Limits the web client enforces for service {k}.",
-                                       f"export const {name} = {self.values[k]};"]  # fmt: skip
+            self.files[self.web[k]] = [
+                f"// Limits the web client enforces for service {k}.",
+                f"export const {name} = {self.values[k]};",
+            ]
         self.files["docs/limits.md"] = ["# Limits", "", "| name | value |", "|---|---|"] + [
             f"| {n} | {v} |" for n, v in zip(self.names, self.values, strict=True)
         ]
@@ -68,10 +70,35 @@ class _Repo:
         return {p: ("\n".join(lines) + "\n").encode() for p, lines in self.files.items()}
 
 
-def _memory(key: str, origin: Origin, truth: Truth, author: str, subject: str, fact: str, cites: list[str],
-            learned_at: str, age: timedelta, *, anchor: bool = True) -> SeedMemory:  # fmt: skip
-    return SeedMemory(key, origin, truth, "", Kind.FACT, author, Surface.CODE_REVIEW, learned_at, anchor,
-                      subject, fact, tuple(cites), "Found while working on the service.", age)  # fmt: skip
+def _memory(
+    key: str,
+    origin: Origin,
+    truth: Truth,
+    author: str,
+    subject: str,
+    fact: str,
+    cites: list[str],
+    learned_at: str,
+    age: timedelta,
+    *,
+    anchor: bool = True,
+) -> SeedMemory:
+    return SeedMemory(
+        key,
+        origin,
+        truth,
+        "",
+        Kind.FACT,
+        author,
+        Surface.CODE_REVIEW,
+        learned_at,
+        anchor,
+        subject,
+        fact,
+        tuple(cites),
+        "Found while working on the service.",
+        age,
+    )
 
 
 def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
@@ -115,8 +142,12 @@ def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
         else:  # unrelated work
             f = rng.randrange(3)
             repo.files[f"lib/util{f}.py"].append(f"# touched {c}")
-            edits = (Edit("insert", {"path": f"lib/util{f}.py", "line": len(repo.files[f"lib/util{f}.py"]),
-                                     "text": f"# touched {c}\n"}),)  # fmt: skip
+            edits = (
+                Edit(
+                    "insert",
+                    {"path": f"lib/util{f}.py", "line": len(repo.files[f"lib/util{f}.py"]), "text": f"# touched {c}\n"},
+                ),
+            )
         history.append(Step("commit", {"commit": f"change {c}", "label": label}, edits))
         if rng.random() < 0.3:  # someone learns the invariant again, here
             learned[k] = (label, repo.where(k), repo.values[k])
@@ -129,12 +160,21 @@ def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
         text = repo.files[path][line - 1]
         spike_values[k] = repo.values[k] + 1000
         new_text = text.replace(str(repo.values[k]), str(spike_values[k]))
-        history.append(Step("commit", {"commit": f"try new limit {k}", "label": f"spike{k}"},
-                            (Edit("replace", {"path": path, "old": text, "new": new_text}),)))  # fmt: skip
+        history.append(
+            Step(
+                "commit",
+                {"commit": f"try new limit {k}", "label": f"spike{k}"},
+                (Edit("replace", {"path": path, "old": text, "new": new_text}),),
+            )
+        )
     history.append(Step("switch", {"switch": "main"}))
 
-    users = {"owner": {repo.name: Access.ADMIN}, "dev": {repo.name: Access.WRITE},
-             "rev": {repo.name: Access.READ}, "mal": {repo.name: Access.WRITE}}  # fmt: skip
+    users = {
+        "owner": {repo.name: Access.ADMIN},
+        "dev": {repo.name: Access.WRITE},
+        "rev": {repo.name: Access.READ},
+        "mal": {repo.name: Access.WRITE},
+    }
     stale, adversarial, abandoned = p.get("stale", 0.2), p.get("adversarial", 0.1), p.get("abandoned", 0.1)
     for k in range(invariants):
         label, where, value = learned[k]
@@ -142,10 +182,19 @@ def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
         cites = [f"{path}:{line}" for path, line in where]
         moved = where != now
         name = repo.names[k]
-        memories.append(_memory(f"sync-{k}", Origin.GENUINE, Truth.MOVED if moved or value != repo.values[k]
-                                else Truth.VALID, "owner", f"{name} synchronization",
-                                f"{name} must match between the service config, the web client and the docs.",
-                                cites, label, timedelta(days=rng.randrange(1, 20))))  # fmt: skip
+        memories.append(
+            _memory(
+                f"sync-{k}",
+                Origin.GENUINE,
+                Truth.MOVED if moved or value != repo.values[k] else Truth.VALID,
+                "owner",
+                f"{name} synchronization",
+                f"{name} must match between the service config, the web client and the docs.",
+                cites,
+                label,
+                timedelta(days=rng.randrange(1, 20)),
+            )
+        )
         roll = rng.random()
         if roll < stale and value != repo.values[k]:
             truth, origin = Truth.CONTRADICTED, Origin.STALE
@@ -158,24 +207,57 @@ def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
                 truth = Truth.CONTRADICTED
             else:
                 truth = Truth.MOVED if where[0] != now[0] else Truth.VALID
-        memories.append(_memory(f"value-{k}", origin, truth, "owner", f"{name} value",
-                                f"{name} is set to {value}.", cites[:1], label,
-                                timedelta(days=rng.randrange(1, 20))))  # fmt: skip
+        memories.append(
+            _memory(
+                f"value-{k}",
+                origin,
+                truth,
+                "owner",
+                f"{name} value",
+                f"{name} is set to {value}.",
+                cites[:1],
+                label,
+                timedelta(days=rng.randrange(1, 20)),
+            )
+        )
         if rng.random() < adversarial:
             variant = rng.randrange(3)
             first = initial_where[k][0]
             if variant == 0:
-                fact, adv_cites, adv_truth, anchored = f"{name} is set to {repo.values[k] + 7}.", \
-                    [f"{first[0]}:{first[1]}"], Truth.CONTRADICTED, True  # fmt: skip
+                fact, adv_cites, adv_truth, anchored = (
+                    f"{name} is set to {repo.values[k] + 7}.",
+                    [f"{first[0]}:{first[1]}"],
+                    Truth.CONTRADICTED,
+                    True,
+                )
             elif variant == 1:
-                fact, adv_cites, adv_truth, anchored = f"{name} is enforced by the rate limiter middleware.", \
-                    ["lib/util0.py:1"], Truth.UNSUPPORTED, True  # fmt: skip
+                fact, adv_cites, adv_truth, anchored = (
+                    f"{name} is enforced by the rate limiter middleware.",
+                    ["lib/util0.py:1"],
+                    Truth.UNSUPPORTED,
+                    True,
+                )
             else:
-                fact, adv_cites, adv_truth, anchored = f"{name} is read from the environment.", \
-                    [f"{repo.config[k]}:400"], Truth.MISSING, False  # fmt: skip
-            memories.append(_memory(f"adv-{k}", Origin.ADVERSARIAL, adv_truth, "mal", f"{name} source", fact,
-                                    adv_cites, "initial", timedelta(hours=rng.randrange(1, 48)),
-                                    anchor=anchored))  # fmt: skip
+                fact, adv_cites, adv_truth, anchored = (
+                    f"{name} is read from the environment.",
+                    [f"{repo.config[k]}:400"],
+                    Truth.MISSING,
+                    False,
+                )
+            memories.append(
+                _memory(
+                    f"adv-{k}",
+                    Origin.ADVERSARIAL,
+                    adv_truth,
+                    "mal",
+                    f"{name} source",
+                    fact,
+                    adv_cites,
+                    "initial",
+                    timedelta(hours=rng.randrange(1, 48)),
+                    anchor=anchored,
+                )
+            )
 
     tasks: list[Task] = []
     count = p["tasks_per_repository"]
@@ -187,8 +269,9 @@ def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
     order = list(range(invariants))
     rng.shuffle(order)
     coding_ks = order[: kinds.count("coding")]
-    kinds = [kind if kind != "coding" or n < len(coding_ks) else "cli"
-             for n, kind in enumerate(kinds)]  # more coding tasks than invariants: ask instead  # fmt: skip
+    kinds = [
+        kind if kind != "coding" or n < len(coding_ks) else "cli" for n, kind in enumerate(kinds)
+    ]  # more coding tasks than invariants: ask instead
     others = [k for k in range(invariants) if k not in coding_ks] or list(range(invariants))
     coding_iter = iter(coding_ks)
     for t, task_kind in enumerate(kinds):
@@ -199,11 +282,22 @@ def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
             text = repo.files[path][line - 1]
             history += [
                 Step("branch", {"branch": branch, "from": "main"}),
-                Step("commit", {"commit": f"Raise {repo.names[k]}", "label": f"pr{t}"},
-                     (Edit("replace", {"path": path, "old": text,
-                                       "new": text.replace(str(repo.values[k]), str(repo.values[k] + 5))}),)),
+                Step(
+                    "commit",
+                    {"commit": f"Raise {repo.names[k]}", "label": f"pr{t}"},
+                    (
+                        Edit(
+                            "replace",
+                            {
+                                "path": path,
+                                "old": text,
+                                "new": text.replace(str(repo.values[k]), str(repo.values[k] + 5)),
+                            },
+                        ),
+                    ),
+                ),
                 Step("switch", {"switch": "main"}),
-            ]  # fmt: skip
+            ]
             tasks.append(
                 Task(
                     f"review-{t}",
@@ -235,14 +329,28 @@ def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
             raised = repo.values[k] + 100
             where = repo.where(k)
             changes = tuple(
-                Change(path, repo.files[path][line - 1], repo.files[path][line - 1].replace(str(repo.values[k]),
-                       str(raised))) for path, line in where
-            )  # fmt: skip
-            tasks.append(Task(f"raise-{t}", Surface.CODING_AGENT, "dev", f"Raise {repo.names[k]} to {raised}.",
-                              after=timedelta(hours=2), needs=(f"sync-{k}",), change=changes,
-                              check=Check(equal=tuple(Location(path, rf"{repo.names[k]}\D+(\d+)")
-                                                      for path, _ in where),
-                                          contains=((where[0][0], str(raised)),))))  # fmt: skip
+                Change(
+                    path,
+                    repo.files[path][line - 1],
+                    repo.files[path][line - 1].replace(str(repo.values[k]), str(raised)),
+                )
+                for path, line in where
+            )
+            tasks.append(
+                Task(
+                    f"raise-{t}",
+                    Surface.CODING_AGENT,
+                    "dev",
+                    f"Raise {repo.names[k]} to {raised}.",
+                    after=timedelta(hours=2),
+                    needs=(f"sync-{k}",),
+                    change=changes,
+                    check=Check(
+                        equal=tuple(Location(path, rf"{repo.names[k]}\D+(\d+)") for path, _ in where),
+                        contains=((where[0][0], str(raised)),),
+                    ),
+                )
+            )
     memories = [SeedMemory(**{**m.__dict__, "repo": repo.name}) for m in memories]
     return Scenario(
         name=f"{population}-{index:04d}",

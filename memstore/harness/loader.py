@@ -388,6 +388,11 @@ def load_library(paths: Iterable[str | Path] = ()) -> list[Scenario]:
     names = [s.name for s in scenarios]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise ScenarioError([Problem(s.source, 1, 1, "name", f"scenario name {s.name!r} is used twice")
-                             for s in scenarios if s.name in twice])  # fmt: skip
+        raise ScenarioError(
+            [
+                Problem(s.source, 1, 1, "name", f"scenario name {s.name!r} is used twice")
+                for s in scenarios
+                if s.name in twice
+            ]
+        )
     return scenarios

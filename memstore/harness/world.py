@@ -216,8 +216,10 @@ def _check_labels(scenario: Scenario, seeds: list[Seed], codebase: GitCodebase) 
             Truth.UNSUPPORTED: not any(s.readable for s in statuses),
         }[spec.truth]
         if wrong:
-            raise BuildError(("memories", i, "truth"), f"truth {spec.truth.value!r} does not hold at "
-                                                        f"{scenario.evaluate_at!r}: {said}")  # fmt: skip
+            raise BuildError(
+                ("memories", i, "truth"),
+                f"truth {spec.truth.value!r} does not hold at {scenario.evaluate_at!r}: {said}",
+            )
 
 
 def build_template(scenario: Scenario, dest: Path) -> Template:

@@ -152,6 +152,10 @@ def _locate(
         first = mapped[0] if mapped else None
         if first is not None and mapped == tuple(range(first, first + size)):
             return _Found(CitationStatus.VALID if first == start else CitationStatus.MOVED, first, size)
+        last = mapped[-1] if mapped else None
+        if first is not None and last is not None and all(m is not None for m in mapped) and last > first:
+            # Every line survived, with lines added in between: the block stands, wider.
+            return _Found(CitationStatus.MOVED, first, last - first + 1)
         lo, hi = _region(line_map(old, new), start, size, len(new))
         anchor = lo
         rewritten = _alignment(_norm_lines(old), current)[1][start : start + size]

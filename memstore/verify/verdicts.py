@@ -19,6 +19,7 @@ the same harness.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -120,12 +121,17 @@ def _value_kind(value: str) -> ClaimKind:
 
 
 def _replacement(claim: str, swapped: dict[str, str]) -> str | None:
-    """What a change put in place of ``claim`` (a call keeps its parentheses, a string loses its quotes)."""
+    """What a change put in place of ``claim``: the claim with the replaced tokens swapped
+    (``jest.fn()`` becomes ``vi.fn()``; a string loses its quotes)."""
     if claim in swapped:
         return swapped[claim]
-    if claim.endswith("()") and claim[:-2] in swapped:
-        return swapped[claim[:-2]] + "()"
-    return next((unquote(new) for old, new in swapped.items() if unquote(old) == claim), None)
+    quoted = next((unquote(new) for old, new in swapped.items() if unquote(old) == claim), None)
+    if quoted is not None:
+        return quoted
+    result = claim
+    for old, new in swapped.items():
+        result = re.sub(rf"(?<![\w]){re.escape(old)}(?![\w])", new, result)
+    return result if result != claim else None
 
 
 def _reanchor(check: CitationCheck, commit: str | None) -> Citation:

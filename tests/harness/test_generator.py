@@ -11,8 +11,16 @@ from memstore.harness.scenario import Truth
 from memstore.harness.world import build_template
 from memstore.verify import verify_memory
 
-PARAMS = {"seed": 5, "repositories": 4, "tasks_per_repository": 10, "invariants_per_repository": 6,
-          "history_length": 12, "stale": 0.4, "adversarial": 0.5, "abandoned": 0.3}  # fmt: skip
+PARAMS = {
+    "seed": 5,
+    "repositories": 4,
+    "tasks_per_repository": 10,
+    "invariants_per_repository": 6,
+    "history_length": 12,
+    "stale": 0.4,
+    "adversarial": 0.5,
+    "abandoned": 0.3,
+}
 
 
 def test_population_size_and_names() -> None:
@@ -37,8 +45,9 @@ def test_labels_hold_and_the_reference_verifier_agrees(tmp_path: Path) -> None:
     seen: Counter[Truth] = Counter()
     for scenario in generate("pop", "", PARAMS):
         template = build_template(scenario, tmp_path / scenario.name)  # raises if a label is wrong
-        world = template.instantiate(tmp_path / f"{scenario.name}-w",
-                                     lambda a, c: open_store("memory://", access=a, clock=c))  # fmt: skip
+        world = template.instantiate(
+            tmp_path / f"{scenario.name}-w", lambda a, c: open_store("memory://", access=a, clock=c)
+        )
         for key, memories in world.seeded.items():
             truth = scenario.memory(key).truth
             seen[truth] += 1

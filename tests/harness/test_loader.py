@@ -36,8 +36,11 @@ def test_the_library_covers_every_origin_and_truth() -> None:
 def test_a_scenario_parses_into_values() -> None:
     (scenario,) = load_file(scenarios_dir() / "api-version-moved.yaml")
     assert scenario.repo == "acme/api"
-    assert scenario.memories[0].citations == ("src/client/sdk/constants.ts:12", "server/routes/api.go:8",
-                                              "docs/api-reference.md:37")  # fmt: skip
+    assert scenario.memories[0].citations == (
+        "src/client/sdk/constants.ts:12",
+        "server/routes/api.go:8",
+        "docs/api-reference.md:37",
+    )
     assert scenario.memories[0].age == parse_duration("6d")
     assert scenario.tasks[0].change[0].new == "v2.2.0"
     assert scenario.history[0].edits[0].op == "insert"

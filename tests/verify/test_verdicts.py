@@ -30,10 +30,18 @@ def memory(
     fact: str, *citations: Citation, subject: str = "API version synchronization", kind: Kind = Kind.FACT
 ) -> Memory:
     return Memory(
-        id="mem_test", repo="acme/api", kind=kind, subject=subject, fact=fact, citations=citations,
-        reason="If it drifts, the integration breaks.", author="ana", surface=Surface.CODE_REVIEW,
-        created_at=T0, refreshed_at=T0,
-    )  # fmt: skip
+        id="mem_test",
+        repo="acme/api",
+        kind=kind,
+        subject=subject,
+        fact=fact,
+        citations=citations,
+        reason="If it drifts, the integration breaks.",
+        author="ana",
+        surface=Surface.CODE_REVIEW,
+        created_at=T0,
+        refreshed_at=T0,
+    )
 
 
 def api_repo(build: Build, change: object | None = None) -> tuple[GitCodebase, str]:
@@ -82,8 +90,10 @@ def test_contradicted_api_version_is_corrected_to_the_new_value(build: Build) ->
     assert verdict.corrected is not None
     assert verdict.corrected.fact == 'The API version is "v2.2.0" in the client SDK, server routes, and documentation.'
     assert [str(c) for c in verdict.corrected.citations] == [  # type: ignore[union-attr]
-        "src/client/sdk/constants.ts:1", "server/routes/api.go:3", "docs/api-reference.md:3",
-    ]  # fmt: skip
+        "src/client/sdk/constants.ts:1",
+        "server/routes/api.go:3",
+        "docs/api-reference.md:3",
+    ]
     assert verdict.corrected.citations[0].snippet == 'export const API_VERSION = "v2.2.0";'  # type: ignore[union-attr]
     assert verdict.corrected.citations[0].commit == codebase.commit  # type: ignore[union-attr]
 
@@ -140,8 +150,10 @@ def test_moved_lines_are_re_anchored(build: Build) -> None:
     verdict = verify_memory(memory(INVARIANT, *cites(old)), codebase)
     assert verdict.status is V.REANCHORED
     assert [str(c) for c in verdict.corrected.citations] == [  # type: ignore[union-attr]
-        "src/client/sdk/constants.ts:3", "server/routes/api.go:3", "docs/reference/api.md:3",
-    ]  # fmt: skip
+        "src/client/sdk/constants.ts:3",
+        "server/routes/api.go:3",
+        "docs/reference/api.md:3",
+    ]
     assert "moved -> src/client/sdk/constants.ts:3" in verdict.reason
 
 
@@ -150,8 +162,9 @@ def test_partly_missing_citations_are_dropped(build: Build) -> None:
     verdict = verify_memory(memory(INVARIANT, *cites(old)), codebase)
     assert verdict.status is V.REANCHORED
     assert [str(c) for c in verdict.corrected.citations] == [  # type: ignore[union-attr]
-        "src/client/sdk/constants.ts:1", "server/routes/api.go:3",
-    ]  # fmt: skip
+        "src/client/sdk/constants.ts:1",
+        "server/routes/api.go:3",
+    ]
 
 
 def test_memory_from_an_abandoned_branch_is_contradicted_on_main(build: Build) -> None:
@@ -200,8 +213,11 @@ def test_a_number_the_code_sets_differently_is_contradicted(build: Build) -> Non
     b.write("db/settings.py", "MAX_POOL_SIZE = 20\n")
     b.commit("settings")
     built = build(b)
-    claim = memory("The connection pool holds at most 10 connections.", Citation("db/settings.py", 1),
-                   subject="Connection pool size")  # fmt: skip
+    claim = memory(
+        "The connection pool holds at most 10 connections.",
+        Citation("db/settings.py", 1),
+        subject="Connection pool size",
+    )
     verdict = verify_memory(claim, GitCodebase(built.path))
     assert verdict.status is V.CONTRADICTED
     assert verdict.corrected is not None

@@ -1,0 +1,460 @@
+"""The runner: arms x scenarios x trials, paired by seed, on a pool of processes.
+
+An arm is (agent, store). Every arm runs the same tasks with the same seeds: a trial's
+seed is derived from the run seed and the trial's identity (scenario, trial number), and
+the agents draw their chances from streams of that seed, so outcomes pair up task by
+task. A trial is one world: its tasks run in order as sessions, with memory carried
+between them and the clock moving. Units of work go to a local pool of processes; their
+rows come back and are sorted, so the tables do not depend on the pool.
+"""
+
+from __future__ import annotations
+
+import atexit
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from memstore.access import AccessPolicy, Actor
+from memstore.clock import Clock
+from memstore.errors import MemstoreError, NotFound
+from memstore.harness.agents import AgentConfig, make_agent
+from memstore.harness.checks import check_change, entitled
+from memstore.harness.scenario import Scenario, Task
+from memstore.harness.session import Session
+from memstore.harness.world import Template, World, build_template
+from memstore.ids import UlidIds
+from memstore.model import Memory, Status, Surface
+from memstore.store import DEFAULT_EXPIRY, MemoryStore, open_store
+from memstore.verify import CitationStatus, GitCodebase, verify_citation
+from memstore.verify.git import map_line
+from memstore.verify.workspace import Workspace
+
+__all__ = ["Arm", "RunConfig", "RunOutput", "run", "run_unit"]
+
+RECALL_KS = (5, 10, 20, 50)
+
+
+@dataclass(frozen=True)
+class Arm:
+    """An agent paired with a store."""
+
+    agent: str
+    store: str = "sqlite:"
+
+    @property
+    def store_label(self) -> str:
+        scheme = self.store.split(":", 1)[0]
+        return scheme if "://" in self.store or self.store.endswith(":") else self.store
+
+    @property
+    def name(self) -> str:
+        return f"{self.agent}/{self.store_label}"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What to run."""
+
+    scenarios: tuple[Scenario, ...]
+    arms: tuple[Arm, ...]
+    trials: int = 1
+    seed: int = 0
+    workers: int = 1
+    limit: int = 50
+    agent_config: AgentConfig = field(default_factory=AgentConfig)
+    expiry: timedelta = DEFAULT_EXPIRY
+
+
+@dataclass
+class RunOutput:
+    """Rows of every table, and what they cost."""
+
+    trials: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    timings: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    scenario: Scenario
+    trial: int
+    arm: Arm
+    seed: int
+    limit: int
+    agent_config: AgentConfig
+    expiry: timedelta
+
+
+_TEMPLATES: dict[str, Template] = {}
+_SCRATCH: list[Path] = []
+
+
+def _scratch() -> Path:
+    if not _SCRATCH:
+        path = Path(tempfile.mkdtemp(prefix="memstore-run-"))
+        _SCRATCH.append(path)
+        atexit.register(shutil.rmtree, path, True)
+    return _SCRATCH[0]
+
+
+def _template(scenario: Scenario) -> Template:
+    """Each process builds each scenario's template once."""
+    found = _TEMPLATES.get(scenario.name)
+    if found is None:
+        found = _TEMPLATES[scenario.name] = build_template(scenario, _scratch() / "templates" / scenario.name)
+    return found
+
+
+def _store_factory(unit: _Unit, where: Path) -> Callable[[AccessPolicy, Clock], MemoryStore]:
+    uri = unit.arm.store
+    fields_ = {"scenario": unit.scenario.name, "trial": unit.trial, "arm": re.sub(r"\W", "_", unit.arm.name)}
+    if "{" in uri:
+        uri = uri.format(**fields_)
+    elif uri.startswith("sqlite:") and uri not in {"sqlite://:memory:"}:
+        uri = f"sqlite:///{where / 'store.db'}"  # a fresh file per trial, beside its world
+    ids = UlidIds(f"{unit.seed}|{unit.scenario.name}|{unit.trial}")
+
+    def make(access: AccessPolicy, clock: Clock) -> MemoryStore:
+        try:
+            return open_store(uri, access=access, clock=clock, expiry=unit.expiry, ids=ids)
+        except TypeError:  # a third-party factory that does not take ids
+            return open_store(uri, access=access, clock=clock, expiry=unit.expiry)
+
+    return make
+
+
+class _Shadow:
+    """What the harness expects the store to hold: live memories and when they were refreshed."""
+
+    def __init__(self, world: World) -> None:
+        self.live: dict[str, Memory] = {m.id: m for ms in world.seeded.values() for m in ms}
+        self.refreshed: dict[str, datetime] = {i: m.refreshed_at for i, m in self.live.items()}
+        self.expired_reported: set[str] = set()
+
+
+def _retrieve(store: MemoryStore, task: Task, repo: str, limit: int) -> list[Memory]:
+    actor = Actor(task.user)
+    if "search" in getattr(store, "capabilities", frozenset()) and hasattr(store, "search"):
+        found: list[Memory] = store.search(repo, task.prompt, actor=actor, surface=task.surface, limit=limit)
+        return found
+    return store.recent(repo, actor=actor, surface=task.surface, limit=limit)
+
+
+def _true_lines(template: Template) -> dict[str, list[tuple[str, int] | None]]:
+    """Where git's own diff puts each seeded citation at the evaluation ref (for re-anchoring accuracy)."""
+    repo = template.codebase().repo
+    truth: dict[str, list[tuple[str, int] | None]] = {}
+    for seed in template.seeds:
+        lines: list[tuple[str, int] | None] = []
+        for cited in seed.draft.citations:
+            assert not isinstance(cited, str)
+            if cited.commit is None:
+                lines.append(None)
+                continue
+            moved = repo.diff_hunks(cited.commit, template.evaluate_at).get(cited.path)
+            if moved is None:
+                lines.append((cited.path, cited.line))
+            else:
+                new_path, hunks = moved
+                new_line = map_line(hunks, cited.line, rewritten=True) if new_path else None
+                lines.append((new_path, new_line) if new_line is not None else None)
+        truth[seed.spec.key] = lines
+    return truth
+
+
+def run_unit(unit: _Unit) -> RunOutput:
+    """One trial of one scenario in one arm."""
+    out = RunOutput()
+    started = time.perf_counter()
+    template = _template(unit.scenario)
+    scenario = unit.scenario
+    trial_id = f"{scenario.name}#{unit.trial}"
+    key = {
+        "arm": unit.arm.name,
+        "agent": unit.arm.agent,
+        "store": unit.arm.store_label,
+        "scenario": scenario.name,
+        "trial": unit.trial,
+    }
+    where = Path(tempfile.mkdtemp(dir=_scratch(), prefix="trial-"))
+    try:
+        world = template.instantiate(where / "repo", _store_factory(unit, where))
+        workspace = Workspace(world.path)
+        agent = make_agent(unit.arm.agent, unit.agent_config)
+        truth = world.truth()
+        key_of = {m.id: k for k, ms in world.seeded.items() for m in ms}
+        chains: dict[str, str] = {}  # memory id -> seeded key (corrections inherit their origin's key)
+        chains.update(key_of)
+        true_lines = _true_lines(template)
+        shadow = _Shadow(world)
+        store_seconds = 0.0
+        for index, task in enumerate(scenario.tasks):
+            world.clock.advance(task.after)
+            session_key = {**key, "task": task.key, "surface": task.surface.value, "user": task.user}
+            violations = _check_expiry(world, shadow, unit.expiry, out, session_key)
+            t0 = time.perf_counter()
+            handed = _retrieve(world.store, task, scenario.repo, unit.limit) if agent.uses_memory else []
+            store_seconds += time.perf_counter() - t0
+            leaks = 0
+            for position, memory in enumerate(handed):
+                if not entitled(world.access, memory, task.user, scenario.repo, task.surface):
+                    leaks += 1
+                    _event(out, session_key, "leak", memory.id, "handed to someone not entitled", truth)
+                if world.clock.now() >= memory.refreshed_at + unit.expiry:
+                    violations += 1
+                    _event(out, session_key, "expiry_violation", memory.id, "expired memory returned", truth)
+                _event(out, session_key, "retrieve", memory.id, str(position), truth)
+            session = Session(
+                world, task, workspace, handed, seed=f"{unit.seed}|{scenario.name}|{unit.trial}|{task.key}"
+            )
+            if task.surface is Surface.CODING_AGENT:
+                workspace.start(f"task/{task.key}")
+            t0 = time.perf_counter()
+            agent.work(session)
+            agent_seconds = time.perf_counter() - t0
+            row = _outcome(session, task, workspace, world)
+            chains.update(session.learned)
+            for event in session.events:
+                if event.kind == "correct" and event.detail in chains:
+                    chains[event.memory_id] = chains[event.detail]
+                _event(out, session_key, event.kind, event.memory_id, event.detail, truth)
+                _follow(shadow, event, world, session.actor)
+            needed = [{i for i, k in chains.items() if k == need} for need in task.needs]
+            handed_ids = [m.id for m in handed]
+            for k in RECALL_KS:
+                row[f"needed_at_{k}"] = (
+                    all(any(i in chain for i in handed_ids[:k]) for chain in needed) if needed else None
+                )
+            row.update(_memory_judgement(session, handed, truth, true_lines, key_of, world))
+            chars = sum(
+                len(m.subject) + len(m.fact) + len(m.reason) + sum(len(str(c)) for c in m.citations) for m in handed
+            )
+            out.sessions.append(
+                {
+                    **session_key,
+                    "index": index,
+                    "handed": len(handed),
+                    "injected_chars": chars,
+                    "verify_reads": session.verify_reads,
+                    "leaks": leaks,
+                    "expiry_violations": violations,
+                    **row,
+                }
+            )
+            for path, note in session.findings:
+                expected = {f.path for f in task.findings}
+                out.findings.append({**session_key, "path": path, "correct": path in expected, "note": note})
+            out.timings.append({**session_key, "agent_s": agent_seconds})
+        out.trials.append(
+            {
+                **key,
+                "trial_id": trial_id,
+                "sessions": len(scenario.tasks),
+                "seeded": sum(len(ms) for ms in world.seeded.values()),
+                "refused_seeds": len(world.refused),
+                **_healing(world, truth, workspace),
+            }
+        )
+        out.timings.append({**key, "task": "", "store_s": store_seconds, "trial_s": time.perf_counter() - started})
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+    return out
+
+
+def _event(out: RunOutput, key: dict[str, Any], kind: str, memory_id: str, detail: str, truth: dict[str, Any]) -> None:
+    spec = truth.get(memory_id)
+    out.events.append(
+        {
+            **key,
+            "seq": len(out.events),
+            "kind": kind,
+            "memory_id": memory_id,
+            "detail": detail,
+            "origin": spec.origin.value if spec else "",
+            "truth": spec.truth.value if spec else "",
+        }
+    )
+
+
+def _follow(shadow: _Shadow, event: Any, world: World, actor: Actor) -> None:
+    """Keep the harness's expectation of the store in step with what the session did."""
+    if event.kind in {"store", "correct"}:
+        if event.kind == "correct":
+            shadow.live.pop(event.detail, None)
+        try:
+            made = world.store.get(event.memory_id, actor=actor)
+        except MemstoreError:
+            return
+        shadow.live[made.id] = made
+        shadow.refreshed[made.id] = made.refreshed_at
+    elif event.kind == "retire":
+        shadow.live.pop(event.memory_id, None)
+    elif event.kind == "refresh" and event.memory_id in shadow.live:
+        shadow.refreshed[event.memory_id] = world.clock.now()
+
+
+def _check_expiry(world: World, shadow: _Shadow, expiry: timedelta, out: RunOutput, key: dict[str, Any]) -> int:
+    """Expire what the shadow says has expired; a live memory the store lost is a violation."""
+    violations = 0
+    now = world.clock.now()
+    truth = world.truth()
+    for memory_id, memory in list(shadow.live.items()):
+        expired = now >= shadow.refreshed[memory_id] + expiry
+        try:
+            world.store.get(memory_id, actor=Actor(memory.author))
+            found = True
+        except NotFound:
+            found = False
+        except MemstoreError:
+            continue
+        if expired:
+            if memory_id not in shadow.expired_reported:
+                shadow.expired_reported.add(memory_id)
+                _event(out, key, "expired", memory_id, "", truth)
+            if found:
+                violations += 1
+                _event(out, key, "expiry_violation", memory_id, "expired memory still returned by get()", truth)
+            del shadow.live[memory_id]
+        elif not found and world.access.level(memory.author, memory.repo) >= 1:
+            violations += 1
+            _event(out, key, "expiry_violation", memory_id, "live memory lost", truth)
+            del shadow.live[memory_id]
+    return violations
+
+
+def _outcome(session: Session, task: Task, workspace: Workspace, world: World) -> dict[str, Any]:
+    if task.surface is Surface.CODING_AGENT:
+        commit = workspace.commit(f"{task.prompt}\n\nTask {task.key}", when=world.clock.now(), who=task.user)
+        passed = commit is not None and check_change(workspace, task)
+        if passed:
+            workspace.merge(f"task/{task.key}")
+            session.record("merge", "", commit or "")
+        else:
+            workspace.abandon()
+        return {"merged": passed}
+    if task.surface is Surface.CODE_REVIEW:
+        expected = {f.path for f in task.findings}
+        correct = sum(path in expected for path, _ in session.findings)
+        return {"findings": len(session.findings), "correct_findings": correct, "expected_findings": len(expected)}
+    return {"answer_correct": session.answer == task.answer}
+
+
+def _memory_judgement(
+    session: Session,
+    handed: list[Memory],
+    truth: dict[str, Any],
+    true_lines: dict[str, list[tuple[str, int] | None]],
+    key_of: dict[str, str],
+    world: World,
+) -> dict[str, Any]:
+    """Per session: bad and usable memories given, refused, retired, used; moved ones re-anchored right."""
+    kinds: dict[str, set[str]] = {}
+    reanchored: dict[str, list[tuple[str, int]]] = {}
+    for event in session.events:
+        kinds.setdefault(event.kind, set()).add(event.memory_id)
+        if event.kind == "reanchor":
+            reanchored[event.memory_id] = [
+                (where.rsplit(":", 1)[0], int(where.rsplit(":", 1)[1].split("-")[0]))
+                for where in event.detail.split(";")
+                if where
+            ]
+    given = [m.id for m in handed if m.id in truth and truth[m.id].repo == world.scenario.repo]
+    bad = [i for i in given if not truth[i].truth.usable]
+    usable = [i for i in given if truth[i].truth.usable]
+    refused = kinds.get("refuse", set()) | kinds.get("retire", set())
+    moved = [i for i in given if truth[i].truth.value == "moved"]
+    right = 0
+    for old in moved:
+        want = true_lines.get(key_of[old], [])
+        right += bool(want) and all(w is not None for w in want) and reanchored.get(old) == want
+    used_bad = [i for i in kinds.get("use", set()) if i in truth and not truth[i].truth.usable]
+    return {
+        "bad_given": len(bad),
+        "bad_refused": sum(i in refused for i in bad),
+        "usable_given": len(usable),
+        "usable_refused": sum(i in refused for i in usable),
+        "moved_given": len(moved),
+        "moved_reanchored": right,
+        "stale_use": bool(used_bad),
+    }
+
+
+def _healing(world: World, truth: dict[str, Any], workspace: Workspace) -> dict[str, int]:
+    """Bad memories of the initial pool that are retired, or superseded by a version whose citations stand."""
+    codebase = GitCodebase(workspace.repo, workspace.head("main"))
+    bad = [i for i, spec in truth.items() if not spec.truth.usable and spec.repo == world.scenario.repo]
+    healed = 0
+    for memory_id in bad:
+        spec = truth[memory_id]
+        try:
+            versions = world.store.history(memory_id, actor=Actor(spec.author))
+        except MemstoreError:
+            continue
+        head = versions[-1]
+        if (head.status is Status.RETIRED and head.id == memory_id) or (
+            head.id != memory_id
+            and head.status is Status.ACTIVE
+            and head.citations
+            and all(verify_citation(codebase, c).status is CitationStatus.VALID for c in head.citations)
+        ):
+            healed += 1
+    return {"bad_initial": len(bad), "healed": healed}
+
+
+def units(config: RunConfig) -> list[_Unit]:
+    """Every (scenario, trial, arm) of a run, in the order its rows are kept."""
+    return [
+        _Unit(scenario, trial, arm, config.seed, config.limit, config.agent_config, config.expiry)
+        for scenario in config.scenarios
+        for trial in range(config.trials)
+        for arm in config.arms
+    ]
+
+
+def run(config: RunConfig, progress: Callable[[int, int], None] | None = None) -> RunOutput:
+    """Run every unit of ``config``; ``progress(done, total)`` is called as units finish."""
+    work = units(config)
+    results: list[RunOutput] = [RunOutput()] * len(work)
+    done = 0
+    if config.workers <= 1:
+        for position, unit in enumerate(work):
+            results[position] = run_unit(unit)
+            done += 1
+            if progress:
+                progress(done, len(work))
+    else:
+        with ProcessPoolExecutor(max_workers=config.workers) as pool:
+            # Contiguous chunks keep one scenario's trials in one process, so its template is built once there.
+            for position, result in enumerate(
+                pool.map(run_unit, work, chunksize=max(1, len(work) // (config.workers * 8)))
+            ):
+                results[position] = result
+                done += 1
+                if progress:
+                    progress(done, len(work))
+    merged = RunOutput()
+    for result in results:
+        for name in ("trials", "sessions", "events", "findings", "timings"):
+            getattr(merged, name).extend(getattr(result, name))
+    for position, event in enumerate(merged.events):
+        event["seq"] = position
+    return merged
+
+
+def iter_arms(agents: Sequence[str], stores: Sequence[str]) -> Iterator[Arm]:
+    """Every agent with every store (the no-memory control only once: it reads no store)."""
+    for store in stores:
+        for agent in agents:
+            if agent == "no-memory" and store != stores[0]:
+                continue
+            yield Arm(agent, store)

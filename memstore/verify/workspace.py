@@ -1,0 +1,111 @@
+"""A working copy an agent edits: task branches, real commits, fast-forward merges.
+
+The harness's coding sessions run here: a branch per task from ``main``, the agent's edits
+committed with the world clock's date (so reruns give the same commit ids), and a merge
+into ``main`` when the scenario's check passes. Part of `memstore.verify` because this
+package owns every conversation with git.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from datetime import datetime
+from pathlib import Path
+
+from memstore.errors import RepositoryError
+from memstore.verify.git import GitRepository, git_env
+
+__all__ = ["Workspace"]
+
+
+class Workspace:
+    """Edit, commit and merge in a non-bare repository.
+
+    Args:
+        path: the work tree.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.repo = GitRepository(self.path)
+
+    def _git(self, *args: str, when: datetime | None = None, who: str = "agent") -> str:
+        env = git_env()
+        if when is not None:
+            stamp = f"{int(when.timestamp())} +0000"
+            env.update({"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+        env.update(
+            {
+                "GIT_AUTHOR_NAME": who,
+                "GIT_AUTHOR_EMAIL": f"{who}@example.com",
+                "GIT_COMMITTER_NAME": who,
+                "GIT_COMMITTER_EMAIL": f"{who}@example.com",
+            }
+        )
+        done = subprocess.run(["git", "-C", str(self.path), *args], capture_output=True, env=env, check=False)
+        if done.returncode != 0:
+            raise RepositoryError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
+        return done.stdout.decode(errors="replace")
+
+    def head(self, ref: str = "main") -> str:
+        """The commit ``ref`` points at now."""
+        return self._git("rev-parse", ref).strip()
+
+    def start(self, branch: str, base: str = "main") -> None:
+        """Check out a new branch ``branch`` from ``base``, discarding stray edits."""
+        self._git("checkout", "-q", "-f", "-B", branch, base)
+
+    def read(self, path: str) -> str | None:
+        """A file of the work tree, or None."""
+        target = self.path / path
+        if not target.resolve().is_relative_to(self.path.resolve()) or not target.is_file():
+            return None
+        return target.read_text(encoding="utf-8", errors="replace")
+
+    def replace(self, path: str, old: str, new: str) -> bool:
+        """Replace the first ``old`` with ``new`` in ``path``; False if ``old`` is not there."""
+        text = self.read(path)
+        if text is None or old not in text:
+            return False
+        (self.path / path).write_text(text.replace(old, new, 1), encoding="utf-8")
+        return True
+
+    def commit(self, message: str, *, when: datetime, who: str) -> str | None:
+        """Commit every change of the work tree; the new commit id, or None when nothing changed."""
+        self._git("add", "-A")
+        if not self._git("status", "--porcelain").strip():
+            return None
+        self._git("commit", "-q", "-m", message, when=when, who=who)
+        return self._git("rev-parse", "HEAD").strip()
+
+    def merge(self, branch: str, into: str = "main") -> None:
+        """Fast-forward ``into`` to ``branch`` and check it out."""
+        self._git("checkout", "-q", into)
+        self._git("merge", "-q", "--ff-only", branch)
+
+    def abandon(self, into: str = "main") -> None:
+        """Go back to ``into``, leaving the task branch unmerged."""
+        self._git("checkout", "-q", "-f", into)
+
+    def changed(self, base: str, head: str) -> list[str]:
+        """Files a pull request from ``head`` into ``base`` changes (from their merge base)."""
+        out = self._git("diff", "--name-only", "-M", f"{base}...{head}")
+        return [line for line in out.splitlines() if line]
+
+    def run(self, command: list[str], *, timeout: float = 120.0, env: dict[str, str] | None = None) -> int:
+        """Run ``command`` in the work tree; its exit status (124 on a time-out)."""
+        try:
+            done = subprocess.run(
+                command,
+                cwd=self.path,
+                capture_output=True,
+                timeout=timeout,
+                env={**os.environ, **(env or {})},
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return 124
+        except OSError:
+            return 127
+        return done.returncode
