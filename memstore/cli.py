@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from memstore import __version__
+from memstore.commands.eval import eval_command
 from memstore.commands.memories import memories
 from memstore.commands.scenarios import scenarios
 from memstore.commands.verify import verify
@@ -22,6 +23,7 @@ def main() -> None:
     """memstore: a memory store for coding agents, and a harness that measures any store."""
 
 
+main.add_command(eval_command)
 main.add_command(memories)
 main.add_command(scenarios)
 main.add_command(verify)

@@ -33,13 +33,42 @@ from memstore.harness.world import Template, World, build_template
 from memstore.ids import UlidIds
 from memstore.model import Memory, Status, Surface
 from memstore.store import DEFAULT_EXPIRY, MemoryStore, open_store
-from memstore.verify import CitationStatus, GitCodebase, verify_citation
+from memstore.verify import GitCodebase, verify_citation
 from memstore.verify.git import map_line
 from memstore.verify.workspace import Workspace
 
 __all__ = ["Arm", "RunConfig", "RunOutput", "run", "run_unit"]
 
 RECALL_KS = (5, 10, 20, 50)
+SESSION_COLUMNS = (
+    "arm",
+    "agent",
+    "store",
+    "scenario",
+    "trial",
+    "task",
+    "surface",
+    "user",
+    "index",
+    "handed",
+    "injected_chars",
+    "verify_reads",
+    "leaks",
+    "expiry_violations",
+    "merged",
+    "findings",
+    "correct_findings",
+    "expected_findings",
+    "answer_correct",
+    *(f"needed_at_{k}" for k in RECALL_KS),
+    "bad_given",
+    "bad_refused",
+    "usable_given",
+    "usable_refused",
+    "moved_given",
+    "moved_reanchored",
+    "stale_use",
+)
 
 
 @dataclass(frozen=True)
@@ -191,16 +220,20 @@ def run_unit(unit: _Unit) -> RunOutput:
         world = template.instantiate(where / "repo", _store_factory(unit, where))
         workspace = Workspace(world.path)
         agent = make_agent(unit.arm.agent, unit.agent_config)
-        truth = world.truth()
+        labels = world.truth()
         key_of = {m.id: k for k, ms in world.seeded.items() for m in ms}
         chains: dict[str, str] = {}  # memory id -> seeded key (corrections inherit their origin's key)
         chains.update(key_of)
         true_lines = _true_lines(template)
         shadow = _Shadow(world)
+        touched: set[str] = set()  # files the trial's merged changes edited: labels of memories citing them lapse
         store_seconds = 0.0
         for index, task in enumerate(scenario.tasks):
             world.clock.advance(task.after)
             session_key = {**key, "task": task.key, "surface": task.surface.value, "user": task.user}
+            truth = {
+                i: spec for i, spec in labels.items() if not touched & {c.rsplit(":", 1)[0] for c in spec.citations}
+            }
             violations = _check_expiry(world, shadow, unit.expiry, out, session_key)
             t0 = time.perf_counter()
             handed = _retrieve(world.store, task, scenario.repo, unit.limit) if agent.uses_memory else []
@@ -223,6 +256,8 @@ def run_unit(unit: _Unit) -> RunOutput:
             agent.work(session)
             agent_seconds = time.perf_counter() - t0
             row = _outcome(session, task, workspace, world)
+            if row.get("merged"):
+                touched |= {path for path, _, _ in session.edits}
             chains.update(session.learned)
             for event in session.events:
                 if event.kind == "correct" and event.detail in chains:
@@ -262,7 +297,7 @@ def run_unit(unit: _Unit) -> RunOutput:
                 "sessions": len(scenario.tasks),
                 "seeded": sum(len(ms) for ms in world.seeded.values()),
                 "refused_seeds": len(world.refused),
-                **_healing(world, truth, workspace),
+                **_healing(world, labels, workspace),
             }
         )
         out.timings.append({**key, "task": "", "store_s": store_seconds, "trial_s": time.perf_counter() - started})
@@ -390,7 +425,8 @@ def _memory_judgement(
 
 
 def _healing(world: World, truth: dict[str, Any], workspace: Workspace) -> dict[str, int]:
-    """Bad memories of the initial pool that are retired, or superseded by a version whose citations stand."""
+    """Bad memories of the initial pool that are out of use at the end: retired, or superseded by a
+    correction whose citations still point at code (the agent's own later changes may have edited it)."""
     codebase = GitCodebase(workspace.repo, workspace.head("main"))
     bad = [i for i, spec in truth.items() if not spec.truth.usable and spec.repo == world.scenario.repo]
     healed = 0
@@ -405,7 +441,7 @@ def _healing(world: World, truth: dict[str, Any], workspace: Workspace) -> dict[
             head.id != memory_id
             and head.status is Status.ACTIVE
             and head.citations
-            and all(verify_citation(codebase, c).status is CitationStatus.VALID for c in head.citations)
+            and all(verify_citation(codebase, c).status.readable for c in head.citations)
         ):
             healed += 1
     return {"bad_initial": len(bad), "healed": healed}

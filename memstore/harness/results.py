@@ -1,0 +1,133 @@
+"""A run folder: its tables, ``results.json`` and, apart from them, ``timings.json``.
+
+Everything in ``results.json`` and the tables follows from the run's inputs and seed, so
+two runs with one seed write byte-identical files; what the machine's speed decides
+(seconds, sessions per second, store latency) goes to ``timings.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from memstore import __version__
+from memstore.harness.metrics import compute
+from memstore.harness.runner import SESSION_COLUMNS, RunConfig, RunOutput
+from memstore.harness.scenario import Scenario
+
+__all__ = ["TABLES", "load_tables", "scenario_set_hash", "write_run"]
+
+TABLES = ("trials", "sessions", "events", "findings")
+_ORDER = {
+    "trials": ["arm", "scenario", "trial"],
+    "sessions": ["arm", "scenario", "trial", "index"],
+    "events": ["seq"],
+    "findings": ["arm", "scenario", "trial", "task", "path"],
+}
+
+
+def scenario_set_hash(scenarios: tuple[Scenario, ...]) -> str:
+    """A fingerprint of the scenarios a run used: two runs compare only if these match."""
+    digest = hashlib.sha256()
+    for scenario in sorted(scenarios, key=lambda s: s.name):
+        digest.update(
+            repr(
+                (
+                    scenario.name,
+                    scenario.repo,
+                    scenario.history,
+                    scenario.memories,
+                    scenario.tasks,
+                    scenario.evaluate_at,
+                    scenario.start,
+                    sorted((scenario.files or {}).items()),
+                    scenario.fixture,
+                )
+            ).encode()
+        )
+    return digest.hexdigest()[:16]
+
+
+def _git_commit() -> str | None:
+    here = Path(__file__).resolve().parent
+    done = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def _frames(output: RunOutput) -> dict[str, pd.DataFrame]:
+    frames = {}
+    for name in TABLES:
+        frame = pd.DataFrame(getattr(output, name))
+        if name == "sessions":
+            frame = frame.reindex(columns=list(SESSION_COLUMNS))
+        if not frame.empty:
+            frame = frame.sort_values(_ORDER[name], kind="stable").reset_index(drop=True)
+        frames[name] = frame
+    return frames
+
+
+def metadata(config: RunConfig) -> dict[str, Any]:
+    """What a run was: enough to rerun it and to refuse comparing it with another kind of run."""
+    stores = sorted({arm.store for arm in config.arms})
+    return {
+        "seed": config.seed,
+        "trials": config.trials,
+        "limit": config.limit,
+        "scenario_set_hash": scenario_set_hash(config.scenarios),
+        "scenarios": sorted(s.name for s in config.scenarios),
+        "tasks": sum(len(s.tasks) for s in config.scenarios) * config.trials,
+        "arms": [{"name": a.name, "agent": a.agent, "store": a.store} for a in config.arms],
+        "stores": stores,
+        "agent_config": asdict(config.agent_config),
+        "expiry_days": config.expiry.total_seconds() / 86_400,
+        "memstore_version": __version__,
+        "git_commit": _git_commit(),
+    }
+
+
+def write_run(folder: Path, config: RunConfig, output: RunOutput, *, seconds: float) -> dict[str, Any]:
+    """Write tables, results.json and timings.json into ``folder``; return the results."""
+    folder.mkdir(parents=True, exist_ok=True)
+    frames = _frames(output)
+    for name, frame in frames.items():
+        frame.to_csv(folder / f"{name}.csv", index=False, float_format="%.6g", lineterminator="\n")
+    results = {"run": metadata(config), "arms": compute(frames)}
+    (folder / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    timings = pd.DataFrame(output.timings)
+    per_arm = {}
+    for arm in sorted(timings.arm.unique()) if not timings.empty else []:
+        rows = timings[timings.arm == arm]
+        sessions = int(rows.task.ne("").sum())
+        store_s = float(rows.get("store_s", pd.Series(dtype=float)).fillna(0).sum())
+        per_arm[arm] = {
+            "sessions": sessions,
+            "agent_seconds": round(float(rows.get("agent_s").fillna(0).sum()), 3),
+            "store_ms_per_session": round(1000 * store_s / max(sessions, 1), 3),
+        }
+    sessions_total = len(output.sessions)
+    (folder / "timings.json").write_text(
+        json.dumps(
+            {
+                "seconds": round(seconds, 3),
+                "sessions": sessions_total,
+                "sessions_per_second": round(sessions_total / seconds, 2) if seconds else None,
+                "workers": config.workers,
+                "per_arm": per_arm,
+            },
+            indent=2,
+            sort_keys=True,
+        )
+        + "\n"
+    )
+    return results
+
+
+def load_tables(folder: Path) -> dict[str, pd.DataFrame]:
+    """The tables of a run folder."""
+    return {name: pd.read_csv(folder / f"{name}.csv", keep_default_na=True) for name in TABLES}
