@@ -42,3 +42,13 @@ def test_bench_worlds_runs_small(capsys: pytest.CaptureFixture[str], monkeypatch
     output = capsys.readouterr().out
     assert "history of 60 commits" in output
     assert "memory://    5 worlds: median" in output
+
+
+def test_bench_runner_runs_small(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["bench_runner.py", "--workers", "1", "--repositories", "2", "--skip-baseline"])
+    with pytest.raises(SystemExit) as done:
+        runpy.run_path(str(BENCH / "bench_runner.py"), run_name="__main__")
+    assert done.value.code == 0
+    output = capsys.readouterr().out
+    assert "generated population, 1 workers" in output
+    assert "40 tasks x 3 arms =    120 sessions" in output

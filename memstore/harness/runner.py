@@ -11,6 +11,7 @@ rows come back and are sorted, so the tables do not depend on the pool.
 from __future__ import annotations
 
 import atexit
+import multiprocessing
 import re
 import shutil
 import tempfile
@@ -469,7 +470,8 @@ def run(config: RunConfig, progress: Callable[[int, int], None] | None = None) -
             if progress:
                 progress(done, len(work))
     else:
-        with ProcessPoolExecutor(max_workers=config.workers) as pool:
+        # Fresh interpreters ("spawn"): a forked worker would share the parent's git readers and scratch folder.
+        with ProcessPoolExecutor(max_workers=config.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             # Contiguous chunks keep one scenario's trials in one process, so its template is built once there.
             for position, result in enumerate(
                 pool.map(run_unit, work, chunksize=max(1, len(work) // (config.workers * 8)))

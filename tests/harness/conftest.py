@@ -1,0 +1,32 @@
+"""Helpers for harness tests: load library scenarios and run them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import pytest
+
+from memstore.harness.agents import AgentConfig
+from memstore.harness.data import scenarios_dir
+from memstore.harness.loader import load_file
+from memstore.harness.runner import Arm, RunConfig, RunOutput, run
+from memstore.harness.scenario import Scenario
+
+
+def scenario(name: str) -> Scenario:
+    (found,) = load_file(scenarios_dir() / f"{name}.yaml")
+    return found
+
+
+def run_arms(names: list[str], arms: list[Arm], **options: object) -> RunOutput:
+    config = RunConfig(scenarios=tuple(scenario(n) for n in names), arms=tuple(arms), **options)  # type: ignore[arg-type]
+    return run(config)
+
+
+@pytest.fixture
+def sessions_of() -> Callable[[RunOutput], pd.DataFrame]:
+    return lambda output: pd.DataFrame(output.sessions)
+
+
+SURE = AgentConfig(explore=0.0, slip=0.0, heed=1.0)  # no luck either way: outcomes come from memory alone

@@ -1,0 +1,109 @@
+"""The runner: pairing, determinism, and the harness's own checks on stores that break the rules."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memstore import AccessPolicy, Actor, Memory, Surface, backends
+from memstore.backends import register_backend
+from memstore.backends.memory import InMemoryStore
+from memstore.harness.runner import Arm, iter_arms
+from tests.harness.conftest import SURE, run_arms
+
+
+class LeakyStore(InMemoryStore):
+    """A broken store for the test: hands every fact of every repository to anyone."""
+
+    def recent(self, repo: str, *, actor: Actor, surface: Surface, limit: int = 50) -> list[Memory]:
+        everyone = [m for m in self._t.records.values() if m.status.value == "active"]
+        return sorted(everyone, key=lambda m: m.id)[:limit]
+
+
+class ForgetfulClockStore(InMemoryStore):
+    """A broken store for the test: never expires anything."""
+
+    def _cutoff(self, now):  # type: ignore[no-untyped-def]
+        return now - timedelta(days=10_000)
+
+
+@pytest.fixture(autouse=True)
+def broken_stores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Register the broken stores for these tests only."""
+    monkeypatch.setattr(backends, "_REGISTERED", dict(backends._REGISTERED))
+    register_backend("leaky")(lambda uri, options: LeakyStore(options))
+    register_backend("forgetful")(lambda uri, options: ForgetfulClockStore(options))
+
+
+def test_arms_pair_up_across_stores() -> None:
+    output = run_arms(
+        ["api-version-contradicted"], [Arm("jit-verify", "memory://"), Arm("jit-verify", "sqlite:")], trials=2, seed=11
+    )
+    by_arm: dict[str, list[dict[str, object]]] = {}
+    for row in output.sessions:
+        by_arm.setdefault(row["arm"], []).append({k: v for k, v in row.items() if k not in {"arm", "store"}})
+    assert by_arm["jit-verify/memory"] == by_arm["jit-verify/sqlite"]
+
+
+def test_trials_differ_but_repeat() -> None:
+    one = run_arms(["dead-branch-flood"], [Arm("no-memory", "memory://")], trials=6, seed=1)
+    two = run_arms(["dead-branch-flood"], [Arm("no-memory", "memory://")], trials=6, seed=1)
+    assert one.sessions == two.sessions
+    merged = [s["merged"] for s in one.sessions]
+    assert True in merged
+    assert False in merged
+
+
+def test_a_leaky_store_is_caught() -> None:
+    output = run_arms(["other-repo-no-leak"], [Arm("trusting", "leaky://")], agent_config=SURE)
+    assert sum(s["leaks"] for s in output.sessions) > 0
+    leaked = {e["memory_id"] for e in output.events if e["kind"] == "leak"}
+    assert len(leaked) == 2  # the other repository's fact and the other user's preference
+
+
+def test_a_store_that_never_expires_is_caught() -> None:
+    output = run_arms(["expiry-and-refresh"], [Arm("trusting", "forgetful://")], agent_config=SURE)
+    assert sum(s["expiry_violations"] for s in output.sessions) > 0
+    details = {e["detail"] for e in output.events if e["kind"] == "expiry_violation"}
+    assert "expired memory returned" in details
+
+
+def test_reference_stores_break_no_rule() -> None:
+    output = run_arms(
+        ["other-repo-no-leak", "expiry-and-refresh"],
+        [Arm(a, s) for a in ("trusting", "jit-verify") for s in ("memory://", "sqlite:")],
+    )
+    assert sum(s["leaks"] + s["expiry_violations"] for s in output.sessions) == 0
+
+
+def test_refresh_keeps_a_memory_alive_that_trusting_lets_expire() -> None:
+    output = run_arms(
+        ["expiry-and-refresh"], [Arm("trusting", "memory://"), Arm("jit-verify", "memory://")], agent_config=SURE
+    )
+    later = {s["arm"]: s for s in output.sessions if s["task"] == "bump-minor"}
+    assert later["jit-verify/memory"]["handed"] == 1
+    assert later["trusting/memory"]["handed"] == 0
+    assert (later["jit-verify/memory"]["merged"], later["trusting/memory"]["merged"]) == (True, False)
+    expired = [e for e in output.events if e["kind"] == "expired"]
+    assert {e["arm"] for e in expired} == {"trusting/memory", "jit-verify/memory"}  # old-timeout expires for all
+
+
+def test_iter_arms_runs_the_control_once() -> None:
+    assert [a.name for a in iter_arms(["no-memory", "jit-verify"], ["sqlite:", "memory://"])] == [
+        "no-memory/sqlite",
+        "jit-verify/sqlite",
+        "jit-verify/memory",
+    ]
+
+
+@pytest.mark.parametrize("workers", [2])
+def test_workers_do_not_change_the_results(workers: int) -> None:
+    arms = [Arm("jit-verify", "memory://"), Arm("trusting", "memory://")]
+    names = ["api-version-moved", "db-pool-revert", "jest-to-vitest"]
+    assert run_arms(names, arms, trials=2, workers=workers).sessions == run_arms(names, arms, trials=2).sessions
+
+
+def test_access_policy_is_unchanged_by_a_run() -> None:
+    policy = AccessPolicy()
+    assert policy.grants() == []
