@@ -11,6 +11,7 @@ import click
 from memstore import __version__
 from memstore.commands.eval import eval_command
 from memstore.commands.memories import memories
+from memstore.commands.reports import compare, report
 from memstore.commands.scenarios import scenarios
 from memstore.commands.verify import verify
 
@@ -25,5 +26,7 @@ def main() -> None:
 
 main.add_command(eval_command)
 main.add_command(memories)
+main.add_command(compare)
+main.add_command(report)
 main.add_command(scenarios)
 main.add_command(verify)

@@ -15,8 +15,10 @@ from rich.table import Table
 
 from memstore.errors import MemstoreError
 from memstore.harness.agents import AGENTS, AgentConfig
+from memstore.harness.compare import compare_runs
 from memstore.harness.loader import ScenarioError, load_library
-from memstore.harness.results import write_run
+from memstore.harness.report import gates, write_reports
+from memstore.harness.results import check_same_scenarios, load_results, write_run
 from memstore.harness.runner import RunConfig, iter_arms, run
 
 __all__ = ["eval_command"]
@@ -110,6 +112,18 @@ def summary_table(results: dict[str, Any]) -> Table:
     default=None,
     help="Run folder. Default: reports/runs/<time>-seed<S>.",
 )
+@click.option(
+    "--baseline",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A results.json to compare with (e.g. reports/baseline.json): regressions become failed gates.",
+)
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when a gate fails: a significant regression against --baseline, a leak, an expiry violation.",
+)
+@click.option("--force", is_flag=True, help="Compare with a baseline of another scenario set anyway.")
 def eval_command(
     scenarios: tuple[Path, ...],
     stores: tuple[str, ...],
@@ -120,6 +134,9 @@ def eval_command(
     limit: int,
     agent_params: tuple[str, ...],
     out: Path | None,
+    baseline: Path | None,
+    fail_on_regression: bool,
+    force: bool,
 ) -> None:
     """Run agents through SCENARIOS (files or folders; the shipped library by default)."""
     try:
@@ -152,6 +169,24 @@ def eval_command(
         raise click.ClickException(str(exc)) from exc
     finally:
         stop()
-    results = write_run(folder, config, output, seconds=time.perf_counter() - started)
+    results, tables = write_run(folder, config, output, seconds=time.perf_counter() - started)
+    against = None
+    if baseline is not None:
+        try:
+            previous = load_results(baseline)
+            check_same_scenarios(results, previous, force=force, what=str(baseline))
+        except MemstoreError as exc:
+            raise click.ClickException(str(exc)) from exc
+        against = [c.to_dict() for c in compare_runs(results, previous)]
+    gate_list = gates(results, against)
+    write_reports(folder, results, tables, gate_list)
     Console(width=None if sys.stdout.isatty() else 200).print(summary_table(results))
-    click.echo(f"run folder: {folder} ({time.perf_counter() - started:.1f} s)")
+    failed = [g for g in gate_list if not g.passed]
+    for gate in failed:
+        click.echo(f"FAILED {gate.name}: {gate.message}")
+    click.echo(
+        f"run folder: {folder} (report.html, report.md, junit.xml; {time.perf_counter() - started:.1f} s); "
+        f"{len(gate_list) - len(failed)}/{len(gate_list)} gates passed"
+    )
+    if fail_on_regression and failed:
+        sys.exit(1)

@@ -17,11 +17,13 @@ from typing import Any
 import pandas as pd
 
 from memstore import __version__
+from memstore.errors import ConfigurationError
+from memstore.harness.compare import compare_within
 from memstore.harness.metrics import compute
 from memstore.harness.runner import SESSION_COLUMNS, RunConfig, RunOutput
 from memstore.harness.scenario import Scenario
 
-__all__ = ["TABLES", "load_tables", "scenario_set_hash", "write_run"]
+__all__ = ["TABLES", "check_same_scenarios", "load_results", "load_tables", "scenario_set_hash", "write_run"]
 
 TABLES = ("trials", "sessions", "events", "findings")
 _ORDER = {
@@ -91,13 +93,16 @@ def metadata(config: RunConfig) -> dict[str, Any]:
     }
 
 
-def write_run(folder: Path, config: RunConfig, output: RunOutput, *, seconds: float) -> dict[str, Any]:
-    """Write tables, results.json and timings.json into ``folder``; return the results."""
+def write_run(
+    folder: Path, config: RunConfig, output: RunOutput, *, seconds: float
+) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
+    """Write tables, results.json and timings.json into ``folder``; return the results and tables."""
     folder.mkdir(parents=True, exist_ok=True)
     frames = _frames(output)
     for name, frame in frames.items():
         frame.to_csv(folder / f"{name}.csv", index=False, float_format="%.6g", lineterminator="\n")
-    results = {"run": metadata(config), "arms": compute(frames)}
+    results: dict[str, Any] = {"run": metadata(config), "arms": compute(frames)}
+    results["comparisons"] = [c.to_dict() for c in compare_within(frames, seed=config.seed)]
     (folder / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     timings = pd.DataFrame(output.timings)
     per_arm = {}
@@ -125,7 +130,26 @@ def write_run(folder: Path, config: RunConfig, output: RunOutput, *, seconds: fl
         )
         + "\n"
     )
-    return results
+    return results, frames
+
+
+def check_same_scenarios(current: dict[str, Any], other: dict[str, Any], *, force: bool, what: str) -> None:
+    """Refuse to compare runs of different scenario sets (their numbers measure different things)."""
+    mine, theirs = current["run"]["scenario_set_hash"], other["run"]["scenario_set_hash"]
+    if mine != theirs and not force:
+        raise ConfigurationError(
+            f"{what} ran another scenario set ({theirs}, this run {mine}); comparing them would mislead. "
+            "Use --force to compare anyway."
+        )
+
+
+def load_results(folder_or_file: Path) -> dict[str, Any]:
+    """The results of a run folder (or a results.json file)."""
+    path = folder_or_file / "results.json" if folder_or_file.is_dir() else folder_or_file
+    try:
+        return json.loads(path.read_text())  # type: ignore[no-any-return]
+    except (OSError, ValueError) as exc:
+        raise ConfigurationError(f"cannot read results from {path}: {exc}") from exc
 
 
 def load_tables(folder: Path) -> dict[str, pd.DataFrame]:

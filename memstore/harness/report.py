@@ -1,0 +1,292 @@
+"""Reports of a run folder: a self-contained HTML page, a Markdown summary, JUnit XML, JSON.
+
+The HTML page has no external assets: its charts are inline SVG drawn by matplotlib, its
+styles and its one small script are inline. It shows the per-arm table with intervals,
+a forest plot of the paired differences, the verifier's confusion per memory origin,
+self-healing over sessions, and drill-down to scenario, task and memory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+import jinja2
+import pandas as pd
+
+from memstore.harness.charts import confusion_chart, forest_chart, healing_chart, rates_chart
+from memstore.harness.metrics import _memory_pairs
+from memstore.harness.stats import wilson_ci
+
+__all__ = ["Gate", "gates", "render_html", "render_junit", "render_markdown", "write_reports"]
+
+HEADLINE = [
+    "merge_rate",
+    "review_precision",
+    "review_recall",
+    "answer_accuracy",
+    "detection_recall",
+    "false_invalidation_rate",
+    "reanchor_accuracy",
+    "stale_use_rate",
+    "self_heal_rate",
+    "needed_recall_at_k",
+]
+_DRILL_TASKS = 400
+_DRILL_MEMORIES = 200
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A pass/fail check of a run: one JUnit test case."""
+
+    name: str
+    passed: bool
+    message: str
+
+
+def gates(results: dict[str, Any], baseline_comparisons: list[dict[str, Any]] | None = None) -> list[Gate]:
+    """Hard invariants for every arm, and no significant regression against the baseline."""
+    found = []
+    for arm, data in results["arms"].items():
+        for invariant in ("leaks", "expiry_violations"):
+            count = data["overall"].get(invariant, 0)
+            found.append(Gate(f"{arm}: {invariant} == 0", count == 0, f"{count} {invariant.replace('_', ' ')}"))
+    for c in baseline_comparisons or []:
+        diff = c["diff"] or 0.0
+        message = (
+            f"{c['verdict']}: {c['a_value']:.3f} now vs {c['b_value']:.3f} in the baseline "
+            f"(diff {diff:+.3f}, adjusted p = {c['p_adjusted']:.3g})"
+        )
+        if c["verdict"] == "underpowered" and c.get("mde") is not None:
+            message += f"; the smallest change this run could detect is {c['mde']:.3f}"
+        found.append(
+            Gate(
+                f"{c['a'].removesuffix(' (this run)')}: {c['metric']} not regressed",
+                c["verdict"] != "regressed",
+                message,
+            )
+        )
+    return found
+
+
+def _cell(metric: Any) -> dict[str, Any]:
+    if metric is None:
+        return {"text": "-", "sort": -1}
+    if isinstance(metric, dict):
+        low, high = wilson_ci(metric["k"], metric["n"])
+        return {
+            "text": f"{metric['value']:.3f}",
+            "detail": f"[{low:.3f}, {high:.3f}] {metric['k']}/{metric['n']}",
+            "sort": metric["value"],
+        }
+    return {"text": str(metric), "sort": metric}
+
+
+def _confusion(tables: dict[str, pd.DataFrame]) -> dict[str, dict[str, dict[str, int]]]:
+    pairs = _memory_pairs(tables["events"])
+    result: dict[str, dict[str, dict[str, int]]] = {}
+    for (arm, origin), rows in pairs.groupby(["arm", "origin"]):
+        result.setdefault(str(arm), {})[str(origin)] = {
+            "used": int(rows.used.sum()),
+            "refused": int(rows.refused.sum()),
+            "ignored": int((~rows.used & ~rows.refused).sum()),
+        }
+    return result
+
+
+def _healing_curves(tables: dict[str, pd.DataFrame]) -> dict[str, list[float]]:
+    sessions, events, trials = tables["sessions"], tables["events"], tables["trials"]
+    if sessions.empty:
+        return {}
+    index = sessions.set_index(["arm", "scenario", "trial", "task"])["index"]
+    bad = events[
+        events.kind.isin(["retire", "correct"]) & events.truth.isin(["contradicted", "unsupported", "missing"])
+    ]
+    curves = {}
+    depth = int(sessions["index"].max()) + 1
+    for arm in sorted(sessions.arm.unique()):
+        total = int(trials[trials.arm == arm].bad_initial.sum())
+        mine = bad[bad.arm == arm]
+        at = [int(index.get((r.arm, r.scenario, r.trial, r.task), 0)) for r in mine.itertuples()]
+        healed = mine.assign(when=at).drop_duplicates(["scenario", "trial", "memory_id"])
+        curves[arm] = [round(int((healed["when"] <= i).sum()) / total, 4) if total else 0.0 for i in range(depth)]
+    return curves
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("memstore.harness", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_html(results: dict[str, Any], tables: dict[str, pd.DataFrame], gate_list: list[Gate]) -> str:
+    """The self-contained HTML report."""
+    arms = results["arms"]
+    comparisons = results.get("comparisons", [])
+    sessions = tables["sessions"]
+    shown_metrics = [m for m in HEADLINE if any(a["overall"].get(m) for a in arms.values())]
+    scenarios = sorted(sessions.scenario.unique()) if not sessions.empty else []
+    per_scenario = [
+        {
+            "name": s,
+            "rows": [
+                {"arm": arm, "cells": [_cell(arms[arm]["per_scenario"].get(s, {}).get(m)) for m in shown_metrics]}
+                for arm in arms
+            ],
+        }
+        for s in scenarios
+    ]
+    task_rows = sessions.head(_DRILL_TASKS).fillna("").to_dict("records")
+    events = tables["events"]
+    labelled = events[(events.truth != "") & (events.kind != "retrieve")] if not events.empty else events
+    memories = []
+    for memory_id, rows in list(labelled.groupby("memory_id", sort=True))[:_DRILL_MEMORIES]:
+        first = rows.iloc[0]
+        memories.append(
+            {
+                "id": memory_id,
+                "scenario": first.scenario,
+                "origin": first.origin,
+                "truth": first.truth,
+                "events": rows[["arm", "trial", "task", "kind", "detail"]].to_dict("records"),
+            }
+        )
+    charts = {
+        "rates": rates_chart(
+            arms,
+            [
+                m
+                for m in ("merge_rate", "answer_accuracy", "review_recall", "detection_recall", "stale_use_rate")
+                if any(a["overall"].get(m) for a in arms.values())
+            ],
+        ),
+        "forest": forest_chart(comparisons),
+        "confusion": confusion_chart(_confusion(tables)),
+        "healing": healing_chart(_healing_curves(tables)),
+    }
+    return (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            run=results["run"],
+            arms=arms,
+            metrics=shown_metrics,
+            cells={a: [_cell(d["overall"].get(m)) for m in shown_metrics] for a, d in arms.items()},
+            comparisons=comparisons,
+            charts=charts,
+            per_scenario=per_scenario,
+            tasks=task_rows,
+            task_total=len(sessions),
+            memories=memories,
+            memory_total=labelled.memory_id.nunique() if not labelled.empty else 0,
+            gates=gate_list,
+        )
+    )
+
+
+def _fmt(metric: Any) -> str:
+    if metric is None:
+        return "-"
+    if isinstance(metric, dict):
+        low, high = wilson_ci(metric["k"], metric["n"])
+        return f"{metric['value']:.3f} [{low:.3f}, {high:.3f}]"
+    return str(metric)
+
+
+def render_markdown(results: dict[str, Any], gate_list: list[Gate]) -> str:
+    """A summary fit for a CI job summary."""
+    run = results["run"]
+    arms = results["arms"]
+    metrics = [m for m in HEADLINE if any(a["overall"].get(m) for a in arms.values())] + ["leaks", "expiry_violations"]
+    lines = [
+        "# memstore eval",
+        "",
+        f"{run['tasks']} tasks, {len(arms)} arms, seed {run['seed']}, {run['trials']} trial(s); scenario set "
+        f"`{run['scenario_set_hash']}`; memstore {run['memstore_version']}"
+        + (f", commit `{run['git_commit'][:12]}`" if run.get("git_commit") else ""),
+        "",
+        "| arm | " + " | ".join(m.replace("_", " ") for m in metrics) + " |",
+        "|---|" + "---|" * len(metrics),
+    ]
+    for arm, data in arms.items():
+        lines.append(f"| {arm} | " + " | ".join(_fmt(data["overall"].get(m)) for m in metrics) + " |")
+    lines += ["", "Rates with Wilson 95% intervals.", ""]
+    comparisons = results.get("comparisons", [])
+    if comparisons:
+        lines += [
+            "## Paired comparisons",
+            "",
+            "| metric | a | b | a - b [95% CI] | adjusted p | verdict |",
+            "|---|---|---|---|---|---|",
+        ]
+        for c in comparisons:
+            extra = ""
+            if c["verdict"] == "underpowered" and c.get("mde") is not None:
+                extra = (
+                    f" (detectable: {c['mde']:.3f}"
+                    + (f"; needs {math.ceil(c['needed_n'])}" if c.get("needed_n") else "")
+                    + ")"
+                )
+            lines.append(
+                f"| {c['metric']} | {c['a']} | {c['b']} | {c['diff']:+.3f} [{c['low']:+.3f}, "
+                f"{c['high']:+.3f}] | {c['p_adjusted']:.3g} | {c['verdict']}{extra} |"
+            )
+        lines += ["", "Holm-adjusted across the family of comparisons.", ""]
+    failed = [g for g in gate_list if not g.passed]
+    lines += ["## Gates", "", f"{len(gate_list) - len(failed)} of {len(gate_list)} passed.", ""]
+    lines += [f"- FAILED {g.name}: {g.message}" for g in failed]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_junit(gate_list: list[Gate]) -> str:
+    """One JUnit test case per gate."""
+    failures = sum(not g.passed for g in gate_list)
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<testsuite name="memstore" tests="{len(gate_list)}" failures="{failures}" errors="0">',
+    ]
+    for g in gate_list:
+        out.append(f'  <testcase classname="memstore.gates" name={quoteattr(g.name)}>')
+        if not g.passed:
+            out.append(f"    <failure message={quoteattr(g.message)}/>")
+        else:
+            out.append(f"    <system-out>{g.message.replace('&', '&amp;').replace('<', '&lt;')}</system-out>")
+        out.append("  </testcase>")
+    out.append("</testsuite>")
+    return "\n".join(out) + "\n"
+
+
+def write_reports(
+    folder: Path,
+    results: dict[str, Any],
+    tables: dict[str, pd.DataFrame],
+    gate_list: list[Gate],
+    formats: tuple[str, ...] = ("html", "md", "junit"),
+) -> list[Path]:
+    """Write the reports of ``formats`` into ``folder``; the paths written."""
+    written = []
+    for fmt in formats:
+        if fmt == "html":
+            path, text = folder / "report.html", render_html(results, tables, gate_list)
+        elif fmt == "md":
+            path, text = folder / "report.md", render_markdown(results, gate_list)
+        elif fmt == "junit":
+            path, text = folder / "junit.xml", render_junit(gate_list)
+        elif fmt == "json":
+            path, text = (
+                folder / "report.json",
+                json.dumps({**results, "gates": [g.__dict__ for g in gate_list]}, indent=2, sort_keys=True) + "\n",
+            )
+        else:
+            raise ValueError(f"unknown report format {fmt!r}; known: html, md, json, junit")
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
