@@ -25,6 +25,9 @@ def test_eval_writes_the_run_folder(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [
         "events.csv",
         "findings.csv",
+        "junit.xml",
+        "report.html",
+        "report.md",
         "results.json",
         "sessions.csv",
         "timings.json",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from datetime import UTC, datetime
@@ -95,7 +96,13 @@ def summary_table(results: dict[str, Any]) -> Table:
 )
 @click.option("--trials", type=click.IntRange(1, 10_000), default=1, show_default=True, help="Trials per scenario.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Run seed: the same seed gives the same results.")
-@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Processes.")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=lambda: min(os.cpu_count() or 1, 8),
+    show_default="the number of CPUs, at most 8",
+    help="Processes (results do not depend on it).",
+)
 @click.option(
     "--limit", type=click.IntRange(1, 1000), default=50, show_default=True, help="Memories handed per session."
 )

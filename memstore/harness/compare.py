@@ -130,7 +130,7 @@ def _bootstrap(metric: str, a: str, b: str, sessions: pd.DataFrame, seed: int) -
     rows["fn"] = rows.expected_findings.astype(int) - rows.tp
     left = rows[rows.arm == a].set_index(KEY)[["tp", "fp", "fn"]]
     right = rows[rows.arm == b].set_index(KEY)[["tp", "fp", "fn"]]
-    both = left.join(right, lsuffix="_a", rsuffix="_b", how="inner")
+    both = left.merge(right, left_index=True, right_index=True, how="inner", suffixes=("_a", "_b"))
     if both.empty:
         return None
     xa = list(both[["tp_a", "fp_a", "fn_a"]].itertuples(index=False, name=None))

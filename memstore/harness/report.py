@@ -144,7 +144,8 @@ def render_html(results: dict[str, Any], tables: dict[str, pd.DataFrame], gate_l
         }
         for s in scenarios
     ]
-    task_rows = sessions.head(_DRILL_TASKS).fillna("").to_dict("records")
+    head = sessions.head(_DRILL_TASKS).astype(object)
+    task_rows = head.where(head.notna(), "").to_dict("records")
     events = tables["events"]
     labelled = events[(events.truth != "") & (events.kind != "retrieve")] if not events.empty else events
     memories = []

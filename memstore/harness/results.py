@@ -22,6 +22,7 @@ from memstore.harness.compare import compare_within
 from memstore.harness.metrics import compute
 from memstore.harness.runner import SESSION_COLUMNS, RunConfig, RunOutput
 from memstore.harness.scenario import Scenario
+from memstore.harness.world import fixture_files
 
 __all__ = ["TABLES", "check_same_scenarios", "load_results", "load_tables", "scenario_set_hash", "write_run"]
 
@@ -37,6 +38,9 @@ _ORDER = {
 def scenario_set_hash(scenarios: tuple[Scenario, ...]) -> str:
     """A fingerprint of the scenarios a run used: two runs compare only if these match."""
     digest = hashlib.sha256()
+    fixtures = sorted({s.fixture for s in scenarios if s.files is None})
+    for name in fixtures:  # a fixture's code is part of what a scenario measures
+        digest.update(repr((name, sorted(fixture_files(name).items()))).encode())
     for scenario in sorted(scenarios, key=lambda s: s.name):
         digest.update(
             repr(
@@ -154,4 +158,15 @@ def load_results(folder_or_file: Path) -> dict[str, Any]:
 
 def load_tables(folder: Path) -> dict[str, pd.DataFrame]:
     """The tables of a run folder."""
-    return {name: pd.read_csv(folder / f"{name}.csv", keep_default_na=True) for name in TABLES}
+    tables = {}
+    for name in TABLES:
+        try:
+            tables[name] = pd.read_csv(folder / f"{name}.csv", keep_default_na=True)
+        except pd.errors.EmptyDataError:  # a table with no rows (no review findings, say)
+            tables[name] = pd.DataFrame()
+        except OSError as exc:
+            raise ConfigurationError(f"{folder} is not a run folder: {exc}") from exc
+    if "events" in tables and "truth" in tables["events"]:
+        for column in ("truth", "origin", "detail", "memory_id"):
+            tables["events"][column] = tables["events"][column].fillna("").astype(str)
+    return tables

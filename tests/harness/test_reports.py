@@ -1,0 +1,137 @@
+"""Reports of a run: Markdown, JUnit, gates; and the HTML page loaded in headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstore.harness.compare import compare_runs
+from memstore.harness.report import gates, render_junit, render_markdown, write_reports
+from memstore.harness.results import write_run
+from memstore.harness.runner import Arm, RunConfig, run
+from tests.harness.conftest import scenario
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    config = RunConfig(
+        scenarios=tuple(scenario(n) for n in ("adversarial-memories", "api-version-review", "cross-agent-logging")),
+        arms=tuple(Arm(a, "memory://") for a in ("no-memory", "trusting", "jit-verify")),
+        trials=2,
+    )
+    folder = tmp_path_factory.mktemp("run")
+    results, tables = write_run(folder, config, run(config), seconds=1.0)
+    write_reports(folder, results, tables, gates(results), ("html", "md", "junit", "json"))
+    return folder, results, tables
+
+
+def test_every_report_is_written(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+    folder, _, _ = run_folder
+    for name in ("report.html", "report.md", "junit.xml", "report.json", "results.json"):
+        assert (folder / name).stat().st_size > 0, name
+
+
+def test_markdown_summary(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+    _, results, _ = run_folder
+    text = render_markdown(results, gates(results))
+    assert text.startswith("# memstore eval\n\n10 tasks, 3 arms, seed 0, 2 trial(s)")
+    assert "| jit-verify/memory | " in text
+    assert "## Paired comparisons" in text
+    assert "6 of 6 passed." in text
+
+
+def test_junit_has_one_case_per_gate(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+    _, results, _ = run_folder
+    gate_list = gates(results)
+    suite = ET.fromstring(render_junit(gate_list))
+    assert suite.attrib == {"name": "memstore", "tests": "6", "failures": "0", "errors": "0"}
+    assert [case.attrib["name"] for case in suite][:2] == [
+        "jit-verify/memory: leaks == 0",
+        "jit-verify/memory: expiry_violations == 0",
+    ]
+
+
+def test_a_significant_regression_fails_its_gate(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+    _, results, _ = run_folder
+    worse = {
+        **results,
+        "arms": {arm: {**data, "overall": {**data["overall"]}} for arm, data in results["arms"].items()},
+    }
+    worse["arms"]["jit-verify/memory"]["overall"]["detection_recall"] = {"value": 0.0, "k": 0, "n": 300}
+    better = {
+        **results,
+        "arms": {arm: {**data, "overall": {**data["overall"]}} for arm, data in results["arms"].items()},
+    }
+    better["arms"]["jit-verify/memory"]["overall"]["detection_recall"] = {"value": 1.0, "k": 300, "n": 300}
+    failed = [g for g in gates(worse, [c.to_dict() for c in compare_runs(worse, better)]) if not g.passed]
+    assert [g.name for g in failed] == ["jit-verify/memory: detection_recall not regressed"]
+    assert failed[0].message.startswith("regressed: 0.000 now vs 1.000 in the baseline")
+    suite = ET.fromstring(render_junit(gates(worse, [c.to_dict() for c in compare_runs(worse, better)])))
+    assert suite.attrib["failures"] == "1"
+
+
+def test_an_invariant_broken_fails_its_gate(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+    _, results, _ = run_folder
+    leaky = {
+        **results,
+        "arms": {arm: {**data, "overall": {**data["overall"]}} for arm, data in results["arms"].items()},
+    }
+    leaky["arms"]["trusting/memory"]["overall"]["leaks"] = 3
+    failed = [g for g in gates(leaky) if not g.passed]
+    assert [(g.name, g.message) for g in failed] == [("trusting/memory: leaks == 0", "3 leaks")]
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def test_html_report_loads_in_headless_chromium(
+    run_folder: tuple[Path, dict[str, Any], dict[str, Any]], tmp_path: Path
+) -> None:
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("Chromium is not installed: .ci/run installs Debian's chromium package")
+        pytest.skip("Chromium is not installed here (CI installs it)")
+    folder, _, _ = run_folder
+    page = folder / "report.html"
+    html = page.read_text()
+    for external in ('src="http', "src='http", 'href="http', "<link ", "@import", "url(http"):
+        assert external not in html  # self-contained: nothing is fetched
+    done = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    errors = [
+        line for line in done.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)
+    ]
+    assert errors == []
+    assert 'data-charts="4"' in dom  # every chart is there
+    assert 'data-ready="1"' in dom  # and the page's script ran to the end
+    for chart in ("rates", "forest", "confusion", "healing"):
+        assert f'data-chart="{chart}"' in dom
