@@ -62,10 +62,14 @@ class Comparison:
     needed_n: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else (None if isinstance(v, float) else v))
-            for k, v in asdict(self).items()
-        }
+        """JSON-ready: six significant digits (a p-value of 1e-35 stays 1e-35), infinities as None."""
+
+        def clean(value: Any) -> Any:
+            if isinstance(value, float):
+                return float(f"{value:.6g}") if math.isfinite(value) else None
+            return value
+
+        return {k: clean(v) for k, v in asdict(self).items()}
 
 
 def verdict_of(c: Comparison, *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT) -> str:

@@ -60,7 +60,7 @@ def gates(results: dict[str, Any], baseline_comparisons: list[dict[str, Any]] | 
         diff = c["diff"] or 0.0
         message = (
             f"{c['verdict']}: {c['a_value']:.3f} now vs {c['b_value']:.3f} in the baseline "
-            f"(diff {diff:+.3f}, adjusted p = {c['p_adjusted']:.3g})"
+            f"(diff {diff:+.3f}, adjusted p = {format_p(c['p_adjusted'])})"
         )
         if c["verdict"] == "underpowered" and c.get("mde") is not None:
             message += f"; the smallest change this run could detect is {c['mde']:.3f}"
@@ -119,12 +119,14 @@ def _healing_curves(tables: dict[str, pd.DataFrame]) -> dict[str, list[float]]:
 
 
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.PackageLoader("memstore.harness", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]),
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    environment.filters["p"] = format_p
+    return environment
 
 
 def render_html(results: dict[str, Any], tables: dict[str, pd.DataFrame], gate_list: list[Gate]) -> str:
@@ -193,6 +195,11 @@ def render_html(results: dict[str, Any], tables: dict[str, pd.DataFrame], gate_l
     )
 
 
+def format_p(p: float) -> str:
+    """A p-value as people read it; below double precision it is a bound, not zero."""
+    return "< 1e-16" if p < 1e-16 else f"{p:.3g}"
+
+
 def _fmt(metric: Any) -> str:
     if metric is None:
         return "-"
@@ -238,7 +245,7 @@ def render_markdown(results: dict[str, Any], gate_list: list[Gate]) -> str:
                 )
             lines.append(
                 f"| {c['metric']} | {c['a']} | {c['b']} | {c['diff']:+.3f} [{c['low']:+.3f}, "
-                f"{c['high']:+.3f}] | {c['p_adjusted']:.3g} | {c['verdict']}{extra} |"
+                f"{c['high']:+.3f}] | {format_p(c['p_adjusted'])} | {c['verdict']}{extra} |"
             )
         lines += ["", "Holm-adjusted across the family of comparisons.", ""]
     failed = [g for g in gate_list if not g.passed]
