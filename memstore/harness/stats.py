@@ -90,7 +90,8 @@ def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     if n <= 0:
         raise ValueError("wilson_ci needs n > 0")
     low, high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
-    return float(low), float(high)
+    estimate = k / n  # floating-point rounding can put a bound a hair past the estimate (1e-17 at k = 0)
+    return max(0.0, min(float(low), estimate)), min(1.0, max(float(high), estimate))
 
 
 def newcombe_diff_ci(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -206,7 +207,7 @@ def paired_bootstrap(
     ``a`` and ``b`` hold (true positives, false positives, false negatives) per unit (a
     review session, say), paired by position; units are resampled together, so the
     pairing is kept. The p-value is two-sided: twice the share of resamples on the far
-    side of zero.
+    side of zero, and never below ``1 / n_resamples``, the resolution of the resampling.
     """
     index = {"precision": 0, "recall": 1, "f1": 2}[metric]
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -219,7 +220,8 @@ def paired_bootstrap(
     diffs = np.array([_prf(*xs[i])[index] - _prf(*ys[i])[index] for i in range(n_resamples)])
     alpha = 1 - confidence
     low, high = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
-    p_value = min(1.0, 2 * min(float((diffs <= 0).mean()), float((diffs >= 0).mean())))
+    # A p-value below the resampling resolution is reported at it, not as zero.
+    p_value = min(1.0, max(2 * min(float((diffs <= 0).mean()), float((diffs >= 0).mean())), 1 / n_resamples))
     return BootstrapResult(float(estimate), float(low), float(high), p_value, n_resamples)
 
 
