@@ -48,7 +48,10 @@ class StoreOptions:
 BackendFactory = Callable[[str, StoreOptions], "MemoryStore"]
 
 _BUILTIN: dict[str, str] = {
+    "agentmem": "memstore.backends.agentmem:open_agentmem",
     "memory": "memstore.backends.memory:open_memory",
+    "naive": "memstore.backends.naive:open_naive",
+    "ranked": "memstore.backends.ranked:open_ranked",
     "sqlite": "memstore.backends.sqlite:open_sqlite",
 }
 _REGISTERED: dict[str, BackendFactory] = {}

@@ -150,8 +150,10 @@ def _store_factory(unit: _Unit, where: Path) -> Callable[[AccessPolicy, Clock], 
     fields_ = {"scenario": unit.scenario.name, "trial": unit.trial, "arm": re.sub(r"\W", "_", unit.arm.name)}
     if "{" in uri:
         uri = uri.format(**fields_)
-    elif uri.startswith("sqlite:") and uri not in {"sqlite://:memory:"}:
-        uri = f"sqlite:///{where / 'store.db'}"  # a fresh file per trial, beside its world
+    elif uri.startswith(("sqlite:", "ranked:")) and not uri.endswith(":memory:"):
+        uri = f"{uri.split(':', 1)[0]}:///{where / 'store.db'}"  # a fresh file per trial, beside its world
+    elif uri.startswith("agentmem:"):
+        uri = f"agentmem:///{where / 'agent-mem'}"  # a fresh base directory per trial
     ids = UlidIds(f"{unit.seed}|{unit.scenario.name}|{unit.trial}")
 
     def make(access: AccessPolicy, clock: Clock) -> MemoryStore:

@@ -24,10 +24,29 @@ from typing import IO
 
 from memstore.errors import RepositoryError
 
-__all__ = ["GitObject", "GitRepository", "Hunk", "TreeEntry", "git_env", "map_line"]
+__all__ = ["GitObject", "GitRepository", "Hunk", "TreeEntry", "git_env", "map_line", "repository_root"]
 
 Hunk = tuple[int, int, int, int]  # old start, old length, new start, new length, as ``git diff -U0`` prints them
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def repository_root(cwd: str | Path) -> Path | None:
+    """The root of the repository ``cwd`` is in, shared by all its worktrees (from git's common
+    directory), or None outside a repository."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(cwd), "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            capture_output=True,
+            text=True,
+            env=git_env(),
+            check=False,
+        )
+    except OSError:
+        return None
+    if done.returncode != 0 or not done.stdout.strip():
+        return None
+    common = Path(done.stdout.strip())
+    return common.parent if common.name == ".git" else common
 
 
 def map_line(hunks: list[Hunk], line: int, *, rewritten: bool = False) -> int | None:
