@@ -18,7 +18,7 @@ from memstore.errors import MemstoreError
 from memstore.harness.agents import AGENTS, AgentConfig
 from memstore.harness.compare import compare_runs
 from memstore.harness.loader import ScenarioError, load_library
-from memstore.harness.report import gates, write_reports
+from memstore.harness.report import arm_label, gates, write_reports
 from memstore.harness.results import check_same_scenarios, load_results, write_run
 from memstore.harness.runner import RunConfig, iter_arms, run
 
@@ -84,7 +84,7 @@ def summary_table(results: dict[str, Any]) -> Table:
     for column in columns:
         table.add_column(column.replace("_", " "), overflow="fold")
     for arm, data in results["arms"].items():
-        table.add_row(arm, *(_fmt(data["overall"].get(c)) for c in columns))
+        table.add_row(arm_label(arm, data), *(_fmt(data["overall"].get(c)) for c in columns))
     return table
 
 

@@ -74,6 +74,33 @@ def gates(results: dict[str, Any], baseline_comparisons: list[dict[str, Any]] | 
     return found
 
 
+NEGATIVE_CONTROLS = {"naive"}
+
+
+def arm_label(arm: str, data: dict[str, Any]) -> str:
+    """An arm's name, with the negative control labelled as such wherever it appears."""
+    return f"{arm} (negative control)" if data.get("store") in NEGATIVE_CONTROLS else arm
+
+
+def cost_rows(results: dict[str, Any], timings: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Per arm: retrieval recall at k, and what a session costs (characters, reads, store time)."""
+    rows = []
+    per_arm = (timings or {}).get("per_arm", {})
+    for arm, data in results["arms"].items():
+        o = data["overall"]
+        recall = {k: (o.get(f"needed_recall_at_{k}") or {}).get("value") for k in (5, 10, 20, 50)}
+        rows.append(
+            {
+                "arm": arm_label(arm, data),
+                "recall": recall,
+                "chars": o.get("injected_chars"),
+                "reads": o.get("verify_reads"),
+                "store_ms": per_arm.get(arm, {}).get("store_ms_per_session"),
+            }
+        )
+    return rows
+
+
 def _cell(metric: Any) -> dict[str, Any]:
     if metric is None:
         return {"text": "-", "sort": -1}
@@ -129,7 +156,12 @@ def _environment() -> jinja2.Environment:
     return environment
 
 
-def render_html(results: dict[str, Any], tables: dict[str, pd.DataFrame], gate_list: list[Gate]) -> str:
+def render_html(
+    results: dict[str, Any],
+    tables: dict[str, pd.DataFrame],
+    gate_list: list[Gate],
+    timings: dict[str, Any] | None = None,
+) -> str:
     """The self-contained HTML report."""
     arms = results["arms"]
     comparisons = results.get("comparisons", [])
@@ -191,6 +223,8 @@ def render_html(results: dict[str, Any], tables: dict[str, pd.DataFrame], gate_l
             memories=memories,
             memory_total=labelled.memory_id.nunique() if not labelled.empty else 0,
             gates=gate_list,
+            labels={arm: arm_label(arm, data) for arm, data in arms.items()},
+            costs=cost_rows(results, timings),
         )
     )
 
@@ -209,7 +243,7 @@ def _fmt(metric: Any) -> str:
     return str(metric)
 
 
-def render_markdown(results: dict[str, Any], gate_list: list[Gate]) -> str:
+def render_markdown(results: dict[str, Any], gate_list: list[Gate], timings: dict[str, Any] | None = None) -> str:
     """A summary fit for a CI job summary."""
     run = results["run"]
     arms = results["arms"]
@@ -225,8 +259,20 @@ def render_markdown(results: dict[str, Any], gate_list: list[Gate]) -> str:
         "|---|" + "---|" * len(metrics),
     ]
     for arm, data in arms.items():
-        lines.append(f"| {arm} | " + " | ".join(_fmt(data["overall"].get(m)) for m in metrics) + " |")
+        lines.append(f"| {arm_label(arm, data)} | " + " | ".join(_fmt(data["overall"].get(m)) for m in metrics) + " |")
     lines += ["", "Rates with Wilson 95% intervals.", ""]
+    lines += [
+        "## Retrieval and cost",
+        "",
+        "| arm | needed recall at 5 | at 10 | at 20 | at 50 | injected chars / session | verify reads / session "
+        "| store ms / session |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in cost_rows(results, timings):
+        recall = " | ".join("-" if v is None else f"{v:.3f}" for v in row["recall"].values())
+        store_ms = "-" if row["store_ms"] is None else f"{row['store_ms']:.2f}"
+        lines.append(f"| {row['arm']} | {recall} | {row['chars']} | {row['reads']} | {store_ms} |")
+    lines.append("")
     comparisons = results.get("comparisons", [])
     if comparisons:
         lines += [
@@ -281,11 +327,13 @@ def write_reports(
 ) -> list[Path]:
     """Write the reports of ``formats`` into ``folder``; the paths written."""
     written = []
+    timing_file = folder / "timings.json"
+    timings = json.loads(timing_file.read_text()) if timing_file.exists() else None
     for fmt in formats:
         if fmt == "html":
-            path, text = folder / "report.html", render_html(results, tables, gate_list)
+            path, text = folder / "report.html", render_html(results, tables, gate_list, timings)
         elif fmt == "md":
-            path, text = folder / "report.md", render_markdown(results, gate_list)
+            path, text = folder / "report.md", render_markdown(results, gate_list, timings)
         elif fmt == "junit":
             path, text = folder / "junit.xml", render_junit(gate_list)
         elif fmt == "json":

@@ -174,10 +174,20 @@ class _Shadow:
         self.expired_reported: set[str] = set()
 
 
-def _retrieve(store: MemoryStore, task: Task, repo: str, limit: int) -> list[Memory]:
+def search_query(task: Task, workspace: Workspace) -> str:
+    """What an agent searches memory with: the task's words and the files it is about to touch."""
+    paths = [c.path for c in task.change[:1]]
+    if task.pull_request is not None:
+        paths += workspace.changed(task.pull_request[1], task.pull_request[0])
+    return " ".join([task.prompt, task.question, *paths]).strip()
+
+
+def _retrieve(store: MemoryStore, task: Task, repo: str, limit: int, workspace: Workspace) -> list[Memory]:
+    """The memories a session is handed: ``search(task)`` where the store has it, else ``recent()``."""
     actor = Actor(task.user)
     if "search" in getattr(store, "capabilities", frozenset()) and hasattr(store, "search"):
-        found: list[Memory] = store.search(repo, task.prompt, actor=actor, surface=task.surface, limit=limit)
+        query = search_query(task, workspace)
+        found: list[Memory] = store.search(repo, query, actor=actor, surface=task.surface, limit=limit)
         return found
     return store.recent(repo, actor=actor, surface=task.surface, limit=limit)
 
@@ -239,7 +249,7 @@ def run_unit(unit: _Unit) -> RunOutput:
             }
             violations = _check_expiry(world, shadow, unit.expiry, out, session_key)
             t0 = time.perf_counter()
-            handed = _retrieve(world.store, task, scenario.repo, unit.limit) if agent.uses_memory else []
+            handed = _retrieve(world.store, task, scenario.repo, unit.limit, workspace) if agent.uses_memory else []
             store_seconds += time.perf_counter() - t0
             leaks = 0
             for position, memory in enumerate(handed):
