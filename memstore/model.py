@@ -308,6 +308,33 @@ class Memory:
         if type(self.citations) is not tuple:
             object.__setattr__(self, "citations", tuple(self.citations))
 
+    @classmethod
+    def from_draft(
+        cls,
+        draft: MemoryDraft,
+        *,
+        memory_id: str,
+        author: str,
+        surface: Surface,
+        now: datetime,
+        supersedes: str | None = None,
+    ) -> Memory:
+        """A new, active memory from a draft that `MemoryDraft.validated` returned."""
+        return cls(
+            id=memory_id,
+            repo=draft.repo,
+            kind=Kind(draft.kind),
+            subject=draft.subject,
+            fact=draft.fact,
+            citations=tuple(c for c in draft.citations if isinstance(c, Citation)),
+            reason=draft.reason,
+            author=author,
+            surface=Surface(surface),
+            created_at=now,
+            refreshed_at=now,
+            supersedes=supersedes,
+        )
+
     def as_draft(self) -> MemoryDraft:
         """The draft this memory was stored from; a starting point for a correction."""
         return MemoryDraft(

@@ -332,19 +332,8 @@ class AgentMemStore:
         draft = draft.validated()
         with self._lock:
             now = self.clock.now()
-            memory = Memory(
-                id=self.ids(now),
-                repo=draft.repo,
-                kind=Kind(draft.kind),
-                subject=draft.subject,
-                fact=draft.fact,
-                citations=tuple(c for c in draft.citations if isinstance(c, Citation)),
-                reason=draft.reason,
-                author=actor.user,
-                surface=Surface(surface),
-                created_at=now,
-                refreshed_at=now,
-                supersedes=supersedes,
+            memory = Memory.from_draft(
+                draft, memory_id=self.ids(now), author=actor.user, surface=surface, now=now, supersedes=supersedes
             )
             if supersedes is not None:
                 repo, path, old = self._find(supersedes)

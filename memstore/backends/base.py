@@ -80,19 +80,8 @@ class RecordStore(ABC):
         draft = draft.validated()
         check_create(self.access, actor, Kind(draft.kind), draft.repo, surface)
         now = self.clock.now()
-        memory = Memory(
-            id=self.ids(now),
-            repo=draft.repo,
-            kind=Kind(draft.kind),
-            subject=draft.subject,
-            fact=draft.fact,
-            citations=tuple(draft.citations),  # type: ignore[arg-type]  # validated() made them Citations
-            reason=draft.reason,
-            author=actor.user,
-            surface=surface,
-            created_at=now,
-            refreshed_at=now,
-            supersedes=supersedes,
+        memory = Memory.from_draft(
+            draft, memory_id=self.ids(now), author=actor.user, surface=surface, now=now, supersedes=supersedes
         )
         if supersedes is None:
             self._insert(memory)

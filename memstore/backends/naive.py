@@ -18,7 +18,7 @@ from memstore.backends.base import MAX_RECENT_LIMIT
 from memstore.clock import Clock
 from memstore.errors import Conflict, NotFound, ValidationError
 from memstore.ids import IdFactory
-from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface, validate_repo
+from memstore.model import Memory, MemoryDraft, Surface, validate_repo
 
 __all__ = ["NaiveStore", "open_naive"]
 
@@ -42,19 +42,8 @@ class NaiveStore:
             raise ValidationError("draft", f"must be a MemoryDraft, got {type(draft).__name__}")
         draft = draft.validated()
         now = self.clock.now()
-        memory = Memory(
-            id=self.ids(now),
-            repo=draft.repo,
-            kind=Kind(draft.kind),
-            subject=draft.subject,
-            fact=draft.fact,
-            citations=tuple(c for c in draft.citations if isinstance(c, Citation)),
-            reason=draft.reason,
-            author=actor.user,
-            surface=Surface(surface),
-            created_at=now,
-            refreshed_at=now,
-            supersedes=supersedes,
+        memory = Memory.from_draft(
+            draft, memory_id=self.ids(now), author=actor.user, surface=surface, now=now, supersedes=supersedes
         )
         with self._lock:
             self._memories[memory.id] = memory
