@@ -72,7 +72,10 @@ def test_resolving_and_rendering_never_create_the_directory(tmp_path: Path) -> N
 
 
 def test_comments_are_stripped_except_in_fenced_code() -> None:
-    text = "keep\n<!-- maintainer note -->\nline <!-- inline --> end\n```\n<!-- code comment -->\n```\n<!--\nmulti\n-->\nlast\n"
+    text = (
+        "keep\n<!-- maintainer note -->\nline <!-- inline --> end\n"
+        "```\n<!-- code comment -->\n```\n<!--\nmulti\n-->\nlast\n"
+    )
     assert strip_comments(text) == "keep\nline  end\n```\n<!-- code comment -->\n```\nlast\n"
 
 
