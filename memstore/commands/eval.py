@@ -18,6 +18,7 @@ from memstore.errors import MemstoreError
 from memstore.harness.agents import AGENTS, AgentConfig
 from memstore.harness.compare import compare_runs
 from memstore.harness.loader import ScenarioError, load_library
+from memstore.harness.metrics import OUTCOME_RATES
 from memstore.harness.report import arm_label, gates, write_reports
 from memstore.harness.results import check_same_scenarios, load_results, write_run
 from memstore.harness.runner import RunConfig, iter_arms, run
@@ -67,18 +68,7 @@ def _fmt(metric: Any) -> str:
 
 def summary_table(results: dict[str, Any]) -> Table:
     """The per-arm headline metrics."""
-    columns = [
-        "merge_rate",
-        "review_precision",
-        "review_recall",
-        "answer_accuracy",
-        "detection_recall",
-        "false_invalidation_rate",
-        "stale_use_rate",
-        "self_heal_rate",
-        "leaks",
-        "expiry_violations",
-    ]
+    columns = [*OUTCOME_RATES, "leaks", "expiry_violations"]
     table = Table(title=f"memstore eval: {results['run']['tasks']} tasks x {len(results['arms'])} arms")
     table.add_column("arm", no_wrap=True)
     for column in columns:

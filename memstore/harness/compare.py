@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from memstore.harness.metrics import OUTCOME_RATES
 from memstore.harness.stats import (
     adjust_pvalues,
     mcnemar,
@@ -203,19 +204,9 @@ def compare_runs(
 ) -> list[Comparison]:
     """Each arm's rates in ``current`` against the same arm in ``baseline`` (unpaired)."""
     found: list[Comparison] = []
-    metrics = (
-        "merge_rate",
-        "review_precision",
-        "review_recall",
-        "answer_accuracy",
-        "detection_recall",
-        "false_invalidation_rate",
-        "stale_use_rate",
-        "self_heal_rate",
-    )
     for arm in sorted(set(current["arms"]) & set(baseline["arms"])):
         now, then = current["arms"][arm]["overall"], baseline["arms"][arm]["overall"]
-        for metric in metrics:
+        for metric in OUTCOME_RATES:
             x, y = now.get(metric), then.get(metric)
             if not x or not y:
                 continue

@@ -12,19 +12,21 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["METRICS", "compute", "rate"]
+__all__ = ["METRICS", "OUTCOME_RATES", "RATES", "compute", "rate"]
 
-METRICS = (
+OUTCOME_RATES = (  # what the agents achieve, and what memory does to them
     "merge_rate",
     "review_precision",
     "review_recall",
     "answer_accuracy",
     "detection_recall",
     "false_invalidation_rate",
-    "reanchor_accuracy",
     "stale_use_rate",
     "self_heal_rate",
-    "needed_recall_at_k",
+)
+RATES = (*OUTCOME_RATES[:6], "reanchor_accuracy", *OUTCOME_RATES[6:], "needed_recall_at_k")
+METRICS = (
+    *RATES,
     "leaks",
     "expiry_violations",
     "injected_chars",

@@ -19,23 +19,12 @@ import jinja2
 import pandas as pd
 
 from memstore.harness.charts import confusion_chart, forest_chart, healing_chart, rates_chart
-from memstore.harness.metrics import _memory_pairs
+from memstore.harness.metrics import RATES, _memory_pairs
 from memstore.harness.stats import wilson_ci
 
 __all__ = ["Gate", "gates", "render_html", "render_junit", "render_markdown", "write_reports"]
 
-HEADLINE = [
-    "merge_rate",
-    "review_precision",
-    "review_recall",
-    "answer_accuracy",
-    "detection_recall",
-    "false_invalidation_rate",
-    "reanchor_accuracy",
-    "stale_use_rate",
-    "self_heal_rate",
-    "needed_recall_at_k",
-]
+HEADLINE = list(RATES)
 _DRILL_TASKS = 400
 _DRILL_MEMORIES = 200
 
