@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["METRICS", "OUTCOME_RATES", "RATES", "compute", "rate"]
+__all__ = ["METRICS", "OUTCOME_RATES", "RATES", "compute", "memory_pairs", "rate"]
 
 OUTCOME_RATES = (  # what the agents achieve, and what memory does to them
     "merge_rate",
@@ -42,7 +42,7 @@ def rate(k: float, n: float) -> dict[str, Any] | None:
     return {"value": round(float(k) / float(n), 6), "k": int(k), "n": int(n)}
 
 
-def _memory_pairs(events: pd.DataFrame) -> pd.DataFrame:
+def memory_pairs(events: pd.DataFrame) -> pd.DataFrame:
     """One row per (session, memory handed): its origin and truth, and what the agent did with it."""
     if events.empty:
         return pd.DataFrame(columns=[*SESSION_KEY, "memory_id", "origin", "truth", "refused", "used"])
@@ -93,7 +93,7 @@ def _session_metrics(sessions: pd.DataFrame, trials: pd.DataFrame, k: int) -> di
 def compute(tables: dict[str, pd.DataFrame], *, k: int = 50) -> dict[str, dict[str, Any]]:
     """Per arm: ``overall``, ``per_scenario`` and ``per_origin`` metrics."""
     sessions, events, trials = tables["sessions"], tables["events"], tables["trials"]
-    pairs = _memory_pairs(events)
+    pairs = memory_pairs(events)
     result: dict[str, dict[str, Any]] = {}
     for arm in sorted(sessions.arm.unique()):
         s, t, p = sessions[sessions.arm == arm], trials[trials.arm == arm], pairs[pairs.arm == arm]

@@ -19,7 +19,7 @@ import jinja2
 import pandas as pd
 
 from memstore.harness.charts import confusion_chart, forest_chart, healing_chart, rates_chart
-from memstore.harness.metrics import RATES, _memory_pairs
+from memstore.harness.metrics import RATES, memory_pairs
 from memstore.harness.stats import wilson_ci
 
 __all__ = ["Gate", "gates", "render_html", "render_junit", "render_markdown", "write_reports"]
@@ -104,7 +104,7 @@ def _cell(metric: Any) -> dict[str, Any]:
 
 
 def _confusion(tables: dict[str, pd.DataFrame]) -> dict[str, dict[str, dict[str, int]]]:
-    pairs = _memory_pairs(tables["events"])
+    pairs = memory_pairs(tables["events"])
     result: dict[str, dict[str, dict[str, int]]] = {}
     for (arm, origin), rows in pairs.groupby(["arm", "origin"]):
         result.setdefault(str(arm), {})[str(origin)] = {

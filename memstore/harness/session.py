@@ -54,6 +54,7 @@ class Session:
     verify_reads: int = 0
     learned: dict[str, str] = field(default_factory=dict)  # id of each memory learned -> its scenario key
     _codebase: GitCodebase | None = None
+    _changed: list[str] | None = None
 
     def rng(self, purpose: str) -> random.Random:
         """A random stream for one purpose, the same in every arm (common random numbers pair the arms)."""
@@ -109,8 +110,10 @@ class Tools:
         """The files the task's pull request changes (review tasks)."""
         if self.s.task.pull_request is None:
             return []
-        branch, base = self.s.task.pull_request
-        return self.s.workspace.changed(base, branch)
+        if self.s._changed is None:  # one git diff per session, however many memories ask
+            branch, base = self.s.task.pull_request
+            self.s._changed = self.s.workspace.changed(base, branch)
+        return list(self.s._changed)
 
     # -- memories -------------------------------------------------------------------
 

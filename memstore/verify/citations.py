@@ -148,7 +148,8 @@ def _locate(
     current = _norm_lines(new)
     anchor = min(start, max(len(new) - 1, 0))
     if old is not None and _norm_lines(old)[start : start + size] == want:
-        mapped = line_map(old, new)[start : start + size]
+        mapping = line_map(old, new)
+        mapped = mapping[start : start + size]
         first = mapped[0] if mapped else None
         if first is not None and mapped == tuple(range(first, first + size)):
             return _Found(CitationStatus.VALID if first == start else CitationStatus.MOVED, first, size)
@@ -156,7 +157,7 @@ def _locate(
         if first is not None and last is not None and all(m is not None for m in mapped) and last > first:
             # Every line survived, with lines added in between: the block stands, wider.
             return _Found(CitationStatus.MOVED, first, last - first + 1)
-        lo, hi = _region(line_map(old, new), start, size, len(new))
+        lo, hi = _region(mapping, start, size, len(new))
         anchor = lo
         rewritten = _alignment(_norm_lines(old), current)[1][start : start + size]
         first = rewritten[0] if rewritten else None
