@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from memstore.errors import PermissionDenied, ValidationError
-from memstore.model import Kind, Memory, Surface, validate_repo
+from memstore.model import Kind, Memory, Surface, check_text, shown, validate_repo
 
 __all__ = [
     "Access",
@@ -27,8 +27,12 @@ __all__ = [
     "check_delete",
     "check_write",
     "may_see",
+    "may_see_record",
     "sees_preferences",
 ]
+
+
+MAX_USER_CHARS = 200
 
 
 class Access(IntEnum):
@@ -49,6 +53,9 @@ class Actor:
     def __post_init__(self) -> None:
         if not isinstance(self.user, str) or not self.user.strip():
             raise ValidationError("actor", "the acting user must be a non-empty name")
+        check_text(self.user, "actor", MAX_USER_CHARS, required=True)
+        if any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in self.user):
+            raise ValidationError("actor", f"the user name must not contain control characters: {shown(self.user)}")
 
 
 def _check_pattern(pattern: str) -> str:
@@ -104,9 +111,14 @@ def sees_preferences(surface: Surface) -> bool:
 
 def may_see(policy: AccessPolicy, actor: Actor, memory: Memory) -> bool:
     """Whether ``actor`` may see ``memory`` at all (any surface, its own repository)."""
-    if memory.kind is Kind.PREFERENCE:
-        return memory.author == actor.user
-    return policy.level(actor.user, memory.repo) >= Access.READ
+    return may_see_record(policy, actor, memory.repo, memory.kind, memory.author)
+
+
+def may_see_record(policy: AccessPolicy, actor: Actor, repo: str, kind: Kind, author: str) -> bool:
+    """`may_see` on a stored record's columns, before a memory is built from it."""
+    if kind is Kind.PREFERENCE:
+        return author == actor.user
+    return policy.level(actor.user, repo) >= Access.READ
 
 
 def check_create(policy: AccessPolicy, actor: Actor, kind: Kind, repo: str, surface: Surface) -> None:

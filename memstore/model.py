@@ -19,6 +19,8 @@ from memstore.errors import ValidationError
 __all__ = [
     "MAX_CITATIONS",
     "MAX_FACT_CHARS",
+    "MAX_LINE",
+    "MAX_PATH_CHARS",
     "MAX_REASON_CHARS",
     "MAX_SUBJECT_CHARS",
     "Citation",
@@ -27,6 +29,8 @@ __all__ = [
     "MemoryDraft",
     "Status",
     "Surface",
+    "check_text",
+    "clean_path",
     "validate_repo",
 ]
 
@@ -35,10 +39,16 @@ MAX_SUBJECT_CHARS = 200
 MAX_FACT_CHARS = 4_000
 MAX_REASON_CHARS = 4_000
 MAX_SNIPPET_CHARS = 100_000
+MAX_PATH_CHARS = 4_096  # git's own limit (PATH_MAX)
+MAX_LINE = 100_000_000  # far past any file under the verifier's size cap; bounds what a citation may claim
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _COMMIT = re.compile(r"^[0-9a-f]{4,64}$")
-_CITATION = re.compile(r"^(?P<path>.+):(?P<line>-?\d+)(?:-(?P<end>-?\d+))?$")
+_CITATION = re.compile(r"^(?P<path>.+):(?P<line>-?\d{1,12})(?:-(?P<end>-?\d{1,12}))?$")
+# Lone surrogates cannot be stored as UTF-8; control and bidirectional-override characters in a
+# path hide what it names from a person reading it.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_PATH_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 class Kind(StrEnum):
@@ -68,33 +78,63 @@ class Surface(StrEnum):
 def validate_repo(repo: object, field_name: str = "repo") -> str:
     """Return ``repo`` if it is an ``owner/name`` string, else raise `ValidationError`."""
     if not isinstance(repo, str) or not _REPO.match(repo) or any(part in {".", ".."} for part in repo.split("/")):
-        raise ValidationError(field_name, f"must look like 'owner/name', got {repo!r}")
+        raise ValidationError(field_name, f"must look like 'owner/name', got {shown(repo)}")
     return repo
 
 
-def _clean_path(path: object, field_name: str) -> str:
-    """Check a repo-relative POSIX path and return it without `.` or empty segments."""
+def shown(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for error messages that echo input."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 12]}...({len(text):,} chars)"
+
+
+def _is_git_dir(segment: str) -> bool:
+    """Whether a path segment names git's own directory in any spelling a filesystem may resolve
+    to it: any case (macOS, Windows), trailing dots or spaces and the 8.3 short name (NTFS)."""
+    name = segment.rstrip(". ").lower()
+    return name in {".git", "git~1"}
+
+
+def clean_path(path: object, field_name: str = "path") -> str:
+    """Check a repository-relative POSIX path and return it without `.` or empty segments.
+
+    The one rule for every path a memory may name (citations, and the codebases that read
+    them): relative, no ``..``, never into ``.git/``, no NUL, control or bidirectional-override
+    characters, at most `MAX_PATH_CHARS` characters.
+
+    Raises:
+        ValidationError: naming ``field_name``.
+    """
     if not isinstance(path, str) or not path.strip():
         raise ValidationError(field_name, "the path is empty")
+    if len(path) > MAX_PATH_CHARS:
+        raise ValidationError(field_name, f"the path is longer than {MAX_PATH_CHARS} characters")
     if "\x00" in path:
         raise ValidationError(field_name, "the path contains a NUL character")
+    if _PATH_UNSAFE.search(path):
+        raise ValidationError(field_name, f"the path contains a control or invisible character: {shown(path)}")
     if "\\" in path:
-        raise ValidationError(field_name, f"use '/' to separate path segments, not '\\' in {path!r}")
+        raise ValidationError(field_name, f"use '/' to separate path segments, not '\\' in {shown(path)}")
     if path.startswith("/") or re.match(r"^[A-Za-z]:/", path):
-        raise ValidationError(field_name, f"the path must be relative to the repository, got {path!r}")
+        raise ValidationError(field_name, f"the path must be relative to the repository, got {shown(path)}")
     segments = [s for s in path.split("/") if s not in {"", "."}]
     if ".." in segments:
-        raise ValidationError(field_name, f"the path must not contain '..' segments, got {path!r}")
+        raise ValidationError(field_name, f"the path must not contain '..' segments, got {shown(path)}")
     if not segments:
         raise ValidationError(field_name, "the path is empty")
+    if any(_is_git_dir(s) for s in segments):
+        raise ValidationError(field_name, f"the path must not point into git's own directory, got {shown(path)}")
     return "/".join(segments)
 
 
 def _check_line(value: object, field_name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError(field_name, f"must be an integer, got {value!r}")
-    if value < 1:
-        raise ValidationError(field_name, f"lines are numbered from 1, got {value}")
+        raise ValidationError(field_name, f"must be an integer, got {shown(value)}")
+    if not 1 <= value <= MAX_LINE:
+        said = str(value) if abs(value) < 10**12 else f"a number of {value.bit_length()} bits"
+        if value < 1:
+            raise ValidationError(field_name, f"lines are numbered from 1, got {said}")
+        raise ValidationError(field_name, f"must be at most {MAX_LINE:,}, got {said}")
     return value
 
 
@@ -117,7 +157,7 @@ class Citation:
     commit: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "path", _clean_path(self.path, "path"))
+        object.__setattr__(self, "path", clean_path(self.path, "path"))
         _check_line(self.line, "line")
         if self.end_line is not None:
             _check_line(self.end_line, "end_line")
@@ -128,10 +168,9 @@ class Citation:
         if self.snippet is not None:
             if not isinstance(self.snippet, str):
                 raise ValidationError("snippet", "must be a string")
-            if len(self.snippet) > MAX_SNIPPET_CHARS:
-                raise ValidationError("snippet", f"must be at most {MAX_SNIPPET_CHARS} characters")
+            check_text(self.snippet, "snippet", MAX_SNIPPET_CHARS, required=False)
         if self.commit is not None and (not isinstance(self.commit, str) or not _COMMIT.match(self.commit)):
-            raise ValidationError("commit", f"must be a hexadecimal commit id, got {self.commit!r}")
+            raise ValidationError("commit", f"must be a hexadecimal commit id, got {shown(self.commit)}")
 
     @classmethod
     def parse(cls, text: str, *, snippet: str | None = None, commit: str | None = None) -> Citation:
@@ -142,10 +181,10 @@ class Citation:
                 backslash, a NUL character, an empty path, or a line below 1.
         """
         if not isinstance(text, str):
-            raise ValidationError("citation", f"must be a 'path:line' string, got {text!r}")
+            raise ValidationError("citation", f"must be a 'path:line' string, got {shown(text)}")
         match = _CITATION.match(text.strip())
         if match is None:
-            raise ValidationError("citation", f"must look like 'path:line' or 'path:line-end', got {text!r}")
+            raise ValidationError("citation", f"must look like 'path:line' or 'path:line-end', got {shown(text)}")
         end = match.group("end")
         return cls(
             path=match.group("path"),
@@ -206,10 +245,12 @@ def _coerce_citation(value: object, index: int) -> Citation:
             return Citation.parse(value)
         except ValidationError as exc:
             raise ValidationError(f"citations[{index}]", str(exc)) from exc
-    raise ValidationError(f"citations[{index}]", f"must be a Citation or 'path:line' string, got {value!r}")
+    raise ValidationError(f"citations[{index}]", f"must be a Citation or 'path:line' string, got {shown(value)}")
 
 
-def _check_text(value: object, field_name: str, limit: int, *, required: bool) -> str:
+def check_text(value: object, field_name: str, limit: int, *, required: bool) -> str:
+    """Return ``value`` if it is a storable string of at most ``limit`` characters, else raise
+    `ValidationError`: no NUL, no lone surrogate (neither survives UTF-8 storage)."""
     if not isinstance(value, str):
         raise ValidationError(field_name, f"must be a string, got {type(value).__name__}")
     if required and not value.strip():
@@ -218,6 +259,8 @@ def _check_text(value: object, field_name: str, limit: int, *, required: bool) -
         raise ValidationError(field_name, f"must be at most {limit} characters, got {len(value)}")
     if "\x00" in value:
         raise ValidationError(field_name, "must not contain NUL characters")
+    if _SURROGATE.search(value):
+        raise ValidationError(field_name, "must be valid Unicode text (it holds a lone surrogate)")
     return value
 
 
@@ -242,10 +285,10 @@ class MemoryDraft:
         try:
             kind = Kind(self.kind)
         except ValueError as exc:
-            raise ValidationError("kind", f"must be 'fact' or 'preference', got {self.kind!r}") from exc
-        subject = _check_text(self.subject, "subject", MAX_SUBJECT_CHARS, required=True)
-        fact = _check_text(self.fact, "fact", MAX_FACT_CHARS, required=True)
-        reason = _check_text(self.reason, "reason", MAX_REASON_CHARS, required=False)
+            raise ValidationError("kind", f"must be 'fact' or 'preference', got {shown(self.kind)}") from exc
+        subject = check_text(self.subject, "subject", MAX_SUBJECT_CHARS, required=True)
+        fact = check_text(self.fact, "fact", MAX_FACT_CHARS, required=True)
+        reason = check_text(self.reason, "reason", MAX_REASON_CHARS, required=False)
         if isinstance(self.citations, (str, bytes)) or not isinstance(self.citations, Sequence):
             raise ValidationError("citations", "must be a list of citations")
         if len(self.citations) > MAX_CITATIONS:

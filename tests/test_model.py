@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstore import Citation, Kind, Memory, MemoryDraft, Status, Surface, ValidationError
+from memstore import Actor, Citation, Kind, Memory, MemoryDraft, Status, Surface, ValidationError
 
 
 def test_parse_single_line() -> None:
@@ -77,7 +77,7 @@ def test_commit_must_be_hex() -> None:
 
 
 _segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-.:", min_size=1, max_size=8).filter(
-    lambda s: s not in {".", ".."}
+    lambda s: s not in {".", ".."} and s.rstrip(". ") != ".git"
 )
 
 
@@ -185,3 +185,87 @@ def test_as_draft_is_a_starting_point_for_a_correction() -> None:
         "f",
         (Citation("a.py", 1, snippet="x = 1", commit="abc123"),),
     )
+
+
+# -- hostile input (issue 10): every spelling of .git, unstorable text, huge numbers ---------
+
+GIT_SPELLINGS = [
+    ".git/config:7",
+    ".GIT/config:7",
+    ".Git/HEAD:1",
+    "./.git/config:7",
+    "src/../.git/config:7",
+    "vendor/lib/.git/config:1",
+    ".git./config:1",
+    ".git /config:1",
+    "GIT~1/config:1",
+    ".git:1",
+    "//.git//config:3",
+]
+
+
+@pytest.mark.parametrize("text", GIT_SPELLINGS)
+def test_no_citation_reaches_into_git_s_own_directory(text: str) -> None:
+    with pytest.raises(ValidationError):
+        Citation.parse(text)
+
+
+@pytest.mark.parametrize("path", [".gitignore", ".github/workflows/ci.yml", "src/git/x.py", "docs/.gitkeep"])
+def test_files_named_like_git_stay_citable(path: str) -> None:
+    assert Citation.parse(f"{path}:1").path == path
+
+
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        ("a\u202eb.py", "control or invisible"),
+        ("a\u2066b.py", "control or invisible"),
+        ("a\x1b[31mb.py", "control or invisible"),
+        ("a\nb.py", "control or invisible"),
+        ("a\ud800.py", "control or invisible"),
+        ("a/" * 2100 + "b.py", "longer than 4096"),
+    ],
+)
+def test_paths_that_hide_what_they_name_are_refused(path: str, why: str) -> None:
+    with pytest.raises(ValidationError, match=why):
+        Citation(path, 1)
+
+
+def test_a_line_of_five_thousand_digits_is_a_validation_error() -> None:
+    with pytest.raises(ValidationError, match="citation: must look like") as caught:
+        Citation.parse("a.py:" + "9" * 5000)
+    assert len(str(caught.value)) < 200  # the message does not echo the whole input
+    with pytest.raises(ValidationError, match="line: must be at most"):
+        Citation("a.py", 10**5000)
+    with pytest.raises(ValidationError, match="end_line: must be at most"):
+        Citation("a.py", 1, 10**20)
+
+
+@pytest.mark.parametrize("field", ["subject", "fact", "reason"])
+def test_lone_surrogates_are_refused_by_the_field_they_are_in(field: str) -> None:
+    values = {"subject": "s", "fact": "f", "reason": "r", field: "bad \ud800 text"}
+    draft = MemoryDraft("acme/api", Kind.FACT, values["subject"], values["fact"], ["a.py:1"], values["reason"])
+    with pytest.raises(ValidationError, match=f"^{field}: must be valid Unicode") as caught:
+        draft.validated()
+    assert caught.value.field == field
+
+
+def test_a_snippet_and_a_user_with_a_lone_surrogate_are_refused() -> None:
+    with pytest.raises(ValidationError, match="snippet"):
+        Citation("a.py", 1, snippet="x\udfff")
+    with pytest.raises(ValidationError, match="actor"):
+        Actor("ana\ud800")
+    with pytest.raises(ValidationError, match="actor"):
+        Actor("ana\x1b[2J")
+
+
+@given(st.text(max_size=60))
+def test_whatever_parses_round_trips_and_is_safe(text: str) -> None:
+    try:
+        cited = Citation.parse(text)
+    except ValidationError:
+        return
+    assert Citation.parse(str(cited)) == cited
+    assert not any(part.rstrip(". ").lower() in {".git", "git~1"} for part in cited.path.split("/"))
+    assert cited.path.isprintable()
+    cited.path.encode("utf-8")  # storable
