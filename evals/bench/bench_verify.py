@@ -9,6 +9,13 @@ and verifies them all at HEAD:
   warm:     the same checks again in that process (caches full);
   baseline: one `git show HEAD:path` subprocess per citation, comparing the cited line.
 Targets (issue 3): warm >= 20,000 checks/s; >= 30x the baseline; 1,000 memories cold < 1 s.
+
+Then the worst cases under the 1 MiB cap (issue 10): a file of ``}`` lines with one line
+inserted, a lock file rewritten in a fifth of its lines, and one line of a megabyte changed;
+the time of the first citation into each (both versions read, normalised and diffed) and of
+a later one (cached), beside difflib's longest-matching-block diff, which the verifier used
+before, on the braces file at 4,000 lines (it grows with the square of the length).
+Target: any file under the cap checked in well under 100 ms.
 """
 
 from __future__ import annotations
@@ -131,6 +138,60 @@ COLD = textwrap.dedent(
 )
 
 
+def _worst_cases(tmp: Path) -> list[tuple[str, str, str, int]]:
+    """(name, old text, new text, a cited line that moved or changed) for files just under the cap."""
+    rng = random.Random(11)
+    count = 1024 * 1024 // 2 - 8
+    braces = "}\n" * count
+    moved = "}\n" * (count // 2) + "inserted\n" + "}\n" * (count - count // 2)
+    lock = "".join(f'    "node_modules/pkg{i}": "sha512-{rng.getrandbits(96):x}",\n' for i in range(16_000))
+    relocked = "".join(line.replace('",', '0",') if rng.random() < 0.2 else line for line in lock.splitlines(True))
+    line = "x" * (1024 * 1024 - 100) + "\n"
+    return [
+        (f"{count:,} lines of '}}', one inserted", braces, moved, count // 2 + 10),
+        (f"lock file, {len(lock) // 1024:,} KB, a fifth of its lines changed", lock, relocked, 8_001),
+        ("one line of a megabyte, changed", line, "y" + line, 1),
+    ]
+
+
+def worst_case_report(tmp: Path) -> None:
+    """Time per citation on the files that made the old diff quadratic."""
+    import difflib
+
+    from memstore.verify import GitCodebase, verify_citation
+
+    print("\nworst cases under the 1 MiB cap (time per citation):")
+    slowest = 0.0
+    for index, (name, old, new, line) in enumerate(_worst_cases(tmp)):
+        builder = HistoryBuilder()
+        builder.write("f.txt", old)
+        builder.commit("old", label="old")
+        builder.write("f.txt", new)
+        builder.commit("new", label="new")
+        built = builder.build(tmp / f"worst{index}")
+        codebase = GitCodebase(built.path, "HEAD")
+        start = time.perf_counter()
+        check = verify_citation(codebase, Citation("f.txt", line, commit=built.commits["old"]))
+        first = time.perf_counter() - start
+        start = time.perf_counter()
+        verify_citation(codebase, Citation("f.txt", max(1, line - 3), commit=built.commits["old"]))
+        later = time.perf_counter() - start
+        slowest = max(slowest, first)
+        print(f"  {name:<52} first {first * 1000:7.1f} ms, later {later * 1000:6.2f} ms   ({check.status.value})")
+    small = 4_000
+    old_lines = ["}"] * small
+    new_lines = ["}"] * (small // 2) + ["inserted"] + ["}"] * (small // 2)
+    start = time.perf_counter()
+    difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes()
+    baseline = time.perf_counter() - start
+    print(
+        f"  baseline, difflib on the braces file at {small:,} lines: {baseline * 1000:7.1f} ms "
+        f"(x{(1024 * 1024 // 2 / small) ** 2:,.0f} at full size, by its square growth)"
+    )
+    verdict = "MET" if slowest < 0.1 else "MISSED"
+    print(f"  worst first citation under the cap < 100 ms:  {slowest * 1000:.1f} ms {verdict}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=2_000, help="files in the repository (default: %(default)s)")
@@ -193,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  cold / baseline:                {checks / cold['verify'] / baseline:>10,.0f}x")
         verdict = "MET" if cold["verify"] < 1.0 else "MISSED"
         print(f"  1,000 memories cold < 1 s:      {cold['verify']:>10.3f} s {verdict}")
+        worst_case_report(Path(tmp))
     return 0
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import lru_cache
 
 from memstore.errors import ValidationError
 from memstore.model import Citation
 from memstore.verify.codebase import Codebase, FileRead, ReadStatus
+from memstore.verify.lines import Lines, align, lines_of, normalise
 
 __all__ = ["CitationCheck", "CitationStatus", "anchor", "line_map", "verify_citation"]
 
@@ -75,57 +75,14 @@ class CitationCheck:
         return f"{self.path}:{self.line}" + (f"-{self.end_line}" if self.end_line else "")
 
 
-def _norm(line: str) -> str:
-    return " ".join(line.split())
-
-
-@lru_cache(maxsize=4096)
-def _norm_lines(lines: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(_norm(line) for line in lines)
-
-
-@lru_cache(maxsize=2048)
-def _alignment(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[tuple[int | None, ...], tuple[int | None, ...]]:
-    """Two maps from old lines to new ones: lines that survived, and lines rewritten one for one
-    (the i-th line of a replaced block of n lines became the i-th line of its n-line replacement)."""
-    if old == new:
-        same = tuple(range(len(old)))
-        return same, same
-    survived: list[int | None] = [None] * len(old)
-    rewritten: list[int | None] = [None] * len(old)
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            for k in range(i2 - i1):
-                survived[i1 + k] = j1 + k
-        elif op == "replace" and i2 - i1 == j2 - j1:
-            for k in range(i2 - i1):
-                rewritten[i1 + k] = j1 + k
-    return tuple(survived), tuple(rewritten)
-
-
 def line_map(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[int | None, ...]:
     """For each 0-based line of ``old``, its 0-based line in ``new``, or None if it did not survive.
 
-    Lines are compared with whitespace collapsed; the diff is difflib's longest-matching-block
-    alignment, which keeps a repeated line (``}``) paired with its own neighbours.
+    Lines are compared with whitespace collapsed; the diff is patience diff, which keeps a
+    repeated line (``}``) paired with its own neighbours and stays fast on any file.
     """
-    return _alignment(_norm_lines(old), _norm_lines(new))[0]
-
-
-def _occurrences(lines: tuple[str, ...], block: tuple[str, ...]) -> list[int]:
-    """0-based starts of ``block`` in ``lines`` (both already normalised)."""
-    if not block:
-        return []
-    first, size = block[0], len(block)
-    return [
-        i for i in range(len(lines) - size + 1) if lines[i] == first and (size == 1 or lines[i : i + size] == block)
-    ]
-
-
-def _nearest(starts: list[int], anchor: int) -> int:
-    """The start nearest ``anchor``; on a tie, the later one (insertions above are likelier)."""
-    return min(starts, key=lambda s: (abs(s - anchor), -s))
+    alignment = align(lines_of(old), lines_of(new))
+    return tuple(alignment.survived(i) for i in range(len(old)))
 
 
 @dataclass(frozen=True)
@@ -135,21 +92,23 @@ class _Found:
     size: int
 
 
-def _locate(
-    old: tuple[str, ...] | None, snippet: tuple[str, ...] | None, new: tuple[str, ...], start: int, size: int
-) -> _Found:
+_SIMILAR_WINDOW = 60  # candidate starts looked at around the anchor for a changed block
+_SIMILAR_MAX_CHARS = 4_000  # a block larger than this is placed at its anchor, not compared
+
+
+def _locate(old: Lines | None, snippet: tuple[str, ...] | None, new: Lines, start: int, size: int) -> _Found:
     """Where the cited block (0-based ``start``, ``size`` lines) stands in ``new``."""
     if snippet is None:  # nothing to compare: only existence can be checked
         if start + size <= len(new):
             return _Found(CitationStatus.VALID, start, size)
         return _Found(CitationStatus.LINE_MISSING, None, size)
-    want = _norm_lines(snippet)
+    want = tuple(normalise(line) for line in snippet)
     size = len(want)
-    current = _norm_lines(new)
+    current = new.lines
     anchor = min(start, max(len(new) - 1, 0))
-    if old is not None and _norm_lines(old)[start : start + size] == want:
-        mapping = line_map(old, new)
-        mapped = mapping[start : start + size]
+    if old is not None and old.lines[start : start + size] == want:
+        alignment = align(old, new)
+        mapped = tuple(alignment.survived(i) for i in range(start, start + size))
         first = mapped[0] if mapped else None
         if first is not None and mapped == tuple(range(first, first + size)):
             return _Found(CitationStatus.VALID if first == start else CitationStatus.MOVED, first, size)
@@ -157,9 +116,9 @@ def _locate(
         if first is not None and last is not None and all(m is not None for m in mapped) and last > first:
             # Every line survived, with lines added in between: the block stands, wider.
             return _Found(CitationStatus.MOVED, first, last - first + 1)
-        lo, hi = _region(mapping, start, size, len(new))
+        lo, hi = alignment.region(start, size, len(new))
         anchor = lo
-        rewritten = _alignment(_norm_lines(old), current)[1][start : start + size]
+        rewritten = tuple(alignment.rewritten(i) for i in range(start, start + size))
         first = rewritten[0] if rewritten else None
         if first is not None and rewritten == tuple(range(first, first + size)):
             lo, hi, anchor = first, first + size, first  # a one-for-one rewrite: that is its place
@@ -167,11 +126,10 @@ def _locate(
         return _Found(CitationStatus.VALID, start, size)
     else:
         lo, hi = 0, len(new)
-    starts = _occurrences(current, want)
-    if starts:
-        found = _nearest(starts, anchor)
+    found = new.find(want, anchor)
+    if found is not None:
         return _Found(CitationStatus.VALID if found == start else CitationStatus.MOVED, found, size)
-    if not new:
+    if not current:
         return _Found(CitationStatus.CHANGED, None, size)
     guess = _most_like(want, current, lo, hi, anchor)
     if guess is None:
@@ -179,28 +137,24 @@ def _locate(
     return _Found(CitationStatus.CHANGED, guess, min(size, len(new) - guess))
 
 
-def _region(mapping: tuple[int | None, ...], start: int, size: int, new_len: int) -> tuple[int, int]:
-    """The lines of the new file that took the block's place: between the nearest surviving
-    line above it and the nearest surviving line below it (0-based, end exclusive)."""
-    lo, hi = 0, new_len
-    for k in range(start - 1, -1, -1):
-        if mapping[k] is not None:
-            lo = mapping[k] + 1  # type: ignore[operator]
-            break
-    for k in range(start + size, len(mapping)):
-        if mapping[k] is not None:
-            hi = mapping[k]  # type: ignore[assignment]
-            break
-    return lo, max(lo, hi)
-
-
 def _most_like(want: tuple[str, ...], current: tuple[str, ...], lo: int, hi: int, anchor: int) -> int | None:
-    """The start in ``lo``..``hi`` whose block reads most like ``want`` (ratio >= 0.5), nearest ``anchor`` on ties."""
+    """The start near ``anchor`` in ``lo``..``hi`` whose block reads most like ``want`` (ratio >= 0.5).
+
+    Bounded on purpose: at most `_SIMILAR_WINDOW` starts on each side of the anchor, and no
+    comparison at all for a block over `_SIMILAR_MAX_CHARS` (it stays at its anchor), so a
+    changed citation costs the same in a file of ten lines and in one of half a million.
+    """
     size, target = len(want), "\n".join(want)
+    if len(target) > _SIMILAR_MAX_CHARS:
+        return None
+    first = max(lo, anchor - _SIMILAR_WINDOW)
+    last = min(max(hi, lo + 1), len(current) - size + 1, anchor + _SIMILAR_WINDOW + 1)
     best: tuple[float, int, int] | None = None
-    for i in range(lo, min(max(hi, lo + 1), len(current) - size + 1)):
-        ratio = difflib.SequenceMatcher(None, target, "\n".join(current[i : i + size]), autojunk=False).ratio()
-        key = (ratio, -abs(i - anchor), i)
+    for i in range(first, last):
+        matcher = difflib.SequenceMatcher(None, target, "\n".join(current[i : i + size])[: 2 * _SIMILAR_MAX_CHARS])
+        if matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5:
+            continue
+        key = (matcher.ratio(), -abs(i - anchor), i)
         if best is None or key > best:
             best = key
     return best[2] if best is not None and best[0] >= 0.5 else None
@@ -231,8 +185,8 @@ def verify_citation(codebase: Codebase, citation: Citation) -> CitationCheck:
     current = codebase.read(citation.path)
     path = citation.path
     status_if_found = None
-    if current.status is ReadStatus.INVALID:
-        return _check(citation, CitationStatus.INVALID, path, snippet_text, problem=current.problem)
+    if current.status is ReadStatus.INVALID:  # nothing of a refused file is carried, not even the snippet
+        return _check(citation, CitationStatus.INVALID, path, None, problem=current.problem)
     if current.status is ReadStatus.MISSING:
         moved_to = _find_renamed(codebase, citation, old, snippet)
         if moved_to is None:
@@ -242,7 +196,8 @@ def verify_citation(codebase: Codebase, citation: Citation) -> CitationCheck:
             return _check(citation, CitationStatus.FILE_MISSING, citation.path, snippet_text)
         status_if_found = CitationStatus.RENAMED
 
-    found = _locate(old_lines, snippet, current.lines, start, size)
+    old_view = lines_of(old_lines, old.key) if old is not None and old_lines is not None else None
+    found = _locate(old_view, snippet, lines_of(current.lines, current.key), start, size)
     status = found.status
     if status_if_found is not None and status in {CitationStatus.VALID, CitationStatus.MOVED}:
         status = status_if_found
@@ -270,13 +225,13 @@ def _find_renamed(
     if snippet is None:
         return None
     name = citation.path.rsplit("/", 1)[-1]
-    want = _norm_lines(snippet)
+    want = [normalise(line) for line in snippet]
     candidates = []
     for path in codebase.paths():
         if path.rsplit("/", 1)[-1] != name or path == citation.path:
             continue
         read = codebase.read(path)
-        if read.ok and _occurrences(_norm_lines(read.lines), want):
+        if read.ok and lines_of(read.lines, read.key).find(want, 0) is not None:
             candidates.append(path)
     if not candidates:
         return None

@@ -9,11 +9,12 @@ contradicted and what the corrected value is.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
+
+import patiencediff
 
 __all__ = [
     "Claim",
@@ -49,8 +50,8 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\w)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IDENTIFIER = re.compile(r"(?<![\w./-])[A-Za-z_][\w-]*(?:[./][\w-]+)*(?:\(\))?")
 _TOKEN = re.compile(r"v?\d+(?:\.\d+)+(?:-[0-9A-Za-z.]+)?|[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|\S")
-_ASSIGNMENT = re.compile(
-    r"(?P<key>[A-Za-z_][A-Za-z0-9_]*)[\"']?\s*(?::=|=|:)\s*"
+_ASSIGNMENT = re.compile(  # the look-behind starts keys only at word starts: linear on a long word
+    r"(?<![A-Za-z0-9_])(?P<key>[A-Za-z_][A-Za-z0-9_]*)[\"']?\s*(?::=|=|:)\s*"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|v?\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?|[A-Za-z_][\w.]*)"
 )
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -257,10 +258,13 @@ def words(text: str) -> list[str]:
     return found
 
 
+_TERMS_MAX_CHARS = 100_000  # relevance is judged on the first 100k characters of a cited text
+
+
 @lru_cache(maxsize=16384)
 def terms(text: str) -> frozenset[str]:
     """The content words of ``text``, stemmed: what a fact and code must share to be about the same thing."""
-    return frozenset(_stem(w) for w in words(text) if len(w) >= 3 and w not in STOPWORDS)
+    return frozenset(_stem(w) for w in words(text[:_TERMS_MAX_CHARS]) if len(w) >= 3 and w not in STOPWORDS)
 
 
 @lru_cache(maxsize=4096)
@@ -273,7 +277,7 @@ def substitutions(before: str, after: str) -> dict[str, str]:
     """Tokens that a change replaced one for one: ``v2.1.4 -> v2.2.0``, ``createPool -> makePool``."""
     old, new = _TOKEN.findall(before), _TOKEN.findall(after)
     pairs: dict[str, str] = {}
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    matcher = patiencediff.PatienceSequenceMatcher(None, old, new)  # near linear, unlike difflib on long texts
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "replace" and i2 - i1 == j2 - j1:
             for a, b in zip(old[i1:i2], new[j1:j2], strict=True):

@@ -13,10 +13,12 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from memstore.errors import RepositoryError
+from memstore.errors import RepositoryError, ValidationError
+from memstore.model import clean_path
 from memstore.verify.git import GitRepository, TreeEntry
 
 __all__ = [
@@ -67,10 +69,14 @@ class FileRead:
 def split_lines(data: bytes) -> tuple[str, ...]:
     """Lines as git counts them: split on ``\\n``, a trailing ``\\r`` dropped, undecodable bytes replaced."""
     text = data.decode("utf-8", errors="replace")
+    if "\r" in text:  # one \r before each line break goes: CRLF files read as LF
+        text = text.replace("\r\n", "\n")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return tuple(line[:-1] if line.endswith("\r") else line for line in lines)
+    if lines and lines[-1].endswith("\r"):
+        lines[-1] = lines[-1][:-1]
+    return tuple(lines)
 
 
 def _is_binary(data: bytes) -> bool:
@@ -78,13 +84,20 @@ def _is_binary(data: bytes) -> bool:
 
 
 def _safe(path: str) -> str | None:
-    """``path`` as a clean repository-relative path, or None if it could escape."""
-    if not path or "\x00" in path or "\\" in path or path.startswith("/"):
-        return None
-    parts = [p for p in path.split("/") if p not in {"", "."}]
-    if not parts or ".." in parts:
-        return None
-    return "/".join(parts)
+    """``path`` as a clean repository-relative path, or None if it could escape the repository
+    or reach into git's own directory (the model's one rule for paths, `clean_path`)."""
+    found = _cleaned(path)
+    return found if isinstance(found, str) else None
+
+
+@lru_cache(maxsize=65_536)  # paths are checked on every read of every citation; the answer never changes
+def _cleaned(path: str) -> str | FileRead:
+    """``path`` made clean, or the INVALID read that refuses it (saying why)."""
+    try:
+        return clean_path(path)
+    except ValidationError as exc:
+        problem = "the path escapes the repository" if ".." in str(path).split("/") else str(exc).partition(": ")[2]
+        return _invalid(str(path), problem)
 
 
 def _invalid(path: str, problem: str) -> FileRead:
@@ -163,9 +176,9 @@ class GitCodebase:
 
     def _entry(self, path: str) -> tuple[str, TreeEntry] | FileRead:
         """Follow symlinks inside the tree; refuse the ones that leave it."""
-        clean = _safe(path)
-        if clean is None:
-            return _invalid(path, "the path escapes the repository")
+        clean = _cleaned(path)
+        if isinstance(clean, FileRead):
+            return clean
         for _ in range(_SYMLINK_HOPS):
             entry = self._tree.get(clean)
             if entry is None:
@@ -182,7 +195,7 @@ class GitCodebase:
             joined = posixpath.normpath(posixpath.join(posixpath.dirname(clean), target.decode(errors="replace")))
             resolved = _safe(joined)
             if resolved is None or joined.startswith(".."):
-                return _invalid(path, "a symlink that points outside the repository")
+                return _invalid(path, "a symlink that points outside the repository or into .git")
             clean = resolved
         return _invalid(path, "too many levels of symlinks")
 
@@ -201,9 +214,9 @@ class GitCodebase:
         return read
 
     def _read_at(self, commit: str, path: str) -> FileRead:
-        clean = _safe(path)
-        if clean is None:
-            return _invalid(path, "the path escapes the repository")
+        clean = _cleaned(path)
+        if isinstance(clean, FileRead):
+            return clean
         found = self.repo.objects([f"{commit}:{clean}"], max_size=MAX_FILE_BYTES).get(f"{commit}:{clean}")
         if found is None or found.kind != "blob":
             return _missing(path)
@@ -276,19 +289,20 @@ class WorkingTree:
         # A commit names this code only while the work tree matches it.
         clean = history is not None and history.repo.is_clean()
         self.commit: str | None = history.commit if history is not None and clean else None
+        self._renames: dict[str, dict[str, str]] | None = None
 
     def __repr__(self) -> str:
         return f"WorkingTree({str(self.root)!r})"
 
     def read(self, path: str) -> FileRead:
-        clean = _safe(path)
-        if clean is None:
-            return _invalid(path, "the path escapes the repository")
+        clean = _cleaned(path)
+        if isinstance(clean, FileRead):
+            return clean
         target = self.root / clean
         try:
             real = Path(os.path.realpath(target))
-            if not real.is_relative_to(self.root):
-                return _invalid(path, "a symlink that points outside the repository")
+            if not real.is_relative_to(self.root) or _safe(real.relative_to(self.root).as_posix()) is None:
+                return _invalid(path, "a symlink that points outside the repository or into .git")
             if not real.exists():
                 return _missing(path)
             if not real.is_file():
@@ -307,12 +321,20 @@ class WorkingTree:
         return self.history.has_commit(commit) if self.history else False
 
     def rename_of(self, commit: str, path: str) -> str | None:
-        return self.history.rename_of(commit, path) if self.history else None
+        if self.history is None:
+            return None
+        if self.commit is not None:  # a clean work tree is its commit
+            return self.history.rename_of(commit, path)
+        if self._renames is None or commit not in self._renames:
+            # Staged renames (``git mv`` not yet committed) count: diff the commit against the work tree.
+            self._renames = {**(self._renames or {}), commit: self.history.repo.renames(commit, None)}
+        found = self._renames[commit].get(path)
+        return found if found is not None and self.read(found).status is not ReadStatus.MISSING else None
 
     def paths(self) -> Sequence[str]:
         found = []
         for directory, dirs, files in os.walk(self.root):
-            dirs[:] = [d for d in dirs if d != ".git"]
+            dirs[:] = [d for d in dirs if _safe(d) is not None]
             for name in files:
                 found.append(Path(directory, name).relative_to(self.root).as_posix())
         return sorted(found)

@@ -24,7 +24,16 @@ from typing import IO
 
 from memstore.errors import RepositoryError
 
-__all__ = ["GitObject", "GitRepository", "Hunk", "TreeEntry", "git_env", "map_line", "repository_root"]
+__all__ = [
+    "GitObject",
+    "GitRepository",
+    "Hunk",
+    "TreeEntry",
+    "git_env",
+    "map_line",
+    "repo_name_of_url",
+    "repository_root",
+]
 
 Hunk = tuple[int, int, int, int]  # old start, old length, new start, new length, as ``git diff -U0`` prints them
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -49,6 +58,30 @@ def repository_root(cwd: str | Path) -> Path | None:
     return common.parent if common.name == ".git" else common
 
 
+_SCP_LIKE = re.compile(r"^(?:[^@/:]+@)?[^/:]+:(?!//)(?P<path>.+)$")  # git@host:owner/name.git
+
+
+def repo_name_of_url(url: str) -> str | None:
+    """``owner/name`` from a git remote URL, or None when the URL does not name one."""
+    from urllib.parse import urlsplit
+
+    if "://" in url:
+        parts = urlsplit(url)
+        if parts.scheme.endswith("file") or not parts.netloc:
+            return None
+        path = parts.path
+    else:
+        scp = _SCP_LIKE.match(url)
+        if scp is None:
+            return None  # a local path: it names a folder, not a repository on a host
+        path = scp.group("path")
+    segments = [s for s in path.split("/") if s]
+    if len(segments) < 2:
+        return None
+    owner, name = segments[-2], segments[-1].removesuffix(".git")
+    return f"{owner}/{name}" if re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", f"{owner}/{name}") else None
+
+
 def map_line(hunks: list[Hunk], line: int, *, rewritten: bool = False) -> int | None:
     """Where old ``line`` is after ``hunks`` (git's own mapping); None if a hunk rewrote it,
     unless ``rewritten``: then a line of a hunk that replaced n lines by n maps to its counterpart."""
@@ -71,6 +104,7 @@ def map_line(hunks: list[Hunk], line: int, *, rewritten: bool = False) -> int | 
 _BLOB_CACHE_BYTES = 256 * 1024 * 1024
 _CHUNK = 800  # object names per pipelined write: well under a pipe buffer
 _IMMUTABLE = re.compile(r"^[0-9a-f]{40,64}(?::|$)")
+_FOUND = re.compile(rb"^([0-9a-f]{40,64}) ([a-z]+) (\d+)\n\Z")
 
 
 def git_env() -> dict[str, str]:
@@ -137,7 +171,7 @@ class GitRepository:
         self._blob_bytes = 0
         self._trees: dict[str, dict[str, TreeEntry]] = {}
         self._commits: dict[str, str | None] = {}
-        self._renames: dict[tuple[str, str], dict[str, str]] = {}
+        self._renames: dict[tuple[str, str | None], dict[str, str]] = {}
 
     def __repr__(self) -> str:
         return f"GitRepository({str(self.path)!r})"
@@ -178,17 +212,15 @@ class GitRepository:
                 self._commits[ref] = out.decode().strip() or None
         return self._commits[ref]
 
-    def name(self) -> str:
-        """The repository's ``owner/name``: from the ``origin`` remote's URL, else from its directory."""
+    def origin_name(self) -> str | None:
+        """The repository's ``owner/name`` read off its ``origin`` remote URL (``https://host/owner/
+        name.git``, ``git@host:owner/name``, ``ssh://...``), or None when there is no origin or its
+        URL names no owner and repository (a local path, say): the name is never guessed."""
         try:
-            url = self.run("config", "--get", "remote.origin.url").decode().strip()
+            url = self.run("config", "--get", "remote.origin.url").decode(errors="replace").strip()
         except RepositoryError:
-            url = ""
-        match = re.search(r"[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$", url)
-        if match:
-            return f"{match.group(1)}/{match.group(2)}"
-        top = self.git_dir.parent if self.git_dir.name == ".git" else self.git_dir
-        return f"{top.parent.name or 'local'}/{top.name.removesuffix('.git')}"
+            return None
+        return repo_name_of_url(url)
 
     def is_clean(self) -> bool:
         """Whether the work tree matches HEAD (untracked files aside)."""
@@ -215,11 +247,12 @@ class GitRepository:
             self._trees[commit] = found
         return found
 
-    def renames(self, old: str, new: str) -> dict[str, str]:
-        """Files of ``old`` that git's rename detection finds under another path in ``new``."""
+    def renames(self, old: str, new: str | None) -> dict[str, str]:
+        """Files of ``old`` that git's rename detection finds under another path in ``new``
+        (``None``: the work tree and index as they are now, staged renames included; not cached)."""
         key = (old, new)
-        if key not in self._renames:
-            raw = self.run("diff", "--no-ext-diff", "-M", "--name-status", "-z", old, new)
+        if new is None or key not in self._renames:
+            raw = self.run("diff", "--no-ext-diff", "-M", "--name-status", "-z", old, *([new] if new else []))
             fields = raw.split(b"\x00")
             found: dict[str, str] = {}
             i = 0
@@ -233,6 +266,8 @@ class GitRepository:
                     i += 3
                 else:
                     i += 2
+            if new is None:
+                return found
             self._renames[key] = found
         return self._renames[key]
 
@@ -322,10 +357,10 @@ class GitRepository:
             proc.stdin.flush()
             found: dict[str, GitObject] = {}
             for name in names:
-                parts = proc.stdout.readline().split()
-                if len(parts) != 3:  # "<name> missing" or "<name> ambiguous"
+                header = _FOUND.match(proc.stdout.readline())
+                if header is None:  # "<name> missing" or "<name> ambiguous"; the name may hold spaces
                     continue
-                oid, kind, size = parts[0].decode(), parts[1].decode(), int(parts[2])
+                oid, kind, size = header[1].decode(), header[2].decode(), int(header[3])
                 data: bytes | None = None
                 if kind == "blob" and (max_size is None or size <= max_size):
                     data = proc.stdout.read(size)
