@@ -68,6 +68,8 @@ def open_store(
     clock: Clock | None = None,
     expiry: timedelta | None = None,
     ids: IdFactory | None = None,
+    read_only: bool = False,
+    create: bool = True,
 ) -> MemoryStore:
     """Open the store that ``uri`` names.
 
@@ -78,6 +80,8 @@ def open_store(
         clock: where the store reads the time; the system clock by default.
         expiry: the sliding expiry window; 28 days by default.
         ids: the id factory; seed one (``UlidIds(seed)``) for reproducible ids.
+        read_only: open only to read (backends that can, open their target read-only).
+        create: whether a store that does not exist yet may be created.
 
     Raises:
         ConfigurationError: for an unknown scheme or an unusable option.
@@ -93,5 +97,7 @@ def open_store(
         clock=clock if clock is not None else SystemClock(),
         expiry=window,
         ids=ids if ids is not None else UlidIds(),
+        read_only=read_only,
+        create=create and not read_only,
     )
     return resolve_backend(uri)(uri, options)

@@ -12,6 +12,7 @@ Targets (issue 2): recent() p50 <= 2 ms at 1M memories; >= 5,000 store() calls/s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import sqlite3
 import statistics
@@ -30,6 +31,7 @@ from memstore import (
     Kind,
     Memory,
     MemoryDraft,
+    NotFound,
     Surface,
     UlidIds,
     open_store,
@@ -187,6 +189,38 @@ def _sweep_time(store: SqliteStore | InMemoryStore, clock: FakeClock) -> tuple[f
         store.clock = saved
 
 
+def bench_hidden_get(workdir: Path, count: int = 2_000, rounds: int = 7) -> None:
+    """get() of a memory the actor may not see against get() of an id that does not exist: an
+    error that took longer for one than the other would tell what the actor may not know."""
+    store = open_store(f"sqlite:///{workdir / 'hidden.db'}", access=_policy())
+    owner = Actor(USERS[0])
+    ids = [
+        store.store(
+            MemoryDraft(REPOS[0], Kind.FACT, f"s{n}", "f" * 500, [f"a.py:{n + 1}"] * 5, "r" * 300),
+            actor=owner,
+            surface=Surface.CLI,
+        ).id
+        for n in range(count)
+    ]
+    missing = [f"mem_{n:026d}" for n in range(count)]
+    stranger = Actor("stranger")
+
+    def per_call(names: list[str]) -> float:
+        best = float("inf")
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for name in names:
+                with contextlib.suppress(NotFound):
+                    store.get(name, actor=stranger)
+            best = min(best, time.perf_counter() - start)
+        return best / len(names) * 1e6
+
+    hidden, absent = per_call(ids), per_call(missing)
+    print(f"\nget() that must answer 'not found', {count:,} ids, best of {rounds}")
+    print(f"  hidden (exists, not visible)  {hidden:>7.1f} us")
+    print(f"  missing (no such id)          {absent:>7.1f} us   hidden/missing = {hidden / absent:.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000,1000000", help="population sizes (default: %(default)s)")
@@ -199,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="memstore-bench-") as tmp:
         bench_store_throughput(Path(tmp), args.stores)
         bench_recent(Path(tmp), [int(s) for s in args.sizes.split(",")], args.queries, rng)
+        bench_hidden_get(Path(tmp))
     return 0
 
 

@@ -37,12 +37,20 @@ ENTRY_POINT_GROUP = "memstore.backends"
 
 @dataclass(frozen=True)
 class StoreOptions:
-    """What every backend is opened with."""
+    """What every backend is opened with.
+
+    ``read_only``: the caller will only read (a backend that can open its target read-only
+    does, and refuses writes with `StorageError`); ``create``: whether a store that does not
+    exist yet may be created (``False``: opening one that is not there is a
+    `ConfigurationError`, so a mistyped path is never silently a new, empty store).
+    """
 
     access: AccessPolicy
     clock: Clock
     expiry: timedelta
     ids: IdFactory
+    read_only: bool = False
+    create: bool = True
 
 
 BackendFactory = Callable[[str, StoreOptions], "MemoryStore"]

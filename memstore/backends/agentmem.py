@@ -33,6 +33,7 @@ sees every memory); agent-mem keeps a memory until someone edits it, so there is
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -45,11 +46,21 @@ from typing import Any
 
 from memstore.access import Actor
 from memstore.backends import StoreOptions
-from memstore.backends.base import MAX_RECENT_LIMIT
+from memstore.backends.base import check_actor, check_limit, check_surface
 from memstore.clock import Clock
-from memstore.errors import Conflict, NotFound, StorageError, ValidationError
+from memstore.errors import Conflict, NotFound, ValidationError
 from memstore.ids import IdFactory
-from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface, validate_repo
+from memstore.model import (
+    MAX_REASON_CHARS,
+    Citation,
+    Kind,
+    Memory,
+    MemoryDraft,
+    Status,
+    Surface,
+    check_text,
+    validate_repo,
+)
 from memstore.verify.git import repository_root
 
 __all__ = [
@@ -61,6 +72,7 @@ __all__ = [
     "encode_key",
     "open_agentmem",
     "render_index",
+    "repo_key",
     "resolve_memdir",
     "strip_comments",
 ]
@@ -72,7 +84,7 @@ PREVIEW_MAX_CHARS = 100
 INDEX = "MEMORY.md"
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_META = re.compile(r"<!--\s*memstore\s+(\{.*?\})\s*-->", re.S)
+_META_LINE = re.compile(r"<!--\s*memstore\s+(\{.*\})\s*-->")
 
 
 def encode_key(path: str | Path) -> str:
@@ -178,6 +190,39 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "memory"
 
 
+def repo_key(repo: str) -> str:
+    """The directory key of a repository ``owner/name``: ``-owner-name``, with a ``-`` inside
+    either part written ``%2D`` so that no two repositories share a key (``a-b/c`` and ``a/b-c``
+    would both be ``-a-b-c`` as paths). Repositories without a ``-`` keep agent-mem's path key."""
+    owner, _, name = validate_repo(repo).partition("/")
+    return f"-{owner.replace('-', '%2D')}-{name.replace('-', '%2D')}"
+
+
+def _visible_text(text: str) -> str:
+    """Text as written into the readable part of a topic file: never a comment opener, which
+    would hide what follows from `strip_comments` (and from a reader of the rendered Markdown)."""
+    return text.replace("<!--", "&lt;!--")
+
+
+def _from_visible(text: str) -> str:
+    return text.replace("&lt;!--", "<!--")
+
+
+def _body(subject: str, fact: str, reason: str, citations: tuple[Citation, ...]) -> str:
+    """The readable part of a topic file."""
+    lines = [f"# {_visible_text(' '.join(subject.split()))}", "", _visible_text(fact), ""]
+    if reason:
+        lines += [f"Why: {_visible_text(reason)}", ""]
+    if citations:
+        lines += ["Citations:", *(f"- {c}" for c in citations), ""]
+    return "\n".join(lines) + "\n"
+
+
+def _meta_json(meta: dict[str, Any]) -> str:
+    # "<" and ">" escaped (valid JSON): the comment holding it can never be closed or opened early.
+    return json.dumps(meta, ensure_ascii=False, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
+
+
 def _render_topic(memory: Memory) -> str:
     meta: dict[str, Any] = {
         "id": memory.id,
@@ -191,38 +236,86 @@ def _render_topic(memory: Memory) -> str:
         "supersedes": memory.supersedes,
         "retired_reason": memory.retired_reason,
         "citations": [c.to_dict() for c in memory.citations],
+        # The fields exactly as stored: the readable part above is for people, and is only
+        # parsed when a person has edited it.
+        "subject": memory.subject,
+        "fact": memory.fact,
+        "reason": memory.reason,
     }
-    lines = [f"# {memory.subject}", "", memory.fact, ""]
-    if memory.reason:
-        lines += [f"Why: {memory.reason}", ""]
-    if memory.citations:
-        lines += ["Citations:", *(f"- {c}" for c in memory.citations), ""]
-    lines.append(f"<!-- memstore {json.dumps(meta, ensure_ascii=False)} -->")
-    return "\n".join(lines) + "\n"
+    body = _body(memory.subject, memory.fact, memory.reason, memory.citations)
+    return f"{body}<!-- memstore {_meta_json(meta)} -->\n"
+
+
+def _split_topic(text: str) -> tuple[str, dict[str, Any]] | None:
+    """The readable body and the metadata of a file memstore wrote; None for any other file.
+
+    Only the file's last line is read as metadata: a comment inside a fact cannot pass for it.
+    """
+    body, _, last = text.rstrip("\n").rpartition("\n")
+    found = _META_LINE.fullmatch(last)
+    if found is None:
+        return None
+    try:
+        meta = json.loads(found.group(1))
+    except ValueError as exc:
+        raise ValueError(f"its memstore line is not JSON: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise ValueError("its memstore line is not a JSON object")
+    return body + "\n" if body else "", meta
+
+
+def _sections(body: str) -> tuple[str, str, str, list[str]]:
+    """Subject, fact, reason and citation strings of a body a person may have edited."""
+    lines = body.splitlines()
+    subject = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
+    after = lines[next((i + 1 for i, line in enumerate(lines) if line.startswith("# ")), 0) :]
+    fact_lines: list[str] = []
+    reason_lines: list[str] = []
+    cited: list[str] = []
+    section = "fact"
+    for line in after:
+        if line.startswith("Why:") and section == "fact":
+            section, line = "reason", line[len("Why:") :].lstrip()
+        elif line.strip() == "Citations:":
+            section = "citations"
+            continue
+        if section == "fact":
+            fact_lines.append(line)
+        elif section == "reason":
+            reason_lines.append(line)
+        elif line.startswith("- "):
+            cited.append(line[2:].strip())
+    return (
+        _from_visible(subject),
+        _from_visible("\n".join(fact_lines).strip()),
+        _from_visible("\n".join(reason_lines).strip()),
+        cited,
+    )
 
 
 def _parse_topic(text: str, repo: str) -> Memory | None:
-    """A topic file back as a memory; the visible text wins over the comment, so hand edits count."""
-    found = _META.search(text)
-    if found is None:
+    """A topic file back as a memory; None for a Markdown file memstore did not write.
+
+    A file as memstore wrote it gives back exactly what was stored; once a person has edited
+    its readable part, that part wins (hand edits count).
+
+    Raises:
+        ValueError: for a memstore file whose metadata or edited text cannot be read.
+    """
+    split = _split_topic(text)
+    if split is None:
         return None
-    meta = json.loads(found.group(1))
-    body = _META.sub("", text)
-    lines = body.splitlines()
-    subject = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
-    cited_text = [line[2:].strip() for line in lines if line.startswith("- ") and ":" in line]
-    recorded = {
-        f"{c['path']}:{c['line']}" + (f"-{c['end_line']}" if c.get("end_line") else ""): c
-        for c in meta.get("citations", [])
-    }
-    citations = tuple(Citation.from_dict(recorded[t]) if t in recorded else Citation.parse(t) for t in cited_text)
-    paragraphs = [
-        p.strip()
-        for p in re.split(r"\n\s*\n", "\n".join(line for line in lines if not line.startswith("# ")).strip())
-        if p.strip()
-    ]
-    fact = paragraphs[0] if paragraphs else ""
-    reason = next((p[len("Why:") :].strip() for p in paragraphs if p.startswith("Why:")), "")
+    body, meta = split
+    recorded = tuple(Citation.from_dict(c) for c in meta.get("citations", []))
+    exact = {"subject", "fact", "reason"} <= meta.keys() and body == _body(
+        meta["subject"], meta["fact"], meta["reason"], recorded
+    )
+    if exact:
+        subject, fact, reason, citations = meta["subject"], meta["fact"], meta["reason"], recorded
+    else:
+        subject, fact, reason, cited_text = _sections(body)
+        by_text = {str(c): c for c in recorded}
+        citations = tuple(by_text[t] if t in by_text else Citation.parse(t) for t in cited_text)
     return Memory(
         id=meta["id"],
         repo=meta.get("repo", repo),
@@ -244,9 +337,14 @@ def _parse_topic(text: str, repo: str) -> Memory | None:
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)  # the first write creates the directory, nothing before
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".md")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(temporary, path)  # readers never see half a file
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)  # readers never see half a file
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)  # a failed write leaves nothing behind
+        raise
 
 
 class AgentMemStore:
@@ -262,6 +360,7 @@ class AgentMemStore:
         # Parsed topic files, re-read only when a file's size or modification time changes (hand edits count).
         self._parsed: dict[Path, tuple[tuple[int, int], Memory | None]] = {}
         self._where: dict[str, Path] = {}  # memory id -> its topic file
+        self.unreadable: dict[Path, str] = {}  # memstore files a hand edit left unreadable, and why
 
     def __repr__(self) -> str:
         return f"AgentMemStore({str(self.base)!r})"
@@ -274,16 +373,21 @@ class AgentMemStore:
             return cached[1]
         try:
             memory = _parse_topic(topic.read_text(encoding="utf-8"), repo)
-        except (OSError, ValueError, KeyError) as exc:
-            raise StorageError(f"{topic} is not a memory file memstore can read: {exc}") from exc
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            # One file a person broke by hand must not take every memory of the repository with it:
+            # it is set aside (and listed in ``unreadable``), never rewritten.
+            self.unreadable[topic] = f"{type(exc).__name__}: {exc}"
+            memory = None
+        else:
+            self.unreadable.pop(topic, None)
         self._parsed[topic] = (stamp, memory)
         if memory is not None:
             self._where[memory.id] = topic
         return memory
 
     def memdir(self, repo: str) -> Path:
-        """The directory of ``repo``'s memories (``owner/name`` keyed as the path ``/owner/name``)."""
-        return self.base / encode_key(f"/{validate_repo(repo)}")
+        """The directory of ``repo``'s memories (see `repo_key`)."""
+        return self.base / repo_key(repo)
 
     def _all(self, repo: str) -> dict[str, tuple[Path, Memory]]:
         memdir = self.memdir(repo)
@@ -294,7 +398,7 @@ class AgentMemStore:
             if topic.name == INDEX:
                 continue
             memory = self._read(topic, repo)
-            if memory is not None:
+            if memory is not None and memory.repo == repo:  # a directory holds one repository's memories
                 found[memory.id] = (topic, memory)
         return found
 
@@ -303,13 +407,13 @@ class AgentMemStore:
         found.sort(key=lambda pm: (pm[1].refreshed_at, pm[1].created_at, pm[1].id), reverse=True)
         lines = [f"# Memory for {repo}", "", "<!-- Written by memstore: one line per memory, newest first. -->", ""]
         for path, m in found:
-            summary = m.fact.replace("\n", " ")
-            lines.append(f"- [{m.subject}]({path.name}): {summary[:150]}")
+            summary = _visible_text(" ".join(m.fact.split()))
+            lines.append(f"- [{_visible_text(' '.join(m.subject.split()))}]({path.name}): {summary[:150]}")
         _write(self.memdir(repo) / INDEX, "\n".join(lines) + "\n")
 
     def _find(self, memory_id: str) -> tuple[str, Path, Memory]:
-        if not isinstance(memory_id, str) or not memory_id:
-            raise NotFound(str(memory_id))
+        if not isinstance(memory_id, str) or not memory_id or not memory_id.isascii() or len(memory_id) > 200:
+            raise NotFound(str(memory_id)[:200])
         known = self._where.get(memory_id)
         if known is not None and known.is_file():
             memory = self._read(known, "")
@@ -318,7 +422,7 @@ class AgentMemStore:
         if self.base.is_dir():  # not seen yet (written by another process, or by hand)
             for memdir in sorted(p for p in self.base.iterdir() if p.is_dir()):
                 for topic in memdir.glob("*.md"):
-                    if topic.name != INDEX and memory_id in topic.read_text(encoding="utf-8"):
+                    if topic.name != INDEX and memory_id in topic.read_text(encoding="utf-8", errors="replace"):
                         memory = self._read(topic, "")
                         if memory is not None and memory.id == memory_id:
                             return memory.repo, topic, memory
@@ -329,6 +433,7 @@ class AgentMemStore:
     def store(self, draft: MemoryDraft, *, actor: Actor, surface: Surface, supersedes: str | None = None) -> Memory:
         if not isinstance(draft, MemoryDraft):
             raise ValidationError("draft", f"must be a MemoryDraft, got {type(draft).__name__}")
+        actor, surface = check_actor(actor), check_surface(surface)
         draft = draft.validated()
         with self._lock:
             now = self.clock.now()
@@ -348,15 +453,13 @@ class AgentMemStore:
                 if old.status is not Status.ACTIVE:
                     raise Conflict(f"cannot correct memory {old.id!r}: it is {old.status.value}")
                 _write(path, _render_topic(_with(old, status=Status.SUPERSEDED)))
-            _write(
-                self.memdir(draft.repo) / f"{_slug(draft.subject)}-{memory.id[-6:].lower()}.md", _render_topic(memory)
-            )
+            _write(self.memdir(draft.repo) / f"{_slug(draft.subject)}-{memory.id.lower()}.md", _render_topic(memory))
             self._reindex(draft.repo)
         return memory
 
     def recent(self, repo: str, *, actor: Actor, surface: Surface, limit: int = 50) -> list[Memory]:
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RECENT_LIMIT:
-            raise ValidationError("limit", f"must be an integer from 1 to {MAX_RECENT_LIMIT}, got {limit!r}")
+        check_limit(limit)
+        check_actor(actor)
         with self._lock:
             active = [m for _, m in self._all(repo).values() if m.status is Status.ACTIVE]
         active.sort(key=lambda m: (m.refreshed_at, m.created_at, m.id), reverse=True)
@@ -377,6 +480,7 @@ class AgentMemStore:
         return memory
 
     def retire(self, memory_id: str, *, actor: Actor, reason: str) -> None:
+        check_text(reason, "reason", MAX_REASON_CHARS, required=False)
         with self._lock:
             repo, path, memory = self._find(memory_id)
             if memory.status is not Status.ACTIVE:

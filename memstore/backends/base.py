@@ -14,6 +14,7 @@ and then no version of it is returned, and `sweep` deletes them all.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -24,30 +25,54 @@ from memstore.access import (
     check_create,
     check_delete,
     check_write,
-    may_see,
+    may_see_record,
     sees_preferences,
 )
 from memstore.backends import StoreOptions
 from memstore.clock import Clock
 from memstore.errors import Conflict, NotFound, ValidationError
 from memstore.ids import IdFactory
-from memstore.model import MAX_REASON_CHARS, Kind, Memory, MemoryDraft, Status, Surface, validate_repo
+from memstore.model import (
+    MAX_REASON_CHARS,
+    Kind,
+    Memory,
+    MemoryDraft,
+    Status,
+    Surface,
+    check_text,
+    shown,
+    validate_repo,
+)
 
-__all__ = ["MAX_RECENT_LIMIT", "REFERENCE_CAPABILITIES", "RecordStore"]
+__all__ = [
+    "MAX_RECENT_LIMIT",
+    "REFERENCE_CAPABILITIES",
+    "RecordStore",
+    "Visibility",
+    "chain_order",
+    "check_actor",
+    "check_limit",
+    "check_surface",
+]
+
+Visibility = Callable[[str, Kind, str], bool]  # (repo, kind, author) -> may the actor see it
 
 MAX_RECENT_LIMIT = 10_000
+MAX_ID_CHARS = 200
 REFERENCE_CAPABILITIES = frozenset(
     {"delete", "expiry", "history", "permissions", "preferences", "retire", "supersede", "sweep"}
 )
 
 
-def _actor(actor: object) -> Actor:
+def check_actor(actor: object) -> Actor:
+    """``actor`` if it is an `Actor`, else `ValidationError`."""
     if not isinstance(actor, Actor):
         raise ValidationError("actor", f"must be an Actor, got {actor!r}")
     return actor
 
 
-def _surface(surface: object) -> Surface:
+def check_surface(surface: object) -> Surface:
+    """``surface`` as a `Surface`, else `ValidationError`."""
     try:
         return Surface(str(surface))
     except ValueError as exc:
@@ -56,8 +81,36 @@ def _surface(surface: object) -> Surface:
 
 def _memory_id(memory_id: object) -> str:
     if not isinstance(memory_id, str) or not memory_id:
-        raise ValidationError("memory_id", f"must be a non-empty string, got {memory_id!r}")
+        raise ValidationError("memory_id", f"must be a non-empty string, got {shown(memory_id)}")
+    if len(memory_id) > MAX_ID_CHARS or not memory_id.isprintable() or not memory_id.isascii():
+        raise NotFound(memory_id[:MAX_ID_CHARS])  # no id of ours looks like this: it names nothing
     return memory_id
+
+
+def chain_order(versions: list[Memory]) -> list[Memory]:
+    """The versions of one chain, oldest first, by what corrects what (a correction's clock may
+    disagree with the one that wrote the version before it, so timestamps alone cannot order
+    them); versions a broken link leaves over follow, by time."""
+    by_parent = {m.supersedes: m for m in versions if m.supersedes is not None}
+    ids = {m.id for m in versions}
+    roots = sorted(
+        (m for m in versions if m.supersedes is None or m.supersedes not in ids), key=lambda m: (m.created_at, m.id)
+    )
+    ordered: list[Memory] = []
+    for root in roots:
+        current: Memory | None = root
+        while current is not None and current not in ordered:
+            ordered.append(current)
+            current = by_parent.get(current.id)
+    rest = sorted((m for m in versions if m not in ordered), key=lambda m: (m.created_at, m.id))
+    return ordered + rest
+
+
+def check_limit(limit: object) -> int:
+    """``limit`` if it is an integer from 1 to `MAX_RECENT_LIMIT`, else `ValidationError`."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RECENT_LIMIT:
+        raise ValidationError("limit", f"must be an integer from 1 to {MAX_RECENT_LIMIT}, got {shown(limit)}")
+    return limit
 
 
 class RecordStore(ABC):
@@ -76,7 +129,7 @@ class RecordStore(ABC):
     def store(self, draft: MemoryDraft, *, actor: Actor, surface: Surface, supersedes: str | None = None) -> Memory:
         if not isinstance(draft, MemoryDraft):
             raise ValidationError("draft", f"must be a MemoryDraft, got {type(draft).__name__}")
-        actor, surface = _actor(actor), _surface(surface)
+        actor, surface = check_actor(actor), check_surface(surface)
         draft = draft.validated()
         check_create(self.access, actor, Kind(draft.kind), draft.repo, surface)
         now = self.clock.now()
@@ -95,15 +148,16 @@ class RecordStore(ABC):
             raise ValidationError("kind", f"a correction keeps the kind of the memory it corrects ({old.kind.value})")
         check_write(self.access, actor, old)
         self._require_active(old, "correct")
-        if not self._supersede(old.id, memory, self._cutoff(now)):
+        stored = self._supersede(old.id, memory, self._cutoff(now))
+        if stored is None:
             self._raise_changed(old.id, actor, "correct")
-        return memory
+        assert stored is not None
+        return stored
 
     def recent(self, repo: str, *, actor: Actor, surface: Surface, limit: int = 50) -> list[Memory]:
-        actor, surface = _actor(actor), _surface(surface)
+        actor, surface = check_actor(actor), check_surface(surface)
         validate_repo(repo)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RECENT_LIMIT:
-            raise ValidationError("limit", f"must be an integer from 1 to {MAX_RECENT_LIMIT}, got {limit!r}")
+        check_limit(limit)
         facts = self.access.level(actor.user, repo) >= Access.READ
         preferences_of = actor.user if sees_preferences(surface) else None
         if not facts and preferences_of is None:
@@ -112,10 +166,10 @@ class RecordStore(ABC):
         return self._recent(repo, facts=facts, preferences_of=preferences_of, cutoff=self._cutoff(now), limit=limit)
 
     def get(self, memory_id: str, *, actor: Actor) -> Memory:
-        return self._visible(_memory_id(memory_id), _actor(actor), self.clock.now())
+        return self._visible(_memory_id(memory_id), check_actor(actor), self.clock.now())
 
     def refresh(self, memory_id: str, *, actor: Actor) -> Memory:
-        actor = _actor(actor)
+        actor = check_actor(actor)
         now = self.clock.now()
         memory = self._visible(_memory_id(memory_id), actor, now)
         self._require_active(memory, "refresh")
@@ -124,9 +178,8 @@ class RecordStore(ABC):
         return replace(memory, refreshed_at=max(now, memory.refreshed_at))
 
     def retire(self, memory_id: str, *, actor: Actor, reason: str) -> None:
-        actor = _actor(actor)
-        if not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS:
-            raise ValidationError("reason", f"must be a string of at most {MAX_REASON_CHARS} characters")
+        actor = check_actor(actor)
+        check_text(reason, "reason", MAX_REASON_CHARS, required=False)
         now = self.clock.now()
         memory = self._visible(_memory_id(memory_id), actor, now)
         check_write(self.access, actor, memory)
@@ -135,13 +188,13 @@ class RecordStore(ABC):
             self._raise_changed(memory.id, actor, "retire")
 
     def delete(self, memory_id: str, *, actor: Actor) -> None:
-        actor = _actor(actor)
+        actor = check_actor(actor)
         memory = self._visible(_memory_id(memory_id), actor, self.clock.now())
         check_delete(self.access, actor, memory)
         self._delete_chain(memory.id)
 
     def history(self, memory_id: str, *, actor: Actor) -> list[Memory]:
-        actor = _actor(actor)
+        actor = check_actor(actor)
         now = self.clock.now()
         memory = self._visible(_memory_id(memory_id), actor, now)
         return self._chain(memory.id, self._cutoff(now))
@@ -156,8 +209,13 @@ class RecordStore(ABC):
         return now - self.expiry
 
     def _visible(self, memory_id: str, actor: Actor, now: datetime) -> Memory:
-        memory = self._load(memory_id, self._cutoff(now))
-        if memory is None or not may_see(self.access, actor, memory):
+        """The memory, or `NotFound` alike whether it does not exist or the actor may not see it."""
+
+        def visible(repo: str, kind: Kind, author: str) -> bool:
+            return may_see_record(self.access, actor, repo, kind, author)
+
+        memory = self._load_visible(memory_id, self._cutoff(now), visible)
+        if memory is None:
             raise NotFound(memory_id)
         return memory
 
@@ -179,12 +237,21 @@ class RecordStore(ABC):
         """Store a new memory as the root of a new chain."""
 
     @abstractmethod
-    def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> bool:
-        """If ``old_id`` is active and alive, mark it superseded and add ``new`` to its chain."""
+    def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> Memory | None:
+        """If ``old_id`` is active and alive, mark it superseded and add ``new`` to its chain;
+        return ``new`` as stored (its ``refreshed_at`` never before the old version's, so the
+        chain's expiry never moves back), or None when ``old_id`` was not active and alive."""
 
     @abstractmethod
     def _load(self, memory_id: str, cutoff: datetime) -> Memory | None:
         """The memory, if its chain is alive."""
+
+    def _load_visible(self, memory_id: str, cutoff: datetime, visible: Visibility) -> Memory | None:
+        """The memory, if its chain is alive and ``visible(repo, kind, author)`` says the actor may
+        see it. Override to judge visibility before building the memory, so that a hidden memory
+        costs what a missing one costs."""
+        memory = self._load(memory_id, cutoff)
+        return memory if memory is not None and visible(memory.repo, memory.kind, memory.author) else None
 
     @abstractmethod
     def _recent(

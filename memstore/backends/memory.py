@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from memstore.backends import StoreOptions
-from memstore.backends.base import RecordStore
+from memstore.backends.base import RecordStore, chain_order
 from memstore.errors import ConfigurationError
 from memstore.model import Kind, Memory, Status
 
@@ -69,11 +69,12 @@ class InMemoryStore(RecordStore):
             self._t.chains[memory.id] = _Chain([memory.id], memory.refreshed_at)
             self._index(memory).add(memory.id)
 
-    def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> bool:
+    def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> Memory | None:
         with self._lock:
             old = self._alive(old_id, cutoff)
             if old is None or old.status is not Status.ACTIVE:
-                return False
+                return None
+            new = replace(new, refreshed_at=max(new.refreshed_at, old.refreshed_at))
             self._t.records[old_id] = replace(old, status=Status.SUPERSEDED)
             self._index(old).discard(old_id)
             root = self._t.root_of[old_id]
@@ -83,7 +84,7 @@ class InMemoryStore(RecordStore):
             chain.ids.append(new.id)
             chain.refreshed_at = max(chain.refreshed_at, new.refreshed_at)
             self._index(new).add(new.id)
-            return True
+            return new
 
     def _load(self, memory_id: str, cutoff: datetime) -> Memory | None:
         with self._lock:
@@ -141,7 +142,7 @@ class InMemoryStore(RecordStore):
                 return []
             chain = self._t.chains[self._t.root_of[memory_id]]
             versions = [self._t.records[i] for i in chain.ids]
-        return sorted(versions, key=lambda m: (m.created_at, m.id))
+        return chain_order(versions)
 
     def _sweep(self, cutoff: datetime) -> int:
         with self._lock:

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from memstore.access import Actor
 from memstore.backends import StoreOptions
-from memstore.backends.base import MAX_RECENT_LIMIT
+from memstore.backends.base import check_limit
 from memstore.clock import Clock
 from memstore.errors import Conflict, NotFound, ValidationError
 from memstore.ids import IdFactory
@@ -51,8 +51,7 @@ class NaiveStore:
 
     def recent(self, repo: str, *, actor: Actor, surface: Surface, limit: int = 50) -> list[Memory]:
         validate_repo(repo)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RECENT_LIMIT:
-            raise ValidationError("limit", f"must be an integer from 1 to {MAX_RECENT_LIMIT}, got {limit!r}")
+        check_limit(limit)
         with self._lock:
             found = [m for m in self._memories.values() if m.repo == repo]
         found.sort(key=lambda m: (m.refreshed_at, m.created_at, m.id), reverse=True)

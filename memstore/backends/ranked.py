@@ -16,13 +16,13 @@ import bm25s
 
 from memstore.access import Actor
 from memstore.backends import StoreOptions
-from memstore.backends.base import MAX_RECENT_LIMIT, REFERENCE_CAPABILITIES
+from memstore.backends.base import MAX_RECENT_LIMIT, REFERENCE_CAPABILITIES, check_limit
 from memstore.backends.sqlite import SqliteStore, parse_sqlite_uri
-from memstore.errors import ValidationError
-from memstore.model import Memory, Surface, validate_repo
+from memstore.model import Memory, Surface, check_text, validate_repo
 
 __all__ = ["RankedStore", "open_ranked"]
 
+MAX_QUERY_CHARS = 100_000
 RECENCY_WEIGHT = 0.15  # how much recency counts beside relevance: it breaks near-ties, it does not outvote a match
 _SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _WORD = re.compile(r"\w+")
@@ -47,8 +47,8 @@ class RankedStore(SqliteStore):
     def search(self, repo: str, query: str, *, actor: Actor, surface: Surface, limit: int = 50) -> list[Memory]:
         """The ``limit`` visible memories of ``repo`` that best match ``query`` (BM25 fused with recency)."""
         validate_repo(repo)
-        if not isinstance(query, str):
-            raise ValidationError("query", "must be a string")
+        check_limit(limit)
+        check_text(query, "query", MAX_QUERY_CHARS, required=False)
         candidates = self.recent(repo, actor=actor, surface=surface, limit=MAX_RECENT_LIMIT)
         if not candidates or not query.strip():
             return candidates[:limit]

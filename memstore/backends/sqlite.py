@@ -14,18 +14,22 @@ its errors are translated into `StorageError` here.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
 from memstore.backends import StoreOptions
-from memstore.backends.base import RecordStore
+from memstore.backends.base import RecordStore, Visibility, chain_order
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
 from memstore.model import Citation, Kind, Memory, Status, Surface
 
@@ -67,6 +71,7 @@ MIGRATIONS: list[str] = [
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
+_NOBODY = ("-/-", "fact", "")  # the record a missing id is judged as (no one may see it)
 _COLUMNS = (
     "id, repo, kind, subject, fact, citations, reason, author, surface, "
     "created_at, refreshed_at, supersedes, status, retired_reason"
@@ -125,61 +130,118 @@ def parse_sqlite_uri(uri: str) -> tuple[str, dict[str, str]]:
     return rest, options
 
 
-def _refuse_foreign_file(path: Path) -> None:
-    """Raise before connecting when ``path`` is there but cannot be a SQLite database."""
+def _refuse_foreign_file(path: Path, *, create: bool) -> bool:
+    """Raise before connecting when ``path`` cannot be a store to open; whether it exists."""
     if not path.exists():
+        if not create:
+            raise ConfigurationError(f"there is no store at {path} (check the path; a command that stores creates one)")
         if not path.parent.is_dir():
             raise ConfigurationError(f"cannot create a store at {path}: the directory {path.parent} does not exist")
-        return
+        return False
     if not path.is_file():
         raise IncompatibleStore(f"{path} is not a file; refusing to use it as a memstore store")
-    with path.open("rb") as handle:
-        header = handle.read(len(_HEADER))
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(_HEADER))
+    except OSError as exc:
+        raise StorageError(f"cannot read the store {path}: {exc.strerror or exc}") from exc
     if header and header != _HEADER:
         raise IncompatibleStore(f"{path} is not a SQLite database; refusing to touch it")
+    return True
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write the file and the folder it is in (WAL needs both)."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
 class SqliteStore(RecordStore):
-    """A `MemoryStore` in one SQLite file (or ``:memory:``)."""
+    """A `MemoryStore` in one SQLite file (or ``:memory:``).
 
-    def __init__(self, path: str, options: StoreOptions, *, busy_timeout: float = 30.0) -> None:
+    Opened read-only (``read_only=True``, or a file this process cannot write) it answers
+    every read and refuses every write with `StorageError`; it never changes the file.
+    """
+
+    def __init__(
+        self, path: str, options: StoreOptions, *, busy_timeout: float = 30.0, read_only: bool = False
+    ) -> None:
         super().__init__(options)
         self.path = path
+        self.read_only = read_only or options.read_only
         self._lock = threading.RLock()
-        self._conn = self._connect(busy_timeout)
+        self._conn = self._connect(busy_timeout, create=options.create)
 
     def __repr__(self) -> str:
-        return f"SqliteStore({self.path!r})"
+        return f"SqliteStore({self.path!r}{', read-only' if self.read_only else ''})"
 
     # -- opening and migrating ------------------------------------------------------
 
-    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
-        if self.path != ":memory:":
-            _refuse_foreign_file(Path(self.path))
+    def _open(self, busy_timeout: float, *, create: bool) -> sqlite3.Connection:
+        if self.path == ":memory:":
+            return sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        exists = _refuse_foreign_file(Path(self.path), create=create and not self.read_only)
+        if exists and not _writable(Path(self.path)):
+            self.read_only = True
+        target = "file:" + urllib.parse.quote(str(Path(self.path).absolute()))
+
+        def connect(uri: str) -> sqlite3.Connection:
+            return sqlite3.connect(uri, timeout=busy_timeout, isolation_level=None, check_same_thread=False, uri=True)
+
+        if not self.read_only:
+            return connect(target)
         try:
-            conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+            conn = connect(f"{target}?mode=ro")
+            conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            # A WAL file on a read-only file system, with no shared-memory file beside it: nothing
+            # can change it under us, so it can be read as immutable.
+            return connect(f"{target}?immutable=1")
+
+    def _connect(self, busy_timeout: float, *, create: bool) -> sqlite3.Connection:
+        try:
+            conn = self._open(busy_timeout, create=create)
         except sqlite3.Error as exc:
-            raise StorageError(f"cannot open {self.path}: {exc}") from exc
+            raise _translate(exc, f"cannot open {self.path}") from exc
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-            self._check_identity(conn)
+            version = self._check_identity(conn)  # read only: nothing is written to a file refused here
+            if self.read_only:
+                if version != SCHEMA_VERSION:
+                    raise StorageError(
+                        f"{self.path} is read-only and needs a schema upgrade (version {version} to "
+                        f"{SCHEMA_VERSION}); open it once with write access"
+                    )
+                return conn
             if self.path != ":memory:":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             self._migrate(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise IncompatibleStore(f"{self.path} cannot be opened as a memstore store: {exc}") from exc
+            raise _translate(exc, f"{self.path} cannot be opened as a memstore store", opening=True) from exc
         except BaseException:
             conn.close()
             raise
         return conn
 
-    def _check_identity(self, conn: sqlite3.Connection) -> None:
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if app_id == 0 and version == 0:
+    def _check_identity(self, conn: sqlite3.Connection) -> int:
+        """The schema version of the store; raises for a file that is not a store this can open.
+
+        The stamp, the version and the schema are read in one transaction, so a store another
+        process is creating right now is seen either before it started or after it finished.
+        """
+        began = not conn.in_transaction
+        if began:
+            conn.execute("BEGIN")
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
             tables = conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0]
+        finally:
+            if began:
+                conn.execute("COMMIT")
+        if app_id == 0 and version == 0:
             if tables:
                 raise IncompatibleStore(
                     f"{self.path} is a SQLite database of something else ({tables} schema objects "
@@ -190,11 +252,17 @@ class SqliteStore(RecordStore):
                 f"{self.path} is a SQLite database of another application (application_id {app_id:#x}); "
                 "refusing to touch it"
             )
+        elif version == 0:
+            raise IncompatibleStore(
+                f"{self.path} carries memstore's stamp but no schema version: it was not written by memstore; "
+                "refusing to touch it"
+            )
         elif version > SCHEMA_VERSION:
             raise IncompatibleStore(
                 f"{self.path} was written by a newer memstore (schema version {version}; this one "
                 f"reads up to {SCHEMA_VERSION}); upgrade memstore to open it"
             )
+        return int(version)
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
@@ -202,8 +270,7 @@ class SqliteStore(RecordStore):
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Read again under the write lock: another process may have migrated meanwhile.
-            self._check_identity(conn)
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            version = self._check_identity(conn)
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[target - 1].split(";"):
                     if statement.strip():
@@ -212,7 +279,7 @@ class SqliteStore(RecordStore):
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
 
     def close(self) -> None:
@@ -224,19 +291,21 @@ class SqliteStore(RecordStore):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise StorageError(f"{self.path} is open read-only; this command cannot change it")
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise StorageError(f"cannot write to {self.path}: {exc}") from exc
+                raise _translate(exc, f"cannot write to {self.path}") from exc
             try:
                 yield self._conn
                 self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                self._conn.execute("ROLLBACK")
-                raise StorageError(f"writing to {self.path} failed: {exc}") from exc
+                _rollback(self._conn)
+                raise _translate(exc, f"writing to {self.path} failed") from exc
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                _rollback(self._conn)
                 raise
 
     def _rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
@@ -244,7 +313,7 @@ class SqliteStore(RecordStore):
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
-                raise StorageError(f"reading {self.path} failed: {exc}") from exc
+                raise _translate(exc, f"reading {self.path} failed") from exc
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Memory]:
         return [_row_to_memory(row) for row in self._rows(sql, params)]
@@ -287,22 +356,24 @@ class SqliteStore(RecordStore):
             for memory in memories:
                 self._insert_row(conn, memory, memory.id)
 
-    def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> bool:
+    def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> Memory | None:
         with self._write() as conn:
-            changed = conn.execute(
-                "UPDATE memories SET status = 'superseded' "
+            found = conn.execute(
+                "SELECT root, refreshed_at, chain_refreshed_at FROM memories "
                 "WHERE id = ? AND status = 'active' AND chain_refreshed_at > ?",
                 (old_id, _us(cutoff)),
-            ).rowcount
-            if changed != 1:
-                return False
-            (root,) = conn.execute("SELECT root FROM memories WHERE id = ?", (old_id,)).fetchone()
+            ).fetchone()
+            if found is None:
+                return None
+            root, old_refreshed, chain = found
+            conn.execute("UPDATE memories SET status = 'superseded' WHERE id = ?", (old_id,))
+            # The new head's window never starts before the version it replaces (clocks of two
+            # writers may disagree), and every version of the chain keeps the one expiry time.
+            new = replace(new, refreshed_at=_moment(max(_us(new.refreshed_at), old_refreshed)))
             self._insert_row(conn, new, root)
-            conn.execute(
-                "UPDATE memories SET chain_refreshed_at = max(chain_refreshed_at, ?) WHERE root = ?",
-                (_us(new.refreshed_at), root),
-            )
-            return True
+            chain = max(chain, _us(new.refreshed_at))
+            conn.execute("UPDATE memories SET chain_refreshed_at = ? WHERE root = ?", (chain, root))
+            return new
 
     def _load(self, memory_id: str, cutoff: datetime) -> Memory | None:
         found = self._read(
@@ -310,6 +381,17 @@ class SqliteStore(RecordStore):
             (memory_id, _us(cutoff)),
         )
         return found[0] if found else None
+
+    def _load_visible(self, memory_id: str, cutoff: datetime, visible: Visibility) -> Memory | None:
+        # Judged on three short columns first: a memory the actor may not see costs what a
+        # missing one costs (one indexed look-up, nothing read or built), so timing tells nothing.
+        found = self._rows(
+            "SELECT repo, kind, author FROM memories WHERE id = ? AND chain_refreshed_at > ?", (memory_id, _us(cutoff))
+        )
+        repo, kind, author = found[0] if found else _NOBODY  # a missing id is judged too: the same work
+        if not visible(repo, Kind(kind), author) or not found:
+            return None
+        return self._load(memory_id, cutoff)
 
     def _recent(
         self, repo: str, *, facts: bool, preferences_of: str | None, cutoff: datetime, limit: int
@@ -342,11 +424,10 @@ class SqliteStore(RecordStore):
             ).rowcount
             if changed != 1:
                 return False
-            conn.execute(
-                "UPDATE memories SET chain_refreshed_at = max(chain_refreshed_at, ?) "
-                "WHERE root = (SELECT root FROM memories WHERE id = ?)",
-                (_us(now), memory_id),
-            )
+            (root, chain) = conn.execute(
+                "SELECT root, max(chain_refreshed_at, refreshed_at) FROM memories WHERE id = ?", (memory_id,)
+            ).fetchone()
+            conn.execute("UPDATE memories SET chain_refreshed_at = ? WHERE root = ?", (chain, root))
             return True
 
     def _retire(self, memory_id: str, reason: str, cutoff: datetime) -> bool:
@@ -363,16 +444,45 @@ class SqliteStore(RecordStore):
             conn.execute("DELETE FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?)", (memory_id,))
 
     def _chain(self, memory_id: str, cutoff: datetime) -> list[Memory]:
-        return self._read(
-            f"SELECT {_COLUMNS} FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?) "
-            "AND chain_refreshed_at > ? ORDER BY created_at, id",
-            (memory_id, _us(cutoff)),
+        return chain_order(
+            self._read(
+                f"SELECT {_COLUMNS} FROM memories WHERE root = (SELECT root FROM memories WHERE id = ?) "
+                "AND chain_refreshed_at > ? ORDER BY created_at, id",
+                (memory_id, _us(cutoff)),
+            )
         )
 
     def _sweep(self, cutoff: datetime) -> int:
         with self._write() as conn:
             deleted: int = conn.execute("DELETE FROM memories WHERE chain_refreshed_at <= ?", (_us(cutoff),)).rowcount
             return deleted
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open. SQLite ends some on its own (a full disk,
+    say), and a second error from ROLLBACK must never hide the first."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+_ENVIRONMENT = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_BUSY")
+_FOREIGN = ("SQLITE_NOTADB", "SQLITE_CORRUPT")
+
+
+def _translate(exc: sqlite3.Error, doing: str, *, opening: bool = False) -> StorageError:
+    """SQLite's error as memstore's, with its cause said plainly: the machine (a full disk, a
+    read-only file, a lock held too long) is a `StorageError`; a file that is not a store this
+    memstore can use is an `IncompatibleStore`."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    message = str(exc)
+    if name.startswith("SQLITE_READONLY"):
+        return StorageError(f"{doing}: the store is read-only here ({message})")
+    if name.startswith(_ENVIRONMENT):
+        return StorageError(f"{doing}: {message}")
+    if name.startswith(_FOREIGN) or (opening and isinstance(exc, sqlite3.DatabaseError)):
+        return IncompatibleStore(f"{doing}: {message}")
+    return StorageError(f"{doing}: {message}")
 
 
 def open_sqlite(uri: str, options: StoreOptions) -> SqliteStore:
