@@ -93,14 +93,16 @@ def test_retire_refresh_delete_sweep(run) -> None:  # type: ignore[no-untyped-de
 
 def test_bad_input_is_a_clean_error_and_stores_nothing(run) -> None:  # type: ignore[no-untyped-def]
     result = run("memories", "add", *API_FACT[:-4], "--cite", "../../etc/passwd:1", ok=False)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "Error: citations[1]: path: the path must not contain '..' segments" in result.output
     assert "Traceback" not in result.output
     assert run("memories", "list", "--repo", "acme/api", "--format", "json").output.strip() == "[]"
 
 
 def test_unknown_memory_is_not_found(run) -> None:  # type: ignore[no-untyped-def]
+    _add(run)
     result = run("memories", "show", "mem_nope", ok=False)
+    assert result.exit_code == 2
     assert result.output == "Error: memory 'mem_nope' not found\n"
 
 
@@ -125,7 +127,7 @@ def test_bad_access_file_is_reported(run, tmp_path: Path) -> None:  # type: igno
 
 def test_unknown_store_scheme_is_reported() -> None:
     result = CliRunner().invoke(main, ["memories", "sweep", "--store", "nosuch://x", "--as", "ana"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "known schemes are agentmem://, memory://, naive://, ranked://, sqlite://" in result.output
 
 
@@ -133,6 +135,6 @@ def test_foreign_file_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "notes.txt"
     target.write_text("not a database")
     result = CliRunner().invoke(main, ["memories", "sweep", "--store", f"sqlite:///{target}", "--as", "ana"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "is not a SQLite database; refusing to touch it" in result.output
     assert target.read_text() == "not a database"

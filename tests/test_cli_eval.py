@@ -24,6 +24,7 @@ def test_eval_writes_the_run_folder(tmp_path: Path) -> None:
     output = _eval(tmp_path / "run", "--trials", "2")
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [
         "events.csv",
+        "failures.csv",
         "findings.csv",
         "junit.xml",
         "report.html",
@@ -70,7 +71,7 @@ def test_agents_stores_and_params_are_chosen(tmp_path: Path) -> None:
 
 def test_bad_arguments_are_clean_errors(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["eval", MOVED, "--agent", "clever", "--out", str(tmp_path / "x")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "unknown agent 'clever'" in result.output
     result = CliRunner().invoke(main, ["eval", MOVED, "--agent-param", "luck=1", "--out", str(tmp_path / "x")])
     assert "unknown agent parameter 'luck'" in result.output

@@ -46,7 +46,7 @@ def test_compare_refuses_other_scenario_sets_unless_forced(tmp_path: Path) -> No
     _eval(tmp_path / "a", MOVED)
     _eval(tmp_path / "b", CONTROL)
     refused = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b")])
-    assert refused.exit_code == 1
+    assert refused.exit_code == 2
     assert "ran another scenario set" in refused.output
     assert "Use --force to compare anyway." in refused.output
     forced = CliRunner().invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--force"])

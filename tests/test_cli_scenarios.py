@@ -42,5 +42,5 @@ def test_show_describes_a_scenario() -> None:
 
 def test_show_unknown_scenario() -> None:
     result = CliRunner().invoke(main, ["scenarios", "show", "api-version-mooved"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "no scenario 'api-version-mooved'" in result.output

@@ -83,7 +83,7 @@ def test_anchor_refuses_a_citation_that_is_not_there(tmp_path: Path, repo: Path)
         "--anchor",
         str(repo),
     )
-    assert code == 1
+    assert code == 2
     assert "cannot cite src/ghost.ts:3: it does not exist" in out
 
 

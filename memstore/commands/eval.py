@@ -14,14 +14,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from memstore.errors import MemstoreError
+from memstore.commands._shared import CommandError, console, plain
+from memstore.errors import ConfigurationError
 from memstore.harness.agents import AGENTS, AgentConfig
 from memstore.harness.compare import compare_runs
 from memstore.harness.loader import ScenarioError, load_library
 from memstore.harness.metrics import OUTCOME_RATES
 from memstore.harness.report import arm_label, gates, write_reports
-from memstore.harness.results import check_same_scenarios, load_results, write_run
-from memstore.harness.runner import RunConfig, iter_arms, run
+from memstore.harness.results import TABLES, check_same_scenarios, load_results, metadata, write_run
+from memstore.harness.runner import RunConfig, check_config, iter_arms, run
 
 __all__ = ["eval_command"]
 
@@ -68,14 +69,59 @@ def _fmt(metric: Any) -> str:
 
 def summary_table(results: dict[str, Any]) -> Table:
     """The per-arm headline metrics."""
-    columns = [*OUTCOME_RATES, "leaks", "expiry_violations"]
+    columns = [*OUTCOME_RATES, "leaks", "expiry_violations", "agent_error_rate"]
     table = Table(title=f"memstore eval: {results['run']['tasks']} tasks x {len(results['arms'])} arms")
     table.add_column("arm", no_wrap=True)
     for column in columns:
-        table.add_column(column.replace("_", " "), overflow="fold")
+        table.add_column(
+            column.replace("_", " ").replace(" rate", "s")
+            if column == "agent_error_rate"
+            else column.replace("_", " "),
+            overflow="fold",
+        )
     for arm, data in results["arms"].items():
-        table.add_row(arm_label(arm, data), *(_fmt(data["overall"].get(c)) for c in columns))
+        table.add_row(plain(arm_label(arm, data)), *(plain(_fmt(data["overall"].get(c))) for c in columns))
     return table
+
+
+def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], ...]]:
+    """``--agent-timeout`` values: ``SECONDS`` for every agent, ``AGENT=SECONDS`` for one."""
+    default, per_agent = None, []
+    for value in values:
+        agent, _, seconds = value.rpartition("=") if "=" in value else ("", "", value)
+        try:
+            number = float(seconds)
+        except ValueError as exc:
+            raise click.BadParameter(f"{value!r}: give SECONDS or AGENT=SECONDS", param_hint="--agent-timeout") from exc
+        if not 0 < number <= 86_400:
+            raise click.BadParameter(f"{value!r}: seconds from 0 to 86400", param_hint="--agent-timeout")
+        if agent:
+            per_agent.append((agent, number))
+        else:
+            default = number
+    from memstore.harness.command_agent import DEFAULT_TIMEOUT
+
+    return (default if default is not None else DEFAULT_TIMEOUT), tuple(per_agent)
+
+
+_RUN_FILES = {"results.json", "timings.json", "report.html", "report.md", "report.json", "junit.xml"} | {
+    f"{name}.csv" for name in TABLES
+}
+
+
+def _prepare_folder(folder: Path, overwrite: bool) -> None:
+    """Refuse a folder that already holds something, unless told to replace a run folder."""
+    if not folder.exists() or not any(folder.iterdir()):
+        return
+    if not overwrite:
+        raise CommandError(f"the run folder {folder} is not empty; pass --overwrite to replace it, or another --out")
+    strangers = sorted(p.name for p in folder.iterdir() if p.name not in _RUN_FILES)
+    if strangers:
+        raise CommandError(
+            f"{folder} does not look like a run folder (it holds {', '.join(strangers[:5])}); not overwriting it"
+        )
+    for name in _RUN_FILES:
+        (folder / name).unlink(missing_ok=True)
 
 
 @click.command(name="eval")
@@ -121,6 +167,14 @@ def summary_table(results: dict[str, Any]) -> Table:
     help="Exit 1 when a gate fails: a significant regression against --baseline, a leak, an expiry violation.",
 )
 @click.option("--force", is_flag=True, help="Compare with a baseline of another scenario set anyway.")
+@click.option(
+    "--agent-timeout",
+    "agent_timeouts",
+    multiple=True,
+    metavar="[AGENT=]SECONDS",
+    help="Time a command agent may take per session (default 600); AGENT=SECONDS for one agent.",
+)
+@click.option("--overwrite", is_flag=True, help="Replace the run folder named by --out if it holds an earlier run.")
 def eval_command(
     scenarios: tuple[Path, ...],
     stores: tuple[str, ...],
@@ -134,56 +188,70 @@ def eval_command(
     baseline: Path | None,
     fail_on_regression: bool,
     force: bool,
+    agent_timeouts: tuple[str, ...],
+    overwrite: bool,
 ) -> None:
-    """Run agents through SCENARIOS (files or folders; the shipped library by default)."""
+    """Run agents through SCENARIOS (files or folders; the shipped library by default).
+
+    Exit status: 0 when the run is done; 1 when a gate failed and --fail-on-regression was
+    given, or when an arm measured nothing (its agent failed every session, units could not
+    run, or its store was changed behind the harness's back); 2 for a usage or configuration
+    error, before anything runs.
+    """
+    timeout, per_agent = _timeouts(agent_timeouts)
     try:
         library = tuple(load_library(scenarios))
-        config = RunConfig(
-            scenarios=library,
-            arms=tuple(iter_arms(agents or DEFAULT_AGENTS, stores or (DEFAULT_STORE,))),
-            trials=trials,
-            seed=seed,
-            workers=workers,
-            limit=limit,
-            agent_config=AgentConfig.parse(agent_params),
-        )
     except ScenarioError as exc:
-        raise click.ClickException(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
-    except MemstoreError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise CommandError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
+    config = RunConfig(
+        scenarios=library,
+        arms=tuple(iter_arms(agents or DEFAULT_AGENTS, stores or (DEFAULT_STORE,))),
+        trials=trials,
+        seed=seed,
+        workers=workers,
+        limit=limit,
+        agent_config=AgentConfig.parse(agent_params),
+        agent_timeout=timeout,
+        agent_timeouts=per_agent,
+        base_dir=Path.cwd(),
+    )
+    unknown = sorted({agent for agent, _ in per_agent} - {arm.agent for arm in config.arms})
+    if unknown:
+        raise ConfigurationError(f"--agent-timeout names agent(s) not in this run: {', '.join(unknown)}")
+    check_config(config)
     folder = out or Path("reports") / "runs" / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-seed{seed}"
+    _prepare_folder(folder, overwrite)
     units = len(library) * trials * len(config.arms)
     click.echo(
         f"memstore eval: {len(library)} scenarios, {sum(len(s.tasks) for s in library) * trials} tasks, "
         f"{len(config.arms)} arms, {workers} worker(s) -> {folder}",
         err=True,
     )
+    previous = None
+    if baseline is not None:  # read before the run: a bad baseline is refused before hours of work
+        previous = load_results(baseline)
+        check_same_scenarios({"run": metadata(config)}, previous, force=force, what=str(baseline))
     update, stop = _progress_printer(units)
     started = time.perf_counter()
     try:
         output = run(config, progress=update)
-    except MemstoreError as exc:
-        raise click.ClickException(str(exc)) from exc
     finally:
         stop()
     results, tables = write_run(folder, config, output, seconds=time.perf_counter() - started)
     against = None
-    if baseline is not None:
-        try:
-            previous = load_results(baseline)
-            check_same_scenarios(results, previous, force=force, what=str(baseline))
-        except MemstoreError as exc:
-            raise click.ClickException(str(exc)) from exc
+    if previous is not None:
         against = [c.to_dict() for c in compare_runs(results, previous)]
     gate_list = gates(results, against)
     write_reports(folder, results, tables, gate_list)
-    Console(width=None if sys.stdout.isatty() else 200).print(summary_table(results))
+    console(width=200).print(summary_table(results))
     failed = [g for g in gate_list if not g.passed]
     for gate in failed:
         click.echo(f"FAILED {gate.name}: {gate.message}")
+    for failure in output.failures[:5]:
+        click.echo(f"unit failed: {failure['arm']} {failure['scenario']}#{failure['trial']}: {failure['error']}")
     click.echo(
         f"run folder: {folder} (report.html, report.md, junit.xml; {time.perf_counter() - started:.1f} s); "
         f"{len(gate_list) - len(failed)}/{len(gate_list)} gates passed"
     )
-    if fail_on_regression and failed:
+    if any(g.integrity for g in failed) or (fail_on_regression and failed):
         sys.exit(1)

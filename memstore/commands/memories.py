@@ -8,11 +8,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from memstore.clock import Clock, SystemClock
-from memstore.commands._shared import StoreContext, store_options
+from memstore.commands._shared import StoreContext, console, plain, safe, store_options
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.verify import GitCodebase, anchor
 
@@ -20,10 +19,6 @@ __all__ = ["memories"]
 
 _SURFACE = click.Choice([s.value for s in Surface])
 _FORMAT = click.Choice(["table", "json"])
-
-
-def _console() -> Console:
-    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 
 
 def _age(moment: datetime, now: datetime) -> str:
@@ -53,20 +48,21 @@ def _print_json(payload: object) -> None:
 
 
 def _print_memory(memory: Memory) -> None:
-    click.echo(f"{memory.id}  [{memory.status.value}] {memory.kind.value} in {memory.repo}")
-    click.echo(f"  subject:   {memory.subject}")
-    click.echo(f"  fact:      {memory.fact}")
+    echo = click.echo
+    echo(safe(f"{memory.id}  [{memory.status.value}] {memory.kind.value} in {memory.repo}"))
+    echo(f"  subject:   {safe(memory.subject)}")
+    echo(f"  fact:      {safe(memory.fact)}")
     for citation in memory.citations:
-        click.echo(f"  cites:     {citation}")
+        echo(f"  cites:     {safe(citation)}")
     if memory.reason:
-        click.echo(f"  reason:    {memory.reason}")
-    click.echo(f"  author:    {memory.author} via {memory.surface.value}")
-    click.echo(f"  created:   {memory.created_at.isoformat()}")
-    click.echo(f"  refreshed: {memory.refreshed_at.isoformat()}")
+        echo(f"  reason:    {safe(memory.reason)}")
+    echo(f"  author:    {safe(memory.author)} via {memory.surface.value}")
+    echo(f"  created:   {memory.created_at.isoformat()}")
+    echo(f"  refreshed: {memory.refreshed_at.isoformat()}")
     if memory.supersedes:
-        click.echo(f"  corrects:  {memory.supersedes}")
+        echo(f"  corrects:  {safe(memory.supersedes)}")
     if memory.retired_reason is not None:
-        click.echo(f"  retired:   {memory.retired_reason}")
+        echo(f"  retired:   {safe(memory.retired_reason)}")
 
 
 @click.group()
@@ -75,7 +71,7 @@ def memories() -> None:
 
 
 @memories.command()
-@store_options
+@store_options(create=True)
 @click.option("--repo", required=True, help="Repository, owner/name.")
 @click.option("--kind", type=click.Choice([k.value for k in Kind]), default="fact", show_default=True)
 @click.option("--subject", required=True, help="The topic, e.g. 'API version synchronization'.")
@@ -120,7 +116,7 @@ def add(
 
 
 @memories.command(name="list")
-@store_options
+@store_options(read_only=True)
 @click.option("--repo", required=True, help="Repository, owner/name.")
 @click.option("--surface", type=_SURFACE, default="cli", show_default=True, help="Which tiers apply.")
 @click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
@@ -132,30 +128,30 @@ def list_(ctx: StoreContext, repo: str, surface: str, limit: int, fmt: str) -> N
         _print_json([m.to_dict() for m in found])
         return
     if not found:
-        click.echo(f"no memories for {repo} visible to {ctx.actor.user} on {surface}")
+        click.echo(safe(f"no memories for {repo} visible to {ctx.actor.user} on {surface}"))
         return
     now = _now(ctx)
     noun = "memory" if len(found) == 1 else "memories"
-    table = Table(title=f"{len(found)} {noun} of {repo} ({surface}, as {ctx.actor.user})")
+    table = Table(title=plain(f"{len(found)} {noun} of {repo} ({surface}, as {ctx.actor.user})"))
     for column in ("id", "kind", "citations", "refreshed", "expires"):
         table.add_column(column, no_wrap=True)
     for column in ("subject", "fact"):
         table.add_column(column, overflow="fold", ratio=1)
     for m in found:
         table.add_row(
-            m.id,
-            m.kind.value,
-            "\n".join(str(c) for c in m.citations),
-            _age(m.refreshed_at, now),
-            _expires(m, ctx, now),
-            m.subject,
-            m.fact if len(m.fact) <= 160 else m.fact[:159] + "…",
+            plain(m.id),
+            plain(m.kind.value),
+            plain("\n".join(str(c) for c in m.citations)),
+            plain(_age(m.refreshed_at, now)),
+            plain(_expires(m, ctx, now)),
+            plain(m.subject),
+            plain(m.fact if len(m.fact) <= 160 else m.fact[:159] + "…"),
         )
-    _console().print(table)
+    console().print(table)
 
 
 @memories.command()
-@store_options
+@store_options(read_only=True)
 @click.argument("memory_id")
 @click.option("--history", "with_history", is_flag=True, help="Show every version, oldest first.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -174,7 +170,7 @@ def show(ctx: StoreContext, memory_id: str, with_history: bool, fmt: str) -> Non
 
 
 @memories.command()
-@store_options
+@store_options()
 @click.argument("memory_id")
 def refresh(ctx: StoreContext, memory_id: str) -> None:
     """Mark a memory validated and used: its 28-day window starts again."""
@@ -183,7 +179,7 @@ def refresh(ctx: StoreContext, memory_id: str) -> None:
 
 
 @memories.command()
-@store_options
+@store_options()
 @click.argument("memory_id")
 @click.option("--reason", required=True, help="Why it is taken out of use.")
 def retire(ctx: StoreContext, memory_id: str, reason: str) -> None:
@@ -193,20 +189,20 @@ def retire(ctx: StoreContext, memory_id: str, reason: str) -> None:
 
 
 @memories.command()
-@store_options
+@store_options()
 @click.argument("memory_id")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def delete(ctx: StoreContext, memory_id: str, yes: bool) -> None:
     """Delete a memory and every version of it."""
     memory = ctx.store.get(memory_id, actor=ctx.actor)
     if not yes and sys.stdin.isatty():
-        click.confirm(f"Delete {memory.id} ({memory.subject!r}) with its history?", abort=True)
+        click.confirm(safe(f"Delete {memory.id} ({memory.subject!r}) with its history?"), abort=True)
     ctx.store.delete(memory_id, actor=ctx.actor)
     click.echo(f"deleted {memory_id}")
 
 
 @memories.command()
-@store_options
+@store_options()
 def sweep(ctx: StoreContext) -> None:
     """Delete every expired memory."""
     count = ctx.store.sweep()

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from memstore.errors import MemstoreError
 from memstore.harness.compare import compare_runs
 from memstore.harness.report import gates, render_markdown, write_reports
 from memstore.harness.results import check_same_scenarios, load_results, load_tables
@@ -26,11 +25,8 @@ __all__ = ["compare", "report"]
 )
 def report(run: Path, formats: tuple[str, ...]) -> None:
     """Render the reports of the run folder RUN again."""
-    try:
-        results = load_results(run)
-        written = write_reports(run, results, load_tables(run), gates(results), formats or ("html", "md", "junit"))
-    except (MemstoreError, OSError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    results = load_results(run)
+    written = write_reports(run, results, load_tables(run), gates(results), formats or ("html", "md", "junit"))
     for path in written:
         click.echo(str(path))
 
@@ -51,19 +47,16 @@ def compare(runs: tuple[Path, ...], out: Path | None, force: bool) -> None:
     """
     if len(runs) < 2:
         raise click.UsageError("give at least two runs (folders or results.json files)")
-    try:
-        first = load_results(runs[0])
-        lines = [f"# memstore compare: {len(runs) - 1} run(s) against {runs[0]}", ""]
-        regressed = False
-        for other in runs[1:]:
-            current = load_results(other)
-            check_same_scenarios(current, first, force=force, what=str(runs[0]))
-            found = [c.to_dict() for c in compare_runs(current, first)]
-            regressed |= any(c["verdict"] == "regressed" for c in found)
-            summary = render_markdown({**current, "comparisons": found}, gates(current, found))
-            lines += [f"## {other}", "", *summary.splitlines()[2:], ""]
-    except MemstoreError as exc:
-        raise click.ClickException(str(exc)) from exc
+    first = load_results(runs[0])
+    lines = [f"# memstore compare: {len(runs) - 1} run(s) against {runs[0]}", ""]
+    regressed = False
+    for other in runs[1:]:
+        current = load_results(other)
+        check_same_scenarios(current, first, force=force, what=str(runs[0]))
+        found = [c.to_dict() for c in compare_runs(current, first)]
+        regressed |= any(c["verdict"] == "regressed" for c in found)
+        summary = render_markdown({**current, "comparisons": found}, gates(current, found))
+        lines += [f"## {other}", "", *summary.splitlines()[2:], ""]
     text = "\n".join(lines)
     if out is not None:
         out.write_text(text, encoding="utf-8")

@@ -7,9 +7,9 @@ from datetime import timedelta
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from memstore.commands._shared import CommandError, console, plain, safe
 from memstore.harness.loader import ScenarioError, load_library, read_file, scenario_files
 from memstore.harness.scenario import Scenario
 
@@ -26,15 +26,11 @@ def _human(delta: timedelta) -> str:
     return "".join(parts) or "0m"
 
 
-def _console() -> Console:
-    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160)
-
-
 def _load(paths: tuple[Path, ...]) -> list[Scenario]:
     try:
         return load_library(paths)
     except ScenarioError as exc:
-        raise click.ClickException(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
+        raise CommandError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
 
 
 @click.group()
@@ -57,21 +53,31 @@ def list_(paths: tuple[Path, ...]) -> None:
             continue
         surfaces = sorted({t.surface.value for t in scenario.tasks})
         table.add_row(
-            scenario.name,
-            ", ".join(scenario.tags),
-            str(sum(m.copies for m in scenario.memories)),
-            str(len(scenario.tasks)),
-            ", ".join(surfaces),
+            *(
+                plain(cell)
+                for cell in (
+                    scenario.name,
+                    ", ".join(scenario.tags),
+                    str(sum(m.copies for m in scenario.memories)),
+                    str(len(scenario.tasks)),
+                    ", ".join(surfaces),
+                )
+            )
         )
     for source, group in generated.items():
         table.add_row(
-            f"{Path(source).stem} ({len(group)} generated)",
-            "generated",
-            str(sum(len(s.memories) for s in group)),
-            str(sum(len(s.tasks) for s in group)),
-            ", ".join(sorted({t.surface.value for s in group for t in s.tasks})),
+            *(
+                plain(cell)
+                for cell in (
+                    f"{Path(source).stem} ({len(group)} generated)",
+                    "generated",
+                    str(sum(len(s.memories) for s in group)),
+                    str(sum(len(s.tasks) for s in group)),
+                    ", ".join(sorted({t.surface.value for s in group for t in s.tasks})),
+                )
+            )
         )
-    _console().print(table)
+    console().print(table)
 
 
 @scenarios.command()
@@ -89,7 +95,7 @@ def validate(paths: tuple[Path, ...]) -> None:
         found, wrong = read_file(file)
         count += len(found)
         for problem in wrong:
-            click.echo(str(problem), err=True)
+            click.echo(safe(problem), err=True)
         problems += len(wrong)
     if problems:
         click.echo(f"{problems} problem(s) in {len(files)} file(s)", err=True)
@@ -106,8 +112,11 @@ def show(name: str, paths: tuple[Path, ...]) -> None:
     scenario = found.get(name)
     if scenario is None:
         near = ", ".join(sorted(n for n in found if name in n)[:10]) or ", ".join(sorted(found)[:10])
-        raise click.ClickException(f"no scenario {name!r}; some there are: {near}")
-    echo = click.echo
+        raise CommandError(f"no scenario {name!r}; some there are: {near}")
+
+    def echo(text: str = "") -> None:
+        click.echo(safe(text))
+
     echo(f"{scenario.name}  ({scenario.source})")
     echo(f"  {scenario.description}")
     echo(

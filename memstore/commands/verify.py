@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
-from memstore.commands._shared import StoreContext, store_options_exit_2
+from memstore.commands._shared import CommandError, StoreContext, console, plain, safe
+from memstore.commands._shared import store_options as _store_options
 from memstore.errors import MemstoreError
 from memstore.model import Memory, Surface
 from memstore.verify import Codebase, GitCodebase, Verdict, WorkingTree, verify_memories
@@ -91,11 +91,21 @@ def _as_json(memory: Memory, verdict: Verdict, action: str) -> dict[str, Any]:
 
 
 def _progress(items: Iterable[Memory]) -> Iterable[Memory]:
-    return track(items, description="verifying", console=Console(stderr=True), transient=True)
+    return track(items, description="verifying", console=console(stderr=True), transient=True)
+
+
+def _repository_name(repo: GitRepository, name: str | None) -> str:
+    """The repository's ``owner/name``: as given, or read off its ``origin`` remote; never guessed."""
+    if name is not None:
+        return name
+    found = repo.origin_name()
+    if found is None:
+        raise CommandError(f"cannot tell the owner/name of {repo.path} from its origin remote; pass --name OWNER/NAME")
+    click.echo(safe(f"repository {found} (from the origin remote; --name to choose another)"), err=True)
+    return found
 
 
 @click.command()
-@store_options_exit_2
 @click.option(
     "--repo",
     "repo_path",
@@ -107,6 +117,7 @@ def _progress(items: Iterable[Memory]) -> Iterable[Memory]:
 @click.option("--name", default=None, help="The repository's owner/name in the store. Default: from origin.")
 @click.option("--fix", is_flag=True, help="Store corrections (supersede) and retire what cannot be used.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@_store_options()
 def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None, fix: bool, fmt: str) -> None:
     """Verify every memory of a repository against its code.
 
@@ -114,7 +125,7 @@ def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None
     were found (contradicted, unsupported, missing), 2 on an error.
     """
     codebase = _codebase(repo_path, ref)
-    repo_name = name or GitRepository(repo_path).name()
+    repo_name = _repository_name(GitRepository(repo_path), name)
     memories = ctx.store.recent(repo_name, actor=ctx.actor, surface=Surface.CODE_REVIEW, limit=10_000)
     show_progress = sys.stderr.isatty() and len(memories) >= _PROGRESS_FROM
     verdicts = verify_memories(memories, codebase, progress=_progress if show_progress else None)
@@ -125,18 +136,18 @@ def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None
         payload = [_as_json(m, v, a) for m, v, a in zip(memories, verdicts, actions, strict=True)]
         click.echo(json.dumps({"repo": repo_name, "ref": ref, "memories": payload}, indent=2, ensure_ascii=False))
     else:
-        table = Table(title=f"{len(memories)} memories of {repo_name} at {ref or 'the work tree'}")
+        table = Table(title=plain(f"{len(memories)} memories of {repo_name} at {ref or 'the work tree'}"))
         for column in ("memory", "verdict", "subject", "evidence"):
             table.add_column(column, overflow="fold", no_wrap=column in {"memory", "verdict"})
         if fix:
             table.add_column("action", overflow="fold")
         for memory, verdict, action in zip(memories, verdicts, actions, strict=True):
             row = [memory.id, verdict.status.value, memory.subject, "\n".join(_evidence(verdict)) or verdict.reason]
-            table.add_row(*row, *([action] if fix else []))
-        Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160).print(table)
+            table.add_row(*(plain(cell) for cell in [*row, *([action] if fix else [])]))
+        console().print(table)
         counts = {
             s: sum(v.status.value == s for v in verdicts) for s in dict.fromkeys(v.status.value for v in verdicts)
         }
-        click.echo(", ".join(f"{n} {s}" for s, n in counts.items()) or "no memories to verify")
+        click.echo(", ".join(f"{n} {s}" for s, n in counts.items()) or f"no memories of {repo_name} to verify")
     if bad:
         sys.exit(1)
