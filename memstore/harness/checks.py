@@ -6,7 +6,7 @@ so that a store that breaks its rules is caught rather than trusted.
 
 from __future__ import annotations
 
-import re
+import regex
 
 from memstore.access import Access, AccessPolicy
 from memstore.harness.scenario import Task
@@ -16,13 +16,23 @@ from memstore.verify.workspace import Workspace
 __all__ = ["check_change", "entitled"]
 
 
+PATTERN_TIMEOUT = 2.0  # seconds a scenario's pattern may take on one file (a catastrophic one fails the check)
+
+
 def check_change(workspace: Workspace, task: Task) -> bool:
-    """Whether the work tree passes ``task``'s merge check."""
+    """Whether the work tree passes ``task``'s merge check.
+
+    The scenario's patterns run under a time limit (the `regex` package's ``timeout``): a
+    pattern that backtracks without end fails this check, not the run.
+    """
     check = task.check
     values = []
     for location in check.equal:
         text = workspace.read(location.path)
-        match = re.search(location.pattern, text) if text is not None else None
+        try:
+            match = regex.search(location.pattern, text, timeout=PATTERN_TIMEOUT) if text is not None else None
+        except TimeoutError:
+            return False
         if match is None:
             return False
         values.append(match.group(1))

@@ -36,6 +36,13 @@ __all__ = ["generate"]
 _WORDS = ["retry", "batch", "quota", "cache", "page", "upload", "session", "export", "report", "queue"]
 
 
+def _with_value(line: str, old: int, new: int) -> str:
+    """``line`` with its value changed: the last occurrence of ``old``, which follows the name
+    (``QUEUE_LIMIT_19 = 19`` must not become ``QUEUE_LIMIT_44 = 44``)."""
+    head, found, tail = line.rpartition(str(old))
+    return f"{head}{new}{tail}" if found else line
+
+
 class _Repo:
     """The evolving state of one synthetic repository while its history is written."""
 
@@ -131,12 +138,12 @@ def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
         elif roll < 0.85:  # the value changes everywhere
             old, new_value = repo.values[k], repo.values[k] + rng.randrange(1, 50)
             edits = tuple(
-                Edit("replace", {"path": path, "old": f"{text}", "new": text.replace(str(old), str(new_value))})
+                Edit("replace", {"path": path, "old": f"{text}", "new": _with_value(text, old, new_value)})
                 for path, line in repo.where(k)
                 for text in [repo.files[path][line - 1]]
             )
             for path, line in repo.where(k):
-                repo.files[path][line - 1] = repo.files[path][line - 1].replace(str(old), str(new_value))
+                repo.files[path][line - 1] = _with_value(repo.files[path][line - 1], old, new_value)
             repo.values[k] = new_value
             changed_value.add(k)
         else:  # unrelated work
@@ -159,7 +166,7 @@ def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
         path, line = repo.config[k], repo.line_of(repo.config[k], f"{repo.names[k]} ")
         text = repo.files[path][line - 1]
         spike_values[k] = repo.values[k] + 1000
-        new_text = text.replace(str(repo.values[k]), str(spike_values[k]))
+        new_text = _with_value(text, repo.values[k], spike_values[k])
         history.append(
             Step(
                 "commit",
@@ -291,7 +298,7 @@ def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
                             {
                                 "path": path,
                                 "old": text,
-                                "new": text.replace(str(repo.values[k]), str(repo.values[k] + 5)),
+                                "new": _with_value(text, repo.values[k], repo.values[k] + 5),
                             },
                         ),
                     ),
@@ -332,7 +339,7 @@ def _one(population: str, index: int, p: dict[str, Any]) -> Scenario:
                 Change(
                     path,
                     repo.files[path][line - 1],
-                    repo.files[path][line - 1].replace(str(repo.values[k]), str(raised)),
+                    _with_value(repo.files[path][line - 1], repo.values[k], raised),
                 )
                 for path, line in where
             )

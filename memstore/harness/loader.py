@@ -8,15 +8,14 @@ once; nothing is built from a file that has any. A file holds one scenario, or a
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import regex
 import yaml
 
 from memstore.access import Access
@@ -36,6 +35,7 @@ from memstore.harness.scenario import (
     Task,
     Truth,
     parse_duration,
+    parse_start,
 )
 from memstore.model import Citation, Kind, Surface
 
@@ -154,18 +154,114 @@ def _report_schema_error(error: jsonschema.ValidationError, report: _Reporter) -
     report.add(path, error.message)
 
 
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 64  # nested collections; the deepest scenario needs about eight
+MAX_NODES = 200_000  # values, counting each use of an alias in full
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML's safe loader, with dates left as the strings they were written as (the scenario
+    checks parse them, with their own error messages)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_KEY_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:merge"}  # a string, or YAML's merge key "<<"
+_OPEN = (
+    yaml.BlockMappingStartToken,
+    yaml.BlockSequenceStartToken,
+    yaml.FlowMappingStartToken,
+    yaml.FlowSequenceStartToken,
+)
+_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
+def _mark(mark: Any) -> tuple[int, int]:
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+def _too_deep(text: str) -> tuple[int, int] | None:
+    """Where the nesting passes `MAX_DEPTH`, found by the (non-recursive) scanner, which stops
+    there: a file of fifty thousand ``[`` costs as much as one of sixty-five."""
+    depth = 0
+    for token in yaml.scan(text, Loader=_Loader):
+        if isinstance(token, _OPEN):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return _mark(token.start_mark)
+        elif isinstance(token, _CLOSE):
+            depth -= 1
+    return None
+
+
+def _graph_problem(root: yaml.Node) -> tuple[str, tuple[int, int]] | None:
+    """What is wrong with the node graph itself: an alias that contains itself, a document that
+    aliases expand past `MAX_NODES` values (a "billion laughs"), a key that is not a string."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:  # iterative depth-first walk, each node once: linear in the file, not in its expansion
+        node, done = stack.pop()
+        if done:
+            on_path.discard(id(node))
+            children = _children(node)
+            sizes[id(node)] = 1 + sum(sizes[id(c)] for c in children)
+            if sizes[id(node)] > MAX_NODES:
+                return f"aliases expand this document past {MAX_NODES:,} values", _mark(node.start_mark)
+            continue
+        if id(node) in sizes:
+            continue
+        if id(node) in on_path:
+            return "an alias refers to a collection that contains it", _mark(node.start_mark)
+        if isinstance(node, yaml.MappingNode):
+            for key, _ in node.value:
+                if not (isinstance(key, yaml.ScalarNode) and key.tag in _KEY_TAGS):
+                    return "keys must be strings (quote this one)", _mark(key.start_mark)
+        on_path.add(id(node))
+        stack.append((node, True))
+        stack += [(child, False) for child in _children(node) if id(child) not in sizes]
+    return None
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
 def _load_yaml(file: Path) -> tuple[Any, _Positions, list[Problem]]:
+    """Parse a YAML file in bounded time and memory; its problems located, nothing half-read."""
+
+    def problem(message: str, where: tuple[int, int] = (1, 1)) -> tuple[Any, _Positions, list[Problem]]:
+        return None, _Positions(None), [Problem(str(file), where[0], where[1], "", message)]
+
     try:
+        if file.stat().st_size > MAX_FILE_BYTES:
+            return problem(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; a scenario file is far smaller")
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return None, _Positions(None), [Problem(str(file), 1, 1, "", f"cannot read: {exc}")]
+        return problem(f"cannot read: {exc}")
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        deep = _too_deep(text)
+        if deep is not None:
+            return problem(f"nested more than {MAX_DEPTH} levels deep", deep)
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            wrong = _graph_problem(node) if node is not None else None
+            if wrong is not None:
+                return problem(*wrong)
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        return None, _Positions(None), [Problem(str(file), line, column, "", f"not valid YAML: {exc}")]
+        return problem(f"not valid YAML: {exc}", _mark(getattr(exc, "problem_mark", None)))
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        return problem(f"nested more than {MAX_DEPTH} levels deep")
     return data, _Positions(node), []
 
 
@@ -186,7 +282,7 @@ def _duration(value: str | None, default: str = "0s") -> Any:
 
 def _parse(data: dict[str, Any], file: Path) -> Scenario:
     clock = data.get("clock", {})
-    start = datetime.fromisoformat(clock["start"].replace("Z", "+00:00")) if "start" in clock else None
+    start = parse_start(clock["start"]) if "start" in clock else None
     users = {u: {r: Access[lvl.upper()] for r, lvl in grants.items()} for u, grants in data["users"].items()}
     history = []
     for step in data.get("history", []):
@@ -265,8 +361,25 @@ def _parse(data: dict[str, Any], file: Path) -> Scenario:
     )
 
 
+def _time_checks(data: dict[str, Any], report: _Reporter) -> None:
+    """Dates and durations that the schema's patterns let through but that mean nothing."""
+    clock = data.get("clock", {})
+    fields: list[tuple[FieldPath, Any, Any]] = [(("clock", "start"), clock.get("start"), parse_start)]
+    fields += [(("clock", name), clock.get(name), parse_duration) for name in ("step", "history_span")]
+    fields += [(("memories", i, "age"), m.get("age"), parse_duration) for i, m in enumerate(data.get("memories", []))]
+    fields += [(("tasks", i, "after"), t.get("after"), parse_duration) for i, t in enumerate(data["tasks"])]
+    for path, value, parse in fields:
+        if value is None:
+            continue
+        try:
+            parse(value)
+        except ValueError as exc:
+            report.add(path, str(exc))
+
+
 def _semantic_checks(data: dict[str, Any], report: _Reporter) -> None:
-    """What the schema cannot say: references between parts, citations, fixtures."""
+    """What the schema cannot say: references between parts, citations, fixtures, times."""
+    _time_checks(data, report)
     users = set(data["users"])
     if not (fixtures_dir() / data["fixture"]).is_dir():
         known = ", ".join(sorted(p.name for p in fixtures_dir().iterdir() if p.is_dir()))
@@ -315,9 +428,9 @@ def _semantic_checks(data: dict[str, Any], report: _Reporter) -> None:
                 report.add((*where, "findings", j, "memory"), f"no memory {finding['memory']!r}")
         for j, check in enumerate(task.get("check", {}).get("equal", [])):
             try:
-                if re.compile(check["pattern"]).groups < 1:
+                if regex.compile(check["pattern"]).groups < 1:
                     report.add((*where, "check", "equal", j, "pattern"), "the pattern needs a (group) around the value")
-            except re.error as exc:
+            except regex.error as exc:
                 report.add((*where, "check", "equal", j, "pattern"), f"not a regular expression: {exc}")
         pr = task.get("pull_request")
         if pr and pr["branch"] not in branches:
@@ -346,7 +459,11 @@ def read_file(file: Path) -> tuple[list[Scenario], list[Problem]]:
     if "generator" in data:
         from memstore.harness.generator import generate
 
-        return generate(data["name"], data["description"], data["generator"], source=str(file)), []
+        try:
+            return generate(data["name"], data["description"], data["generator"], source=str(file)), []
+        except Exception as exc:  # a generator bug costs its own file, located, never the caller
+            report.add(("generator",), f"the generator could not make this population: {type(exc).__name__}: {exc}")
+            return [], report.problems
     _semantic_checks(data, report)
     if report.problems:
         return [], report.problems

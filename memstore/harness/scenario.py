@@ -31,19 +31,44 @@ __all__ = [
     "Task",
     "Truth",
     "parse_duration",
+    "parse_start",
 ]
 
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h|d|w)$")
+_DURATION = re.compile(r"^(\d{1,9}(?:\.\d{1,6})?)(s|m|h|d|w)$")
+MAX_DURATION = timedelta(days=36_500)
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800}
 DEFAULT_START = datetime(2026, 2, 2, 9, 0, tzinfo=UTC)
 
 
 def parse_duration(text: str) -> timedelta:
-    """``"90s"``, ``"15m"``, ``"3h"``, ``"2d"``, ``"1w"`` as a timedelta."""
-    match = _DURATION.match(text)
+    """``"90s"``, ``"15m"``, ``"3h"``, ``"2d"``, ``"1w"`` as a timedelta (at most 100 years).
+
+    Raises:
+        ValueError: saying what a duration looks like, or that this one is too long.
+    """
+    match = _DURATION.match(text) if isinstance(text, str) else None
     if match is None:
-        raise ValueError(f"not a duration: {text!r} (use 90s, 15m, 3h, 2d or 1w)")
-    return timedelta(**{_UNITS[match.group(2)]: float(match.group(1))})
+        raise ValueError(f"not a duration: {str(text)[:40]!r} (use 90s, 15m, 3h, 2d or 1w)")
+    amount, unit = float(match.group(1)), match.group(2)
+    if amount * _UNIT_SECONDS[unit] > MAX_DURATION.total_seconds():
+        raise ValueError(f"{text} is longer than the {MAX_DURATION.days:,} days a scenario may span")
+    return timedelta(**{_UNITS[unit]: amount})
+
+
+def parse_start(text: str) -> datetime:
+    """A scenario's ``clock.start``: an ISO 8601 date and time with its time zone, as UTC.
+
+    Raises:
+        ValueError: for anything else.
+    """
+    try:
+        when = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"not a date and time: {str(text)[:40]!r} (use 2026-02-02T09:00:00Z)") from exc
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise ValueError(f"{text!r} has no time zone (end it with Z for UTC)")
+    return when.astimezone(UTC)
 
 
 class Origin(StrEnum):
