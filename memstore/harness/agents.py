@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from memstore.errors import ConfigurationError
@@ -251,12 +252,20 @@ AGENTS: dict[str, Callable[[AgentConfig], Agent]] = {
 }
 
 
-def make_agent(spec: str, config: AgentConfig | None = None) -> Agent:
-    """An agent by name (``no-memory``, ``trusting``, ``jit-verify``) or ``command:CMD ARGS``."""
-    if spec.startswith("command:"):
-        from memstore.harness.command_agent import CommandAgent
+def make_agent(
+    spec: str, config: AgentConfig | None = None, *, timeout: float | None = None, base_dir: Path | None = None
+) -> Agent:
+    """An agent by name (``no-memory``, ``trusting``, ``jit-verify``) or ``command:CMD ARGS``.
 
-        agent: Agent = CommandAgent(spec.removeprefix("command:"))
+    ``timeout`` (seconds per session) and ``base_dir`` (what relative paths in the command are
+    relative to) apply to command agents.
+    """
+    if spec.startswith("command:"):
+        from memstore.harness.command_agent import DEFAULT_TIMEOUT, CommandAgent
+
+        agent: Agent = CommandAgent(
+            spec.removeprefix("command:"), timeout=timeout or DEFAULT_TIMEOUT, base_dir=base_dir
+        )
         return agent
     factory = AGENTS.get(spec)
     if factory is None:

@@ -29,9 +29,13 @@ def _svg(fig: Any, name: str) -> str:
 
 
 def rates_chart(arms: dict[str, Any], metrics: list[str]) -> str:
-    """Each arm's rate per metric, with its Wilson 95% interval."""
-    fig, axes = plt.subplots(1, len(metrics), figsize=(2.6 * len(metrics), 0.5 + 0.45 * len(arms)), sharey=True)
-    axes = axes if len(metrics) > 1 else [axes]
+    """Each arm's rate per metric, with its Wilson 95% interval ("" when there is nothing to draw)."""
+    if not metrics or not arms:
+        return ""
+    fig, grid = plt.subplots(
+        1, len(metrics), figsize=(2.6 * len(metrics), 0.5 + 0.45 * len(arms)), sharey=True, squeeze=False
+    )
+    axes = list(grid[0])
     names = list(arms)
     for ax, metric in zip(axes, metrics, strict=True):
         for i, arm in enumerate(names):
@@ -56,8 +60,10 @@ def rates_chart(arms: dict[str, Any], metrics: list[str]) -> str:
 
 
 def forest_chart(comparisons: list[dict[str, Any]]) -> str:
-    """Paired differences (a - b) with 95% intervals, one row per comparison."""
+    """Paired differences (a - b) with 95% intervals, one row per comparison ("" when there is none)."""
     rows = [c for c in comparisons if c["low"] is not None and c["high"] is not None]
+    if not rows:
+        return ""
     fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.32 * max(len(rows), 1)))
     colors = {"improved": "#55a868", "regressed": "#c44e52"}
     for i, c in enumerate(rows):
@@ -81,8 +87,10 @@ def confusion_chart(confusion: dict[str, dict[str, dict[str, int]]]) -> str:
     """Per arm and memory origin: how many memories handed were used, refused, or left aside."""
     arms = list(confusion)
     origins = sorted({o for per in confusion.values() for o in per})
-    fig, axes = plt.subplots(1, max(len(arms), 1), figsize=(3.2 * max(len(arms), 1), 2.8), sharey=True)
-    axes = axes if len(arms) > 1 else [axes]
+    if not arms or not origins:
+        return ""
+    fig, grid = plt.subplots(1, len(arms), figsize=(3.2 * len(arms), 2.8), sharey=True, squeeze=False)
+    axes = list(grid[0])
     for ax, arm in zip(axes, arms, strict=True):
         bottom = [0] * len(origins)
         for j, action in enumerate(("used", "refused", "ignored")):
@@ -98,6 +106,8 @@ def confusion_chart(confusion: dict[str, dict[str, dict[str, int]]]) -> str:
 
 def healing_chart(curves: dict[str, list[float]]) -> str:
     """Share of the initial pool's bad memories healed (retired or corrected) by session number."""
+    if not curves:
+        return ""
     fig, ax = plt.subplots(figsize=(6, 2.8))
     for i, (arm, curve) in enumerate(curves.items()):
         ax.step(range(1, len(curve) + 1), curve, where="post", label=arm, color=_COLORS[i % len(_COLORS)])

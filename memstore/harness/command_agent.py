@@ -15,7 +15,8 @@ The task file::
      "repo": "owner/name", "user": "...", "workdir": "/path/to/working/copy",
      "memories": [Memory.to_dict(), ...]}
 
-The result file (every key optional)::
+The result file is checked against the published JSON Schema
+(``memstore/harness/schemas/agent-result.schema.json``; every key optional)::
 
     {"answer": "...",                                   # CLI tasks
      "findings": [{"path": "...", "note": "..."}],      # review tasks
@@ -27,8 +28,11 @@ The result file (every key optional)::
         {"op": "store", "subject": "...", "fact": "...", "citations": ["path:line"],
          "reason": "...", "supersedes": "mem_..." | null}]}
 
-A command that fails, times out or writes no readable result leaves the session with no
-answer or findings (and an unmerged change); the failure is recorded as an event.
+The command runs under `memstore.harness.process.run_bounded`: its process group is killed at
+the timeout and when it exits, its output is capped, and the result is read only if it is a
+regular file of bounded size. A command that fails, times out, or writes a result that does
+not match the schema fails its own session (an ``agent_error`` event, with the reason) and
+nothing of the result is applied; the run goes on.
 """
 
 from __future__ import annotations
@@ -36,15 +40,60 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
+import shutil
 import tempfile
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from memstore.harness.session import Session
-from memstore.model import Memory
+import jsonschema
 
-__all__ = ["CommandAgent"]
+from memstore.errors import ConfigurationError
+from memstore.harness.process import read_bounded, run_bounded
+from memstore.harness.scratch import scratch
+from memstore.harness.session import Session
+from memstore.model import Kind, Memory
+
+__all__ = ["DEFAULT_TIMEOUT", "CommandAgent", "result_schema", "validate_result"]
+
+DEFAULT_TIMEOUT = 600.0
+
+
+@cache
+def result_schema() -> dict[str, Any]:
+    """The published JSON Schema of ``result.json``."""
+    path = Path(__file__).with_name("schemas") / "agent-result.schema.json"
+    return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(result_schema())
+
+
+def validate_result(data: object) -> str | None:
+    """Why ``data`` is not a valid result (the first problem, located), or None when it is."""
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "the result"
+    return f"{where.lstrip('.')}: {error.message[:300]}"
+
+
+def _resolve(argv: list[str], base: Path) -> list[str]:
+    """The command with its program found on PATH and relative paths made absolute against
+    ``base`` (where `memstore eval` was started), not against the task's working copy."""
+    program, *args = argv
+    if "/" in program:
+        found = str((base / program).resolve()) if not os.path.isabs(program) else program
+        if not os.access(found, os.X_OK):
+            raise ConfigurationError(f"the agent's program {program!r} is not an executable file (looked at {found})")
+    else:
+        located = shutil.which(program)
+        if located is None:
+            raise ConfigurationError(f"the agent's program {program!r} is not on PATH")
+        found = located
+    return [found, *(str((base / a).resolve()) if not a.startswith("-") and (base / a).exists() else a for a in args)]
 
 
 class CommandAgent:
@@ -52,13 +101,27 @@ class CommandAgent:
 
     Args:
         command: the command line, e.g. ``"python my_agent.py --model x"``.
-        timeout: seconds before the command is stopped.
+        timeout: seconds before the command's process group is killed.
+        base_dir: what relative paths in the command are relative to (the current
+            directory by default).
+
+    Raises:
+        ConfigurationError: for an empty command, unbalanced quotes, or a program that
+            cannot be found.
     """
 
     uses_memory = True
 
-    def __init__(self, command: str, *, timeout: float = 600.0) -> None:
-        self.command = shlex.split(command)
+    def __init__(self, command: str, *, timeout: float = DEFAULT_TIMEOUT, base_dir: Path | None = None) -> None:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise ConfigurationError(f"cannot read the agent command {command!r}: {exc}") from exc
+        if not argv:
+            raise ConfigurationError("'command:' needs a command line, such as 'command:python3 my_agent.py'")
+        if not timeout > 0:
+            raise ConfigurationError(f"the agent timeout must be a positive number of seconds, got {timeout}")
+        self.argv = _resolve(argv, base_dir or Path.cwd())
         self.timeout = timeout
         self.name = f"command:{command}"
 
@@ -84,61 +147,68 @@ class CommandAgent:
         }
 
     def work(self, session: Session) -> None:
-        with tempfile.TemporaryDirectory(prefix="memstore-agent-") as tmp:
+        with tempfile.TemporaryDirectory(dir=scratch("run"), prefix="agent-") as tmp:  # goes with the run
             task_file, result_file = Path(tmp) / "task.json", Path(tmp) / "result.json"
-            task_file.write_text(json.dumps(self._task_document(session), indent=2))
+            task_file.write_text(json.dumps(self._task_document(session), indent=2), encoding="utf-8")
             env = {**os.environ, "MEMSTORE_TASK": str(task_file), "MEMSTORE_RESULT": str(result_file)}
+            mark = session.guard.mark()
             try:
-                done = subprocess.run(
-                    self.command,
-                    cwd=session.workspace.path,
-                    env=env,
-                    capture_output=True,
-                    timeout=self.timeout,
-                    check=False,
-                )
-            except subprocess.TimeoutExpired:
-                session.record("agent_error", "", f"timed out after {self.timeout:.0f} s")
-                return
+                finished = run_bounded(self.argv, cwd=session.workspace.path, env=env, timeout=self.timeout)
             except OSError as exc:
-                session.record("agent_error", "", f"cannot run {self.command[0]}: {exc}")
+                session.record("agent_error", "", f"cannot run {self.argv[0]}: {exc}")
                 return
-            if done.returncode != 0:
-                session.record("agent_error", "", f"exit status {done.returncode}: {done.stderr.decode()[-300:]}")
-            try:
-                result = json.loads(result_file.read_text())
-            except (OSError, ValueError) as exc:
-                session.record("agent_error", "", f"no readable result: {exc}")
+            finally:
+                session.guard.check(mark, session)
+            if finished.timed_out:
+                session.record("agent_error", "", f"timed out after {self.timeout:g} s")
                 return
-        self._apply(session, result if isinstance(result, dict) else {})
+            if finished.returncode != 0:
+                session.record("agent_error", "", f"exit status {finished.returncode}: {finished.stderr_tail()}")
+            result = self._read(session, result_file)
+        if result is not None:
+            self._apply(session, result)
+
+    @staticmethod
+    def _read(session: Session, path: Path) -> dict[str, Any] | None:
+        """The validated result, or None (with the reason recorded) when there is none to apply."""
+        try:
+            data = json.loads(read_bounded(path))
+        except (OSError, ValueError, RecursionError) as exc:
+            session.record("agent_error", "", f"no readable result: {str(exc)[:300]}")
+            return None
+        problem = validate_result(data)
+        if problem is not None:
+            session.record("agent_error", "", f"result.json does not match the schema: {problem}")
+            return None
+        return data  # type: ignore[no-any-return]
 
     def _apply(self, session: Session, result: dict[str, Any]) -> None:
         tools = session.tools
         handed: dict[str, Memory] = {m.id: m for m in session.memories}
         for op in result.get("memory_ops", []):
-            kind, memory = op.get("op"), handed.get(str(op.get("id", "")))
+            kind = op["op"]
             if kind == "store":
                 tools.store_memory(
-                    str(op.get("subject", "")),
-                    str(op.get("fact", "")),
+                    op["subject"],
+                    op["fact"],
                     list(op.get("citations", [])),
-                    str(op.get("reason", "")),
+                    op.get("reason", ""),
+                    kind=Kind(op.get("kind", "fact")),
                     supersedes=op.get("supersedes"),
                 )
-            elif memory is None:
-                session.record("agent_error", str(op.get("id", "")), f"{kind}: not a memory it was given")
+                continue
+            memory = handed.get(op["id"])
+            if memory is None:
+                session.record("agent_error", op["id"][:200], f"{kind}: not a memory it was given")
             elif kind == "use":
                 tools.use(memory)
             elif kind == "refuse":
-                tools.refuse(memory, str(op.get("reason", "")))
+                tools.refuse(memory, op.get("reason", ""))
             elif kind == "refresh":
                 tools.refresh(memory)
-            elif kind == "retire":
-                tools.retire(memory, str(op.get("reason", "")))
             else:
-                session.record("agent_error", memory.id, f"unknown memory op {kind!r}")
+                tools.retire(memory, op.get("reason", ""))
         for finding in result.get("findings", []):
-            if isinstance(finding, dict) and "path" in finding:
-                tools.flag(str(finding["path"]), str(finding.get("note", "")))
+            tools.flag(finding["path"], finding.get("note", ""))
         if "answer" in result:
-            tools.give_answer(str(result["answer"]))
+            tools.give_answer(result["answer"])

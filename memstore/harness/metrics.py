@@ -29,6 +29,9 @@ METRICS = (
     *RATES,
     "leaks",
     "expiry_violations",
+    "agent_error_rate",
+    "tampering",
+    "failed_units",
     "injected_chars",
     "verify_reads",
 )
@@ -84,17 +87,37 @@ def _session_metrics(sessions: pd.DataFrame, trials: pd.DataFrame, k: int) -> di
         "needed_recall_at_k": rate(int(needed.astype(bool).sum()), len(needed)),
         "leaks": int(sessions.leaks.sum()),
         "expiry_violations": int(sessions.expiry_violations.sum()),
+        "agent_error_rate": rate(int(_column(sessions, "agent_error").astype(bool).sum()), len(sessions)),
+        "tampering": int(_column(sessions, "tampered").sum()),
         "injected_chars": round(float(sessions.injected_chars.mean()), 3) if len(sessions) else None,
         "verify_reads": round(float(sessions.verify_reads.mean()), 3) if len(sessions) else None,
         "sessions": len(sessions),
     }
 
 
+def _column(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A column, or zeros for tables written before it existed."""
+    return frame[name].fillna(0) if name in frame else pd.Series(0, index=frame.index)
+
+
 def compute(tables: dict[str, pd.DataFrame], *, k: int = 50) -> dict[str, dict[str, Any]]:
     """Per arm: ``overall``, ``per_scenario`` and ``per_origin`` metrics."""
     sessions, events, trials = tables["sessions"], tables["events"], tables["trials"]
+    failures = tables.get("failures", pd.DataFrame())
     pairs = memory_pairs(events)
     result: dict[str, dict[str, Any]] = {}
+    if not failures.empty:  # an arm whose every unit failed has no sessions, but must still be reported
+        for arm in sorted(set(failures.arm) - set(sessions.arm if "arm" in sessions else ())):
+            first = failures[failures.arm == arm].iloc[0]
+            result[arm] = {
+                "agent": first.agent,
+                "store": first.store,
+                "overall": {"failed_units": int((failures.arm == arm).sum()), "sessions": 0},
+                "per_scenario": {},
+                "per_origin": {},
+            }
+    if "arm" not in sessions:
+        return result
     for arm in sorted(sessions.arm.unique()):
         s, t, p = sessions[sessions.arm == arm], trials[trials.arm == arm], pairs[pairs.arm == arm]
         overall = {**_session_metrics(s, t, k), **_memory_metrics(p)}
@@ -105,6 +128,7 @@ def compute(tables: dict[str, pd.DataFrame], *, k: int = 50) -> dict[str, dict[s
                 **_memory_metrics(p[p.scenario == scenario]),
             }
         per_origin = {origin: _memory_metrics(p[p.origin == origin]) for origin in sorted(p.origin.unique())}
+        overall["failed_units"] = int((failures.arm == arm).sum()) if not failures.empty else 0
         first = s.iloc[0]
         result[arm] = {
             "agent": first.agent,
@@ -116,4 +140,4 @@ def compute(tables: dict[str, pd.DataFrame], *, k: int = 50) -> dict[str, dict[s
         for k_ in (5, 10, 20, 50):
             column = s[f"needed_at_{k_}"].dropna() if f"needed_at_{k_}" in s else pd.Series(dtype=bool)
             overall[f"needed_recall_at_{k_}"] = rate(int(column.astype(bool).sum()), len(column))
-    return result
+    return dict(sorted(result.items()))

@@ -31,17 +31,45 @@ _DRILL_MEMORIES = 200
 
 @dataclass(frozen=True)
 class Gate:
-    """A pass/fail check of a run: one JUnit test case."""
+    """A pass/fail check of a run: one JUnit test case.
+
+    ``integrity``: the gate says whether the run measured anything at all (an agent that failed
+    every session, units that could not run, a store changed behind the harness's back); a
+    run that fails one is a failed run, whatever else was asked.
+    """
 
     name: str
     passed: bool
     message: str
+    integrity: bool = False
+
+
+def _integrity_gates(arm: str, overall: dict[str, Any]) -> list[Gate]:
+    errors = overall.get("agent_error_rate") or {"k": 0, "n": overall.get("sessions", 0)}
+    failed, tampered = overall.get("failed_units", 0), overall.get("tampering", 0)
+    every = errors["n"] > 0 and errors["k"] == errors["n"]
+    return [
+        Gate(
+            f"{arm}: the agent did not fail every session",
+            not every,
+            f"the agent failed {errors['k']} of {errors['n']} sessions" + (": nothing was measured" if every else ""),
+            integrity=True,
+        ),
+        Gate(f"{arm}: every unit ran", failed == 0, f"{failed} unit(s) could not run", integrity=True),
+        Gate(
+            f"{arm}: tampering == 0",
+            tampered == 0,
+            f"{tampered} change(s) to the store or a template behind the harness's back",
+            integrity=True,
+        ),
+    ]
 
 
 def gates(results: dict[str, Any], baseline_comparisons: list[dict[str, Any]] | None = None) -> list[Gate]:
     """Hard invariants for every arm, and no significant regression against the baseline."""
     found = []
     for arm, data in results["arms"].items():
+        found += _integrity_gates(arm, data["overall"])
         for invariant in ("leaks", "expiry_violations"):
             count = data["overall"].get(invariant, 0)
             found.append(Gate(f"{arm}: {invariant} == 0", count == 0, f"{count} {invariant.replace('_', ' ')}"))

@@ -26,12 +26,14 @@ from memstore.harness.world import fixture_files
 
 __all__ = ["TABLES", "check_same_scenarios", "load_results", "load_tables", "scenario_set_hash", "write_run"]
 
-TABLES = ("trials", "sessions", "events", "findings")
+TABLES = ("trials", "sessions", "events", "findings", "failures")
+_OPTIONAL = {"failures"}  # tables a run folder of an older memstore may lack
 _ORDER = {
     "trials": ["arm", "scenario", "trial"],
     "sessions": ["arm", "scenario", "trial", "index"],
     "events": ["seq"],
     "findings": ["arm", "scenario", "trial", "task", "path"],
+    "failures": ["arm", "scenario", "trial"],
 }
 
 
@@ -160,8 +162,12 @@ def load_tables(folder: Path) -> dict[str, pd.DataFrame]:
     """The tables of a run folder."""
     tables = {}
     for name in TABLES:
+        path = folder / f"{name}.csv"
+        if name in _OPTIONAL and not path.exists():
+            tables[name] = pd.DataFrame()
+            continue
         try:
-            tables[name] = pd.read_csv(folder / f"{name}.csv", keep_default_na=True)
+            tables[name] = pd.read_csv(path, keep_default_na=True)
         except pd.errors.EmptyDataError:  # a table with no rows (no review findings, say)
             tables[name] = pd.DataFrame()
         except OSError as exc:

@@ -10,14 +10,20 @@ rows come back and are sorted, so the tables do not depend on the pool.
 
 from __future__ import annotations
 
-import atexit
+import contextlib
+import ctypes
 import multiprocessing
+import os
 import re
-import shutil
+import signal
+import string
 import tempfile
+import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -25,12 +31,15 @@ from typing import Any
 
 from memstore.access import AccessPolicy, Actor
 from memstore.clock import Clock
-from memstore.errors import MemstoreError, NotFound
+from memstore.errors import ConfigurationError, MemstoreError, NotFound
 from memstore.harness.agents import AgentConfig, make_agent
 from memstore.harness.checks import check_change, entitled
+from memstore.harness.command_agent import DEFAULT_TIMEOUT
+from memstore.harness.guard import StoreGuard
 from memstore.harness.scenario import Scenario, Task
+from memstore.harness.scratch import clean_stale, release_all, scratch
 from memstore.harness.session import Session
-from memstore.harness.world import Template, World, build_template
+from memstore.harness.world import Template, World, build_template, remove_tree
 from memstore.ids import UlidIds
 from memstore.model import Memory, Status, Surface
 from memstore.store import DEFAULT_EXPIRY, MemoryStore, open_store
@@ -56,6 +65,8 @@ SESSION_COLUMNS = (
     "verify_reads",
     "leaks",
     "expiry_violations",
+    "agent_error",
+    "tampered",
     "merged",
     "findings",
     "correct_findings",
@@ -101,6 +112,13 @@ class RunConfig:
     limit: int = 50
     agent_config: AgentConfig = field(default_factory=AgentConfig)
     expiry: timedelta = DEFAULT_EXPIRY
+    agent_timeout: float = DEFAULT_TIMEOUT  # seconds an out-of-process agent may take per session
+    agent_timeouts: tuple[tuple[str, float], ...] = ()  # per agent: (agent as given, seconds)
+    base_dir: Path = field(default_factory=Path.cwd)  # what relative paths in agent commands mean
+
+    def timeout_for(self, agent: str) -> float:
+        """The session timeout of ``agent``."""
+        return dict(self.agent_timeouts).get(agent, self.agent_timeout)
 
 
 @dataclass
@@ -112,6 +130,7 @@ class RunOutput:
     events: list[dict[str, Any]] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
     timings: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)  # units that could not run, and why
 
 
 @dataclass(frozen=True)
@@ -123,46 +142,90 @@ class _Unit:
     limit: int
     agent_config: AgentConfig
     expiry: timedelta
+    agent_timeout: float = DEFAULT_TIMEOUT
+    base_dir: Path = Path()
 
 
 _TEMPLATES: dict[str, Template] = {}
-_SCRATCH: list[Path] = []
+_PLACEHOLDERS = ("scenario", "trial", "arm")
+_PER_TRIAL_SCHEMES = ("sqlite", "ranked", "agentmem")  # file stores: eval opens a fresh one per trial
 
 
-def _scratch() -> Path:
-    if not _SCRATCH:
-        path = Path(tempfile.mkdtemp(prefix="memstore-run-"))
-        _SCRATCH.append(path)
-        atexit.register(shutil.rmtree, path, True)
-    return _SCRATCH[0]
-
-
-def _template(scenario: Scenario) -> Template:
-    """Each process builds each scenario's template once."""
+def _template(scenario: Scenario) -> tuple[Template, bool]:
+    """Each process builds each scenario's template once, and builds it again if a trial changed
+    it behind the harness's back; the template, and whether it had to be rebuilt for that."""
     found = _TEMPLATES.get(scenario.name)
-    if found is None:
-        found = _TEMPLATES[scenario.name] = build_template(scenario, _scratch() / "templates" / scenario.name)
-    return found
+    if found is not None and found.scenario != scenario:  # another scenario of that name: not ours
+        remove_tree(_TEMPLATES.pop(scenario.name).path)
+        found = None
+    if found is not None and found.intact():
+        return found, False
+    if found is not None:
+        remove_tree(found.path)
+    path = Path(tempfile.mkdtemp(dir=scratch("run"), prefix="template-")) / scenario.name
+    built = _TEMPLATES[scenario.name] = build_template(scenario, path)
+    built.seal()
+    return built, found is not None
 
 
-def _store_factory(unit: _Unit, where: Path) -> Callable[[AccessPolicy, Clock], MemoryStore]:
+def check_store_uri(uri: str) -> None:
+    """Refuse, before anything runs, a store URI that eval could not use as given.
+
+    A file store named by a bare scheme (``sqlite:``, ``ranked:``, ``agentmem:``) gets a fresh
+    file per trial in private scratch space; one naming a path must say with ``{scenario}``,
+    ``{trial}`` and ``{arm}`` how each trial's file differs, and its folder must exist.
+
+    Raises:
+        ConfigurationError: saying what to write instead.
+    """
+    try:
+        names = [name for _, name, _, _ in string.Formatter().parse(uri) if name is not None]
+    except ValueError as exc:
+        raise ConfigurationError(f"store URI {uri!r}: {exc}; use {{scenario}}, {{trial}} and {{arm}}") from exc
+    unknown = sorted({n for n in names if n not in _PLACEHOLDERS})
+    if unknown:
+        raise ConfigurationError(
+            f"store URI {uri!r} has unknown placeholder(s) {', '.join(unknown)}; known: scenario, trial, arm"
+        )
+    scheme, _, rest = uri.partition(":")
+    if scheme.lower() not in _PER_TRIAL_SCHEMES or not rest.strip("/") or rest.endswith(":memory:"):
+        return
+    if not names:
+        raise ConfigurationError(
+            f"store URI {uri!r} names one store for every trial, and eval needs a fresh one per trial: "
+            f"use '{scheme}:' (a private file per trial), or put {{scenario}}, {{trial}} and {{arm}} in the path"
+        )
+    sample = Path(_format(uri, {"scenario": "s", "trial": 0, "arm": "a"}).partition(":")[2].lstrip("/"))
+    folder = Path("/" + str(sample)).parent if rest.startswith("//") else sample.parent
+    if "{" not in str(Path(rest).parent) and not folder.is_dir():
+        raise ConfigurationError(f"store URI {uri!r}: the folder {folder} does not exist")
+
+
+def _format(uri: str, values: dict[str, object]) -> str:
+    return uri.format(**{k: v for k, v in values.items() if k in _PLACEHOLDERS})
+
+
+def _store_factory(unit: _Unit, where: Path) -> tuple[Callable[[AccessPolicy, Clock], MemoryStore], StoreGuard]:
+    """How to open the trial's store, and the guard over its files. ``where`` is private to the
+    store, apart from the trial's working copy."""
     uri = unit.arm.store
-    fields_ = {"scenario": unit.scenario.name, "trial": unit.trial, "arm": re.sub(r"\W", "_", unit.arm.name)}
+    scheme, _, rest = uri.partition(":")
+    guard = StoreGuard()
     if "{" in uri:
-        uri = uri.format(**fields_)
-    elif uri.startswith(("sqlite:", "ranked:")) and not uri.endswith(":memory:"):
-        uri = f"{uri.split(':', 1)[0]}:///{where / 'store.db'}"  # a fresh file per trial, beside its world
-    elif uri.startswith("agentmem:"):
+        arm = re.sub(r"\W", "_", unit.arm.name)
+        uri = _format(uri, {"scenario": unit.scenario.name, "trial": unit.trial, "arm": arm})
+    elif scheme in {"sqlite", "ranked"} and not rest.strip("/"):
+        uri = f"{scheme}:///{where / 'store.db'}"  # a fresh file per trial
+        guard = StoreGuard([where / "store.db"])
+    elif scheme == "agentmem" and not rest.strip("/"):
         uri = f"agentmem:///{where / 'agent-mem'}"  # a fresh base directory per trial
+        guard = StoreGuard([where / "agent-mem"])
     ids = UlidIds(f"{unit.seed}|{unit.scenario.name}|{unit.trial}")
 
     def make(access: AccessPolicy, clock: Clock) -> MemoryStore:
-        try:
-            return open_store(uri, access=access, clock=clock, expiry=unit.expiry, ids=ids)
-        except TypeError:  # a third-party factory that does not take ids
-            return open_store(uri, access=access, clock=clock, expiry=unit.expiry)
+        return open_store(uri, access=access, clock=clock, expiry=unit.expiry, ids=ids)
 
-    return make
+    return make, guard
 
 
 class _Shadow:
@@ -215,10 +278,37 @@ def _true_lines(template: Template) -> dict[str, list[tuple[str, int] | None]]:
 
 
 def run_unit(unit: _Unit) -> RunOutput:
-    """One trial of one scenario in one arm."""
+    """One trial of one scenario in one arm; a unit that cannot run is a failure row, never a crash."""
+    try:
+        return _run_unit(unit)
+    except Exception as exc:  # a broken store, scenario or harness costs this unit, not the run
+        out = RunOutput()
+        out.failures.append(
+            {
+                "arm": unit.arm.name,
+                "agent": unit.arm.agent,
+                "store": unit.arm.store_label,
+                "scenario": unit.scenario.name,
+                "trial": unit.trial,
+                "error": f"{type(exc).__name__}: {str(exc)[:500]}",
+                "where": "".join(traceback.format_exception(exc)[-3:])[-1500:],
+            }
+        )
+        return out
+
+
+def _work(agent: Any, session: Session) -> None:
+    """Let the agent work; an agent that raises fails its own session (an ``agent_error``)."""
+    try:
+        agent.work(session)
+    except Exception as exc:
+        session.record("agent_error", "", f"the agent raised {type(exc).__name__}: {str(exc)[:300]}")
+
+
+def _run_unit(unit: _Unit) -> RunOutput:
     out = RunOutput()
     started = time.perf_counter()
-    template = _template(unit.scenario)
+    template, rebuilt = _template(unit.scenario)
     scenario = unit.scenario
     trial_id = f"{scenario.name}#{unit.trial}"
     key = {
@@ -228,11 +318,28 @@ def run_unit(unit: _Unit) -> RunOutput:
         "scenario": scenario.name,
         "trial": unit.trial,
     }
-    where = Path(tempfile.mkdtemp(dir=_scratch(), prefix="trial-"))
+    where = Path(tempfile.mkdtemp(dir=scratch("run"), prefix="trial-"))
+    store_dir = Path(tempfile.mkdtemp(dir=scratch("stores"), prefix="store-"))  # no relative path leads here
     try:
-        world = template.instantiate(where / "repo", _store_factory(unit, where))
+        if rebuilt:
+            out.events.append(
+                {
+                    **key,
+                    "task": "",
+                    "surface": "",
+                    "user": "",
+                    "seq": 0,
+                    "kind": "tampered",
+                    "memory_id": "",
+                    "detail": "the scenario's template was changed by an earlier trial; it was rebuilt",
+                    "origin": "",
+                    "truth": "",
+                }
+            )
+        factory, guard = _store_factory(unit, store_dir)
+        world = template.instantiate(where / "repo", factory)
         workspace = Workspace(world.path)
-        agent = make_agent(unit.arm.agent, unit.agent_config)
+        agent = make_agent(unit.arm.agent, unit.agent_config, timeout=unit.agent_timeout, base_dir=unit.base_dir)
         labels = world.truth()
         key_of = {m.id: k for k, ms in world.seeded.items() for m in ms}
         chains: dict[str, str] = {}  # memory id -> seeded key (corrections inherit their origin's key)
@@ -261,12 +368,17 @@ def run_unit(unit: _Unit) -> RunOutput:
                     _event(out, session_key, "expiry_violation", memory.id, "expired memory returned", truth)
                 _event(out, session_key, "retrieve", memory.id, str(position), truth)
             session = Session(
-                world, task, workspace, handed, seed=f"{unit.seed}|{scenario.name}|{unit.trial}|{task.key}"
+                world,
+                task,
+                workspace,
+                handed,
+                seed=f"{unit.seed}|{scenario.name}|{unit.trial}|{task.key}",
+                guard=guard,
             )
             if task.surface is Surface.CODING_AGENT:
                 workspace.start(f"task/{task.key}")
             t0 = time.perf_counter()
-            agent.work(session)
+            _work(agent, session)
             agent_seconds = time.perf_counter() - t0
             row = _outcome(session, task, workspace, world)
             if row.get("merged"):
@@ -296,6 +408,8 @@ def run_unit(unit: _Unit) -> RunOutput:
                     "verify_reads": session.verify_reads,
                     "leaks": leaks,
                     "expiry_violations": violations,
+                    "agent_error": any(e.kind == "agent_error" for e in session.events),
+                    "tampered": sum(e.kind == "tampered" for e in session.events),
                     **row,
                 }
             )
@@ -315,7 +429,8 @@ def run_unit(unit: _Unit) -> RunOutput:
         )
         out.timings.append({**key, "task": "", "store_s": store_seconds, "trial_s": time.perf_counter() - started})
     finally:
-        shutil.rmtree(where, ignore_errors=True)
+        remove_tree(where)
+        remove_tree(store_dir)
     return out
 
 
@@ -463,38 +578,190 @@ def _healing(world: World, truth: dict[str, Any], workspace: Workspace) -> dict[
 def units(config: RunConfig) -> list[_Unit]:
     """Every (scenario, trial, arm) of a run, in the order its rows are kept."""
     return [
-        _Unit(scenario, trial, arm, config.seed, config.limit, config.agent_config, config.expiry)
+        _Unit(
+            scenario,
+            trial,
+            arm,
+            config.seed,
+            config.limit,
+            config.agent_config,
+            config.expiry,
+            config.timeout_for(arm.agent),
+            config.base_dir,
+        )
         for scenario in config.scenarios
         for trial in range(config.trials)
         for arm in config.arms
     ]
 
 
+def check_config(config: RunConfig) -> None:
+    """Refuse, before anything runs, agents and stores that cannot be used as given.
+
+    Raises:
+        ConfigurationError: naming the agent or store and what is wrong with it.
+    """
+    for arm in config.arms:
+        make_agent(arm.agent, config.agent_config, timeout=config.timeout_for(arm.agent), base_dir=config.base_dir)
+        check_store_uri(arm.store)
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was asked to stop (SIGTERM, or Ctrl-C); its workers and scratch space are gone."""
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM into `Interrupted` in the main thread, so clean-up runs as for Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Interrupted(f"stopped by signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker start-up: die when the process that started the run dies, however it dies.
+
+    Linux's parent-death signal kills the worker at once; a watchdog thread polling the
+    parent's id covers the rest. Ctrl-C is the parent's to handle: workers ignore it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="memstore-parent-watch", daemon=True).start()
+
+
+def _run_batch(batch: list[_Unit]) -> list[RunOutput]:
+    return [run_unit(unit) for unit in batch]
+
+
+def _lost(unit: _Unit) -> RunOutput:
+    out = RunOutput()
+    out.failures.append(
+        {
+            "arm": unit.arm.name,
+            "agent": unit.arm.agent,
+            "store": unit.arm.store_label,
+            "scenario": unit.scenario.name,
+            "trial": unit.trial,
+            "error": "the worker process running this unit died (killed, or out of memory)",
+            "where": "",
+        }
+    )
+    return out
+
+
+class _Pool:
+    """A spawn process pool whose workers die with the run, and can be killed at once."""
+
+    def __init__(self, workers: int) -> None:
+        # Fresh interpreters ("spawn"): a forked worker would share the parent's git readers and scratch folder.
+        self.executor = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_die_with_parent,
+            initargs=(os.getpid(),),
+        )
+
+    def kill(self) -> None:
+        processes = list(getattr(self.executor, "_processes", {}).values())
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.kill()
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _in_pool(
+    work: list[_Unit], batches: list[list[int]], workers: int, finish: Callable[[int, RunOutput], None]
+) -> list[int]:
+    """Run ``batches`` (positions in ``work``) on a pool; the positions lost when a worker died."""
+    lost: list[int] = []
+    pool = _Pool(workers)
+    try:
+        futures: dict[Future[list[RunOutput]], list[int]] = {
+            pool.executor.submit(_run_batch, [work[i] for i in batch]): batch for batch in batches
+        }
+        while futures:
+            finished, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for future in finished:
+                batch = futures.pop(future)
+                try:
+                    outputs = future.result()
+                except BrokenProcessPool:
+                    lost += batch
+                    continue
+                for position, output in zip(batch, outputs, strict=True):
+                    finish(position, output)
+    except BaseException:
+        pool.kill()
+        raise
+    pool.executor.shutdown(wait=True)
+    return lost
+
+
 def run(config: RunConfig, progress: Callable[[int, int], None] | None = None) -> RunOutput:
-    """Run every unit of ``config``; ``progress(done, total)`` is called as units finish."""
+    """Run every unit of ``config``; ``progress(done, total)`` is called as units finish.
+
+    A unit that fails is a failure row, not a crash. A worker process that dies (killed by an
+    agent, out of memory) costs only the unit it was running: the units it took down with it
+    run again one at a time, and the one that kills its worker again is recorded as lost. A
+    SIGTERM or Ctrl-C stops the workers and removes the scratch space before it propagates.
+    """
+    clean_stale()
     work = units(config)
     results: list[RunOutput] = [RunOutput()] * len(work)
     done = 0
-    if config.workers <= 1:
-        for position, unit in enumerate(work):
-            results[position] = run_unit(unit)
-            done += 1
-            if progress:
-                progress(done, len(work))
-    else:
-        # Fresh interpreters ("spawn"): a forked worker would share the parent's git readers and scratch folder.
-        with ProcessPoolExecutor(max_workers=config.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            # Contiguous chunks keep one scenario's trials in one process, so its template is built once there.
-            for position, result in enumerate(
-                pool.map(run_unit, work, chunksize=max(1, len(work) // (config.workers * 8)))
-            ):
-                results[position] = result
-                done += 1
-                if progress:
-                    progress(done, len(work))
+
+    def finish(position: int, output: RunOutput) -> None:
+        nonlocal done
+        results[position] = output
+        done += 1
+        if progress:
+            progress(done, len(work))
+
+    try:
+        with _stop_on_sigterm():
+            if config.workers <= 1:
+                for position, unit in enumerate(work):
+                    finish(position, run_unit(unit))
+            else:
+                # Contiguous batches keep one scenario's trials in one process, so its template is built once there.
+                size = max(1, len(work) // (config.workers * 8))
+                batches = [list(range(i, min(i + size, len(work)))) for i in range(0, len(work), size)]
+                lost = _in_pool(work, batches, config.workers, finish)
+                for position in sorted(lost):  # again, alone: a death now names its unit
+                    if _in_pool(work, [[position]], 1, finish):
+                        finish(position, _lost(work[position]))
+    except BaseException:
+        _TEMPLATES.clear()
+        release_all()  # interrupted: nothing of this run stays behind
+        raise
+    finally:
+        clean_stale()  # the folders of workers that were killed
+    return merge_outputs(results)
+
+
+def merge_outputs(results: Sequence[RunOutput]) -> RunOutput:
+    """One output from the outputs of units, in their order; events numbered in that order."""
     merged = RunOutput()
     for result in results:
-        for name in ("trials", "sessions", "events", "findings", "timings"):
+        for name in ("trials", "sessions", "events", "findings", "timings", "failures"):
             getattr(merged, name).extend(getattr(result, name))
     for position, event in enumerate(merged.events):
         event["seq"] = position

@@ -14,7 +14,8 @@ import random
 from dataclasses import dataclass, field
 
 from memstore.access import Actor
-from memstore.errors import MemstoreError, PermissionDenied
+from memstore.errors import MemstoreError, PermissionDenied, ValidationError
+from memstore.harness.guard import StoreGuard
 from memstore.harness.scenario import Task
 from memstore.harness.world import World
 from memstore.model import Citation, Kind, Memory, MemoryDraft
@@ -29,7 +30,8 @@ class Event:
     """Something that happened in a session.
 
     ``kind`` is one of: retrieve, verdict, use, refuse, reanchor, store, correct, refresh,
-    retire, denied, edit, finding, answer, merge, agent_error, expired, leak, expiry_violation.
+    retire, denied, edit, finding, answer, merge, agent_error, expired, leak, expiry_violation,
+    tampered.
     """
 
     kind: str
@@ -53,6 +55,7 @@ class Session:
     answer: str | None = None
     verify_reads: int = 0
     learned: dict[str, str] = field(default_factory=dict)  # id of each memory learned -> its scenario key
+    guard: StoreGuard = field(default_factory=StoreGuard)  # notices the store's files changed behind its back
     _codebase: GitCodebase | None = None
     _changed: list[str] | None = None
 
@@ -81,6 +84,16 @@ class Session:
     @property
     def tools(self) -> Tools:
         return Tools(self)
+
+
+def _citation(value: str | Citation, index: int) -> Citation:
+    """A citation the agent gave, parsed; a bad one named by its place in the list."""
+    if isinstance(value, Citation):
+        return value
+    try:
+        return Citation.parse(value)
+    except ValidationError as exc:
+        raise ValidationError(f"citations[{index}]", str(exc)) from exc
 
 
 class Tools:
@@ -148,7 +161,7 @@ class Tools:
         Returns None when the store refuses (no write access, bad input); the refusal is an event.
         """
         try:
-            cited = [c if isinstance(c, Citation) else Citation.parse(c) for c in citations]
+            cited = [_citation(c, i) for i, c in enumerate(citations)]
             if not anchored:
                 cited = [anchor(self.s.codebase(), c) for c in cited]
             draft = MemoryDraft(self.s.repo, kind, subject, fact, cited, reason)

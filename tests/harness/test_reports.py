@@ -43,15 +43,18 @@ def test_markdown_summary(run_folder: tuple[Path, dict[str, Any], dict[str, Any]
     assert text.startswith("# memstore eval\n\n10 tasks, 3 arms, seed 0, 2 trial(s)")
     assert "| jit-verify/memory | " in text
     assert "## Paired comparisons" in text
-    assert "6 of 6 passed." in text
+    assert "15 of 15 passed." in text  # per arm: 3 integrity gates, leaks, expiry
 
 
 def test_junit_has_one_case_per_gate(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
     _, results, _ = run_folder
     gate_list = gates(results)
     suite = ET.fromstring(render_junit(gate_list))
-    assert suite.attrib == {"name": "memstore", "tests": "6", "failures": "0", "errors": "0"}
-    assert [case.attrib["name"] for case in suite][:2] == [
+    assert suite.attrib == {"name": "memstore", "tests": "15", "failures": "0", "errors": "0"}
+    assert [case.attrib["name"] for case in suite][:5] == [
+        "jit-verify/memory: the agent did not fail every session",
+        "jit-verify/memory: every unit ran",
+        "jit-verify/memory: tampering == 0",
         "jit-verify/memory: leaks == 0",
         "jit-verify/memory: expiry_violations == 0",
     ]

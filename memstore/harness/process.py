@@ -1,0 +1,180 @@
+"""Running an agent's process with every resource bounded: time, output, and what it leaves behind.
+
+A command agent is a program the harness did not write. It may hang, print without end,
+leave a background child holding its pipes, or hand back a FIFO where a file should be. Here
+it runs in a process group of its own; at the deadline, and again as soon as it exits, the
+whole group is killed; its standard output and error are drained by one select loop that keeps
+only the last `OUTPUT_CAP` bytes of each; and its result file is read only if it is a regular
+file, and only up to a size. Whatever it does, the harness gets an answer within the timeout
+plus a short grace, and never holds more than a few megabytes for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["OUTPUT_CAP", "RESULT_CAP", "Finished", "read_bounded", "run_bounded"]
+
+OUTPUT_CAP = 1024 * 1024  # bytes of stdout and of stderr kept (the tail)
+RESULT_CAP = 8 * 1024 * 1024  # a result file larger than this is refused unread
+_GRACE = 1.0  # seconds to drain the pipes after the process exits, before they are abandoned
+# The agent is killed if the process that started it dies first (a worker killed with its run):
+# util-linux's setpriv sets the parent-death signal, which survives the exec into the agent.
+_SETPRIV = shutil.which("setpriv")
+_DIE_WITH_PARENT = [_SETPRIV, "--pdeathsig", "KILL", "--"] if _SETPRIV and sys.platform == "linux" else []
+_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a bounded process ended.
+
+    Attributes:
+        returncode: its exit status; negative for a signal (``-9`` when it was killed).
+        timed_out: whether it was killed at the deadline.
+        stdout: the last `OUTPUT_CAP` bytes it wrote to standard output.
+        stderr: likewise for standard error.
+        stdout_bytes: how many bytes it wrote to standard output in all.
+        stderr_bytes: likewise for standard error.
+        seconds: wall time from start to the end of draining.
+    """
+
+    returncode: int
+    timed_out: bool
+    stdout: bytes
+    stderr: bytes
+    stdout_bytes: int
+    stderr_bytes: int
+    seconds: float
+
+    def stderr_tail(self, chars: int = 300) -> str:
+        """The end of standard error as text a person can read (undecodable bytes replaced)."""
+        return self.stderr[-4 * chars :].decode("utf-8", errors="replace")[-chars:]
+
+
+class _Tail:
+    """The last ``cap`` bytes of a stream, and how many bytes it carried."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.total, self.data = cap, 0, bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk
+        if len(self.data) > self.cap:
+            del self.data[: len(self.data) - self.cap]
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the process's whole group: background children die with it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+
+
+def run_bounded(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path,
+    env: Mapping[str, str],
+    timeout: float,
+    output_cap: int = OUTPUT_CAP,
+) -> Finished:
+    """Run ``argv`` to completion or to ``timeout`` seconds, whichever comes first.
+
+    Raises:
+        OSError: when the program cannot be started at all.
+    """
+    started = time.monotonic()
+    process = subprocess.Popen(
+        [*_DIE_WITH_PARENT, *argv],
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, so the group can be killed as one
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    stdout_tail, stderr_tail = _Tail(output_cap), _Tail(output_cap)
+    tails = {process.stdout.fileno(): stdout_tail, process.stderr.fileno(): stderr_tail}
+    deadline, timed_out, exited_at = started + timeout, False, None
+    with selectors.DefaultSelector() as selector:
+        for fd in tails:
+            os.set_blocking(fd, False)
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
+            now = time.monotonic()
+            if exited_at is None and process.poll() is not None:
+                exited_at = now
+                _kill_group(process)  # a child left behind holding the pipes goes too
+            if exited_at is None and now >= deadline:
+                timed_out, exited_at = True, now
+                _kill_group(process)
+            if exited_at is not None and now >= exited_at + _GRACE:
+                break  # something outside the group still holds a pipe: stop listening
+            wait = (exited_at + _GRACE if exited_at is not None else deadline) - now
+            for key, _ in selector.select(timeout=max(0.0, min(wait, 0.1))):
+                fd = int(key.fd)
+                try:
+                    chunk = os.read(fd, _CHUNK)
+                except BlockingIOError:
+                    continue
+                if chunk:
+                    tails[fd].add(chunk)
+                else:
+                    selector.unregister(fd)
+    if process.poll() is None:
+        _kill_group(process)
+    returncode = process.wait()
+    process.stdout.close()
+    process.stderr.close()
+    return Finished(
+        returncode=returncode,
+        timed_out=timed_out,
+        stdout=bytes(stdout_tail.data),
+        stderr=bytes(stderr_tail.data),
+        stdout_bytes=stdout_tail.total,
+        stderr_bytes=stderr_tail.total,
+        seconds=time.monotonic() - started,
+    )
+
+
+def read_bounded(path: Path, *, cap: int = RESULT_CAP) -> bytes:
+    """The contents of ``path`` if it is a regular file of at most ``cap`` bytes.
+
+    Never blocks and never follows a symbolic link: a FIFO, a device, a directory, a link or an
+    oversized file is refused.
+
+    Raises:
+        OSError: saying why the file cannot be read.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        if info.st_size > cap:
+            raise OSError(f"{path.name} is {info.st_size:,} bytes, more than the {cap:,} allowed")
+        chunks, size = [], 0
+        while chunk := os.read(fd, _CHUNK):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > cap:
+                raise OSError(f"{path.name} grew past the {cap:,} bytes allowed")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

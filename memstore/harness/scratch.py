@@ -1,0 +1,86 @@
+"""Scratch space of a run: private folders that go away with the process that made them.
+
+Every process of a run (the main one, and each worker) keeps its templates and trial worlds in
+folders under the system's temporary directory, named ``memstore-<kind>-<pid>-*``, each
+holding a ``.lock`` file the process keeps locked for its lifetime. They are removed when the
+process exits normally; a process that is killed cannot remove them, so the next run removes
+every such folder whose lock is no longer held (`clean_stale`). Stores live in a folder of
+their own, apart from the trials' working copies, so no relative path from a working copy
+leads to a store.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["clean_stale", "release_all", "scratch"]
+
+_PREFIX = "memstore-"
+_KINDS = ("run", "stores")
+_MADE: dict[str, tuple[Path, int]] = {}
+
+
+def _remove(path: Path) -> None:
+    from memstore.harness.world import remove_tree  # templates inside are read-only
+
+    with contextlib.suppress(OSError):
+        remove_tree(path)
+
+
+def scratch(kind: str = "run") -> Path:
+    """This process's scratch folder of ``kind`` (``run``: templates and trials; ``stores``)."""
+    made = _MADE.get(kind)
+    if made is not None and made[0].is_dir():
+        return made[0]
+    path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{kind}-{os.getpid()}-"))
+    # Locked before it gets its name, so no other run ever finds the folder with its lock free.
+    lock = os.open(path / ".lock.new", os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    os.rename(path / ".lock.new", path / ".lock")
+    _MADE[kind] = (path, lock)
+    atexit.register(_release, kind)
+    return path
+
+
+def _release(kind: str) -> None:
+    made = _MADE.pop(kind, None)
+    if made is None:
+        return
+    path, lock = made
+    _remove(path)
+    with contextlib.suppress(OSError):
+        os.close(lock)
+
+
+def release_all() -> None:
+    """Remove this process's scratch folders now (at exit, or when a run is interrupted)."""
+    for kind in list(_MADE):
+        _release(kind)
+
+
+def clean_stale(root: Path | None = None) -> list[Path]:
+    """Remove scratch folders whose process is gone (their lock is free); the folders removed."""
+    removed = []
+    base = Path(root or tempfile.gettempdir())
+    mine = {path for path, _ in _MADE.values()}
+    for path in base.glob(f"{_PREFIX}*-*"):
+        if path in mine or not path.name.startswith(tuple(f"{_PREFIX}{k}-" for k in _KINDS)):
+            continue
+        try:
+            lock = os.open(path / ".lock", os.O_RDWR)
+        except OSError:
+            continue  # not ours, or half made: leave it
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # its process is alive
+        finally:
+            os.close(lock)
+        _remove(path)
+        removed.append(path)
+    return removed

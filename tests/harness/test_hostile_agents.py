@@ -1,0 +1,215 @@
+"""A hostile or broken agent costs its own session, never the run."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memstore.cli import main
+from memstore.errors import ConfigurationError
+from memstore.harness.agents import make_agent
+from memstore.harness.command_agent import validate_result
+from memstore.harness.runner import Arm, RunConfig, check_config
+from tests.harness.conftest import run_arms, scenario
+
+WRITE = "import json, os\njson.dump({result}, open(os.environ['MEMSTORE_RESULT'], 'w'))\n"
+STORE = {"op": "store", "subject": "s", "fact": "f", "citations": ["README.md:1"]}
+
+SCHEMA_BREAKERS = {
+    "ops as a string": {"memory_ops": "use"},
+    "ops as a number": {"memory_ops": 5},
+    "an op that is a number": {"memory_ops": [1]},
+    "citations as a number": {"memory_ops": [{**STORE, "citations": 5}]},
+    "supersedes as a list": {"memory_ops": [{**STORE, "supersedes": ["x"]}]},
+    "findings as a number": {"findings": 5},
+    "an unknown op": {"memory_ops": [{"op": "delete", "id": "mem_x"}]},
+    "an unknown key": {"answer": "x", "verdicts": []},
+}
+
+
+def _agent(tmp_path: Path, source: str) -> str:
+    script = tmp_path / "agent.py"
+    script.write_text(source)
+    return f"command:{sys.executable} {script}"
+
+
+def _errors(output: object, arm: str) -> list[str]:
+    return [e["detail"] for e in output.events if e["kind"] == "agent_error" and e["arm"] == arm]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", list(SCHEMA_BREAKERS))
+def test_a_result_that_breaks_the_schema_fails_its_session_only(tmp_path: Path, name: str) -> None:
+    agent = _agent(tmp_path, WRITE.format(result=repr(SCHEMA_BREAKERS[name])))
+    arms = [Arm(agent, "memory://"), Arm("jit-verify", "memory://")]
+    output = run_arms(["api-version-moved"], arms)
+    (reason,) = _errors(output, arms[0].name)
+    assert reason.startswith("result.json does not match the schema: ")
+    assert {s["arm"] for s in output.sessions} == {arms[0].name, arms[1].name}  # every arm has its results
+    assert output.failures == []
+    assert not any(e["kind"] == "store" for e in output.events if e["arm"] == arms[0].name)  # nothing applied
+
+
+@pytest.mark.parametrize(
+    ("content", "denied"),
+    [
+        ({**STORE, "subject": "bad \ud800"}, "store: subject: must be valid Unicode"),
+        ({**STORE, "citations": ["README.md:" + "9" * 4900]}, "store: citations[0]: citation: must look like"),
+        ({**STORE, "citations": [".git/config:1"]}, "store: citations[0]: path: the path must not point into git"),
+    ],
+)
+def test_a_memory_the_store_refuses_is_a_refusal_not_a_crash(
+    tmp_path: Path, content: dict[str, object], denied: str
+) -> None:
+    text = json.dumps({"memory_ops": [content]})  # lone surrogates survive as \\ud800 escapes
+    agent = _agent(tmp_path, f"import os\nopen(os.environ['MEMSTORE_RESULT'], 'w').write({text!r})\n")
+    output = run_arms(["api-version-moved"], [Arm(agent, "sqlite:")])
+    assert _errors(output, Arm(agent, "sqlite:").name) == []
+    details = [e["detail"] for e in output.events if e["kind"] == "denied"]
+    assert len(details) == 1
+    assert details[0].startswith(denied)
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("import os\nos.mkfifo(os.environ['MEMSTORE_RESULT'])\n", "no readable result: result.json is not a regular"),
+        ("import os\nos.symlink('/dev/zero', os.environ['MEMSTORE_RESULT'])\n", "no readable result: "),
+        ("import os\nopen(os.environ['MEMSTORE_RESULT'], 'w').write('[' * 200000)\n", "no readable result: "),
+        ("import os\nopen(os.environ['MEMSTORE_RESULT'], 'w').write('{not json')\n", "no readable result: "),
+        ("import sys\nsys.stderr.buffer.write(b'\\xff\\xfe')\nsys.exit(4)\n", "exit status 4: \ufffd\ufffd"),
+        ("import sys\nfor _ in range(50): sys.stdout.write('x' * 1_000_000)\n", "no readable result: "),
+    ],
+    ids=["fifo", "symlink", "nested", "not-json", "non-utf8-stderr", "50MB-stdout"],
+)
+def test_a_broken_agent_fails_its_own_session(tmp_path: Path, source: str, reason: str) -> None:
+    agent = _agent(tmp_path, source)
+    arms = [Arm(agent, "memory://"), Arm("no-memory", "memory://")]
+    started = time.monotonic()
+    output = run_arms(["api-version-moved"], arms)
+    assert time.monotonic() - started < 60
+    assert any(r.startswith(reason) for r in _errors(output, arms[0].name)), _errors(output, arms[0].name)
+    assert [s["agent_error"] for s in output.sessions] == [True, False]
+
+
+def test_an_agent_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -> None:
+    agent = _agent(tmp_path, "import subprocess, time\nsubprocess.Popen(['sleep', '300'])\ntime.sleep(300)\n")
+    started = time.monotonic()
+    output = run_arms(["api-version-moved"], [Arm(agent, "memory://")], agent_timeout=2.0)
+    assert time.monotonic() - started < 30
+    assert _errors(output, Arm(agent, "memory://").name) == ["timed out after 2 s"]
+
+
+def test_an_in_process_agent_that_raises_fails_its_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memstore.harness import agents
+
+    class Crashing(agents.NoMemoryAgent):
+        name = "crashing"
+
+        def work(self, session: object) -> None:
+            raise RuntimeError("boom")
+
+    monkeypatch.setitem(agents.AGENTS, "crashing", lambda config: Crashing(config))
+    output = run_arms(["api-version-moved"], [Arm("crashing", "memory://")])
+    assert _errors(output, "crashing/memory") == ["the agent raised RuntimeError: boom"]
+
+
+def test_a_unit_that_cannot_run_is_a_failure_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memstore.harness import runner
+
+    def broken(scenario: object) -> None:
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(runner, "_template", broken)
+    output = run_arms(["api-version-moved"], [Arm("no-memory", "memory://")])
+    assert output.sessions == []
+    (failure,) = output.failures
+    assert failure["error"] == "OSError: disk on fire"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("command:", "'command:' needs a command line"),
+        ("command:   ", "'command:' needs a command line"),
+        ("command:'unbalanced", "cannot read the agent command"),
+        ("command:no-such-program-anywhere x", "is not on PATH"),
+        ("command:./missing.py", "is not an executable file"),
+    ],
+)
+def test_agent_commands_that_cannot_run_are_refused_up_front(spec: str, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        make_agent(spec)
+
+
+def test_relative_paths_in_a_command_are_relative_to_where_eval_started(tmp_path: Path) -> None:
+    (tmp_path / "my_agent.py").write_text("print('hi')\n")
+    agent = make_agent("command:python3 my_agent.py --model x", base_dir=tmp_path)
+    assert agent.argv[1:] == [str(tmp_path / "my_agent.py"), "--model", "x"]  # type: ignore[attr-defined]
+    assert Path(agent.argv[0]).is_absolute()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("sqlite:///tmp/{bogus}.db", "unknown placeholder"),
+        ("sqlite:///tmp/{trial.db", "use {scenario}"),
+        ("sqlite:///nonexistent/dir/x.db", "names one store for every trial"),
+        ("sqlite:///nonexistent/dir/{trial}.db", "the folder /nonexistent/dir does not exist"),
+        ("agentmem:///some/dir", "names one store for every trial"),
+    ],
+)
+def test_store_uris_are_used_as_given_or_refused(uri: str, message: str) -> None:
+    config = RunConfig(scenarios=(scenario("api-version-moved"),), arms=(Arm("no-memory", uri),))
+    with pytest.raises(ConfigurationError, match=message):
+        check_config(config)
+
+
+def test_the_schema_accepts_the_documented_result() -> None:
+    result = {
+        "answer": "42",
+        "findings": [{"path": "a.py", "note": "n", "line": 3}],
+        "memory_ops": [
+            {"op": "use", "id": "mem_1"},
+            {"op": "refuse", "id": "mem_2", "reason": "r"},
+            {"op": "store", "subject": "s", "fact": "f", "citations": ["a.py:1"], "supersedes": None},
+        ],
+    }
+    assert validate_result(result) is None
+    assert validate_result([]) == "the result: [] is not of type 'object'"
+
+
+def test_eval_keeps_every_arm_when_one_agent_fails_every_session(tmp_path: Path) -> None:
+    agent = tmp_path / "my_agent.py"
+    agent.write_text("raise SystemExit(1)\n")
+    result = CliRunner().invoke(
+        main,
+        ["eval", str(Path("scenarios/api-version-moved.yaml").resolve()), "--agent", "no-memory", "--agent",
+         f"command:{sys.executable} {agent}", "--out", str(tmp_path / "run"), "--workers", "1"],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output  # the run measured nothing for that arm
+    assert "FAILED command:" in result.output
+    assert "the agent did not fail every session: the agent failed 1 of 1 sessions" in result.output
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert len(results["arms"]) == 2
+    assert (tmp_path / "run" / "report.html").exists()
+
+
+@pytest.mark.slow
+def test_an_agent_that_kills_its_worker_costs_only_its_own_units(tmp_path: Path) -> None:
+    agent = _agent(tmp_path, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
+    arms = [Arm(agent, "memory://"), Arm("no-memory", "memory://")]
+    output = run_arms(["api-version-moved", "api-version-control"], arms, workers=2)
+    assert sorted((f["arm"], f["scenario"]) for f in output.failures) == [
+        (arms[0].name, "api-version-control"),
+        (arms[0].name, "api-version-moved"),
+    ]
+    assert all(f["error"].startswith("the worker process running this unit died") for f in output.failures)
+    assert sorted((s["arm"], s["scenario"]) for s in output.sessions) == [
+        ("no-memory/memory", "api-version-control"),
+        ("no-memory/memory", "api-version-moved"),
+    ]
