@@ -169,3 +169,30 @@ def test_an_internal_error_is_one_line_unless_debugging(monkeypatch: pytest.Monk
                   "--fact", "f", "--cite", "a.py:1", "--json")  # fmt: skip
     assert result.exit_code == 3
     assert result.output.startswith("Internal error: ZeroDivisionError: oops (a bug in memstore")
+
+
+@pytest.mark.parametrize("content", ["[]", '{"run": {}}', '{"run": {"seed": 0}, "arms": []}', "{", "[" * 100_000])
+def test_a_results_file_that_is_not_one_is_a_one_line_error(tmp_path: Path, content: str) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.json").write_text(content)
+    for args in (["compare", str(run), str(run)], ["report", str(run)]):
+        result = _cli(*args)
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith("Error: ")
+        assert len(result.output.splitlines()) == 1
+
+
+def test_a_folder_without_scenarios_is_an_error_not_an_empty_run(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for args in (["scenarios", "validate", str(tmp_path / "empty")], ["eval", str(tmp_path / "empty")]):
+        result = _cli(*args)
+        assert result.exit_code == 2
+        assert "no scenario files (*.yaml, *.yml) in this folder" in result.output
+
+
+def test_agent_timeouts_take_seconds_for_all_or_one_agent() -> None:
+    from memstore.commands.eval import _timeouts
+
+    assert _timeouts(()) == (600.0, ())
+    assert _timeouts(("30", "command:python a.py=5")) == (30.0, (("command:python a.py", 5.0),))

@@ -6,9 +6,12 @@ so that a store that breaks its rules is caught rather than trusted.
 
 from __future__ import annotations
 
+import os
+
 import regex
 
 from memstore.access import Access, AccessPolicy
+from memstore.harness.process import run_bounded
 from memstore.harness.scenario import Task
 from memstore.model import Kind, Memory, Surface
 from memstore.verify.workspace import Workspace
@@ -46,7 +49,20 @@ def check_change(workspace: Workspace, task: Task) -> bool:
         text = workspace.read(path)
         if text is not None and needle in text:
             return False
-    return not (check.command and workspace.run(list(check.command)) != 0)
+    return not (check.command and _command_fails(workspace, check.command))
+
+
+CHECK_TIMEOUT = 300.0  # seconds a scenario's check command may run (a test suite, say)
+
+
+def _command_fails(workspace: Workspace, command: tuple[str, ...]) -> bool:
+    """Run the scenario's check command in the work tree, bounded like an agent (time, output,
+    children); it fails on a non-zero exit, a timeout, or a program that cannot start."""
+    try:
+        finished = run_bounded(command, cwd=workspace.path, env=os.environ, timeout=CHECK_TIMEOUT)
+    except OSError:
+        return True
+    return finished.timed_out or finished.returncode != 0
 
 
 def entitled(access: AccessPolicy, memory: Memory, user: str, repo: str, surface: Surface) -> bool:

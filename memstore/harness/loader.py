@@ -270,7 +270,10 @@ def scenario_files(paths: Iterable[str | Path] = ()) -> list[Path]:
     found: list[Path] = []
     for path in [Path(p) for p in paths] or [scenarios_dir()]:
         if path.is_dir():
-            found += sorted(p for p in path.rglob("*.y*ml") if p.suffix in {".yaml", ".yml"})
+            inside = sorted(p for p in path.rglob("*.y*ml") if p.suffix in {".yaml", ".yml"})
+            if not inside:
+                raise ScenarioError([Problem(str(path), 1, 1, "", "no scenario files (*.yaml, *.yml) in this folder")])
+            found += inside
         else:
             found.append(path)
     return found

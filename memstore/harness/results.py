@@ -20,6 +20,7 @@ from memstore import __version__
 from memstore.errors import ConfigurationError
 from memstore.harness.compare import compare_within
 from memstore.harness.metrics import compute
+from memstore.harness.process import read_bounded
 from memstore.harness.runner import SESSION_COLUMNS, RunConfig, RunOutput
 from memstore.harness.scenario import Scenario
 from memstore.harness.world import fixture_files
@@ -153,9 +154,19 @@ def load_results(folder_or_file: Path) -> dict[str, Any]:
     """The results of a run folder (or a results.json file)."""
     path = folder_or_file / "results.json" if folder_or_file.is_dir() else folder_or_file
     try:
-        return json.loads(path.read_text())  # type: ignore[no-any-return]
-    except (OSError, ValueError) as exc:
+        data = json.loads(read_bounded(path, cap=_RESULTS_CAP))
+    except (OSError, ValueError, RecursionError) as exc:
         raise ConfigurationError(f"cannot read results from {path}: {exc}") from exc
+    run, arms = (data.get("run"), data.get("arms")) if isinstance(data, dict) else (None, None)
+    missing = [key for key in _RUN_KEYS if not isinstance(run, dict) or key not in run]
+    if missing or not isinstance(arms, dict) or not all(isinstance(a, dict) and "overall" in a for a in arms.values()):
+        what = f"run.{missing[0]}" if missing else "arms"
+        raise ConfigurationError(f"{path} is not the results of a memstore run ({what} is missing or malformed)")
+    return data  # type: ignore[no-any-return]
+
+
+_RESULTS_CAP = 512 * 1024 * 1024
+_RUN_KEYS = ("seed", "trials", "tasks", "scenario_set_hash", "memstore_version")
 
 
 def load_tables(folder: Path) -> dict[str, pd.DataFrame]:
@@ -170,7 +181,7 @@ def load_tables(folder: Path) -> dict[str, pd.DataFrame]:
             tables[name] = pd.read_csv(path, keep_default_na=True)
         except pd.errors.EmptyDataError:  # a table with no rows (no review findings, say)
             tables[name] = pd.DataFrame()
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # missing, or not a table pandas can read
             raise ConfigurationError(f"{folder} is not a run folder: {exc}") from exc
     if "events" in tables and "truth" in tables["events"]:
         for column in ("truth", "origin", "detail", "memory_id"):

@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memstore.errors import RepositoryError, ValidationError
+from memstore.model import clean_path
 from memstore.verify.git import git_env
 
 __all__ = ["BuiltRepository", "HistoryBuilder"]
@@ -112,8 +113,8 @@ class HistoryBuilder:
     # -- file operations (staged until the next commit) -----------------------------
 
     def write(self, path: str, text: str | bytes) -> HistoryBuilder:
-        """Create or overwrite ``path``."""
-        self._work()[path] = _bytes(text)
+        """Create or overwrite ``path`` (a clean repository-relative path, never into ``.git``)."""
+        self._work()[clean_path(path)] = _bytes(text)
         return self
 
     def insert(self, path: str, line: int, text: str) -> HistoryBuilder:
@@ -149,7 +150,7 @@ class HistoryBuilder:
         work = self._work()
         if old not in work:
             raise ValidationError("path", f"{old!r} does not exist on {self._branch}")
-        work[new] = work.pop(old)
+        work[clean_path(new)] = work.pop(old)
         return self
 
     def remove(self, path: str) -> HistoryBuilder:

@@ -8,7 +8,6 @@ package owns every conversation with git.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from datetime import datetime
 from pathlib import Path
@@ -92,20 +91,3 @@ class Workspace:
         """Files a pull request from ``head`` into ``base`` changes (from their merge base)."""
         out = self._git("diff", "--name-only", "-M", f"{base}...{head}")
         return [line for line in out.splitlines() if line]
-
-    def run(self, command: list[str], *, timeout: float = 120.0, env: dict[str, str] | None = None) -> int:
-        """Run ``command`` in the work tree; its exit status (124 on a time-out)."""
-        try:
-            done = subprocess.run(
-                command,
-                cwd=self.path,
-                capture_output=True,
-                timeout=timeout,
-                env={**os.environ, **(env or {})},
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return 124
-        except OSError:
-            return 127
-        return done.returncode
