@@ -22,13 +22,16 @@ from memstore.access import Access
 from memstore.errors import MemstoreError, ValidationError
 from memstore.harness.data import fixtures_dir, scenarios_dir
 from memstore.harness.scenario import (
-    Change,
+    AnswerMatch,
     Check,
+    Claim,
     Edit,
     Finding,
-    LearnedMemory,
+    Intent,
+    IntentAction,
     Location,
     Origin,
+    PullRequestSpec,
     Scenario,
     SeedMemory,
     Step,
@@ -37,7 +40,7 @@ from memstore.harness.scenario import (
     parse_duration,
     parse_start,
 )
-from memstore.model import Citation, Kind, Surface
+from memstore.model import Citation, Kind, Surface, clean_path
 
 __all__ = ["Problem", "ScenarioError", "load_file", "load_library", "scenario_files", "validate_file"]
 
@@ -283,6 +286,68 @@ def _duration(value: str | None, default: str = "0s") -> Any:
     return parse_duration(value or default)
 
 
+def _location(data: dict[str, Any]) -> Location:
+    return Location(data["path"], data["pattern"])
+
+
+def _claim(data: dict[str, Any]) -> Claim:
+    return Claim(
+        states=str(data.get("states", "")),
+        at=_location(data["at"]) if "at" in data else None,
+        points_to=tuple(data.get("points_to", ())),
+        skips=tuple(data.get("skips", ())),
+    )
+
+
+_INTENT_SHAPES = {  # YAML key -> (action, field holding the subject, field holding the value or target)
+    "set": (IntentAction.SET, "set", "to"),
+    "add": (IntentAction.ADD, "to", "add"),
+    "use": (IntentAction.USE, "use", "in"),
+    "ask": (IntentAction.ASK, "ask", ""),
+}
+
+
+def _intent(data: dict[str, Any] | None) -> Intent | None:
+    if data is None:
+        return None
+    action, subject, other = next(shape for key, shape in _INTENT_SHAPES.items() if key in data)
+    extra = str(data.get(other, "")) if other else ""
+    if action is IntentAction.USE:
+        return Intent(action, str(data[subject]), target=extra)
+    return Intent(action, str(data[subject]), value=extra)
+
+
+def _pull_request(pr: dict[str, Any]) -> PullRequestSpec:
+    return PullRequestSpec(pr["branch"], pr.get("base", "main"), pr.get("title", ""), pr.get("description", ""))
+
+
+def _task(t: dict[str, Any]) -> Task:
+    check = t.get("check", {})
+    pr = t.get("pull_request")
+    return Task(
+        key=t["key"],
+        surface=Surface(t["surface"]),
+        user=t["user"],
+        prompt=t["prompt"],
+        after=_duration(t.get("after")),
+        intent=_intent(t.get("intent")),
+        question=t.get("question", ""),
+        pull_request=_pull_request(pr) if pr else None,
+        needs=tuple(t.get("needs", ())),
+        check=Check(
+            equal=tuple(_location(e) for e in check.get("equal", ())),
+            contains=tuple((c["path"], c["text"]) for c in check.get("contains", ())),
+            absent=tuple((c["path"], c["text"]) for c in check.get("absent", ())),
+            unchanged=tuple(check.get("unchanged", ())),
+            command=tuple(check.get("command", ())),
+        ),
+        findings=tuple(Finding(f["path"], f.get("memory"), f.get("note", "")) for f in t.get("findings", ())),
+        answer=str(t.get("answer", "")),
+        match=AnswerMatch(t.get("match", "value")),
+        answer_at=_location(t["answer_at"]) if "answer_at" in t else None,
+    )
+
+
 def _parse(data: dict[str, Any], file: Path) -> Scenario:
     clock = data.get("clock", {})
     start = parse_start(clock["start"]) if "start" in clock else None
@@ -309,38 +374,11 @@ def _parse(data: dict[str, Any], file: Path) -> Scenario:
             reason=m.get("reason", ""),
             age=_duration(m.get("age"), "1d"),
             copies=m.get("copies", 1),
+            claim=_claim(m.get("claim", {})),
         )
         for m in data.get("memories", [])
     )
-    tasks = []
-    for t in data["tasks"]:
-        check = t.get("check", {})
-        pr = t.get("pull_request")
-        tasks.append(
-            Task(
-                key=t["key"],
-                surface=Surface(t["surface"]),
-                user=t["user"],
-                prompt=t["prompt"],
-                after=_duration(t.get("after")),
-                needs=tuple(t.get("needs", ())),
-                change=tuple(Change(c["path"], c["old"], c["new"]) for c in t.get("change", ())),
-                check=Check(
-                    equal=tuple(Location(e["path"], e["pattern"]) for e in check.get("equal", ())),
-                    contains=tuple((c["path"], c["text"]) for c in check.get("contains", ())),
-                    absent=tuple((c["path"], c["text"]) for c in check.get("absent", ())),
-                    command=tuple(check.get("command", ())),
-                ),
-                pull_request=(pr["branch"], pr.get("base", "main")) if pr else None,
-                findings=tuple(Finding(f["path"], f.get("memory"), f.get("note", "")) for f in t.get("findings", ())),
-                question=t.get("question", ""),
-                answer=t.get("answer", ""),
-                learn=tuple(
-                    LearnedMemory(x["key"], x["subject"], x["fact"], tuple(x["citations"]), x.get("reason", ""))
-                    for x in t.get("learn", ())
-                ),
-            )
-        )
+    tasks = [_task(t) for t in data["tasks"]]
     extra: dict[str, Any] = {}
     if start is not None:
         extra["start"] = start
@@ -381,12 +419,21 @@ def _time_checks(data: dict[str, Any], report: _Reporter) -> None:
 
 
 def _semantic_checks(data: dict[str, Any], report: _Reporter) -> None:
-    """What the schema cannot say: references between parts, citations, fixtures, times."""
+    """What the schema cannot say: references between parts, citations, fixtures, times, patterns."""
     _time_checks(data, report)
-    users = set(data["users"])
     if not (fixtures_dir() / data["fixture"]).is_dir():
         known = ", ".join(sorted(p.name for p in fixtures_dir().iterdir() if p.is_dir()))
         report.add(("fixture",), f"no fixture {data['fixture']!r} (known: {known})")
+    labels, branches = _history_names(data, report)
+    keys = _memory_checks(data, report, labels | branches)
+    _task_checks(data, report, keys, branches)
+    evaluate_at = data.get("evaluate_at", "main")
+    if evaluate_at not in labels | branches:
+        report.add(("evaluate_at",), f"{evaluate_at!r} is neither a commit label nor a branch of the history")
+
+
+def _history_names(data: dict[str, Any], report: _Reporter) -> tuple[set[str], set[str]]:
+    """The commit labels (and tags) and the branches the history makes."""
     labels, branches = {"initial"}, {"main"}
     for i, step in enumerate(data.get("history", [])):
         if "label" in step:
@@ -397,6 +444,27 @@ def _semantic_checks(data: dict[str, Any], report: _Reporter) -> None:
             branches.add(step["branch"])
         if "tag" in step:
             labels.add(step["tag"])
+    return labels, branches
+
+
+def _pattern_check(pattern: str, where: FieldPath, report: _Reporter) -> None:
+    try:
+        if regex.compile(pattern).groups < 1:
+            report.add(where, "the pattern needs a (group) around the value")
+    except regex.error as exc:
+        report.add(where, f"not a regular expression: {exc}")
+
+
+def _path_check(path: str, where: FieldPath, report: _Reporter) -> None:
+    try:
+        clean_path(path)
+    except ValidationError as exc:
+        report.add(where, str(exc))
+
+
+def _memory_checks(data: dict[str, Any], report: _Reporter, refs: set[str]) -> set[str]:
+    """The memories' references, citations and claims; their keys."""
+    users = set(data["users"])
     keys: set[str] = set()
     for i, memory in enumerate(data.get("memories", [])):
         where = ("memories", i)
@@ -406,7 +474,7 @@ def _semantic_checks(data: dict[str, Any], report: _Reporter) -> None:
         if memory["author"] not in users:
             report.add((*where, "author"), f"unknown user {memory['author']!r}; add it under users")
         learned = memory.get("learned_at", "initial")
-        if learned not in labels | branches:
+        if learned not in refs:
             report.add((*where, "learned_at"), f"{learned!r} is neither a commit label nor a branch of the history")
         if memory.get("kind", "fact") == "fact" and not memory["citations"] and memory["truth"] != "unsupported":
             report.add((*where, "citations"), "a fact citing nothing can only be 'unsupported'")
@@ -415,36 +483,56 @@ def _semantic_checks(data: dict[str, Any], report: _Reporter) -> None:
                 Citation.parse(cited)
             except ValidationError as exc:
                 report.add((*where, "citations", j), str(exc))
-    task_keys: set[str] = set()
+        claim = memory.get("claim", {})
+        if memory["truth"] == "contradicted" and not ("states" in claim and "at" in claim):
+            report.add((*where, "truth"), "a contradicted memory needs claim.states and claim.at (where truth is read)")
+        if "at" in claim:
+            _pattern_check(claim["at"]["pattern"], (*where, "claim", "at", "pattern"), report)
+            _path_check(claim["at"]["path"], (*where, "claim", "at", "path"), report)
+        for field_name in ("points_to", "skips"):
+            for j, path in enumerate(claim.get(field_name, [])):
+                _path_check(path, (*where, "claim", field_name, j), report)
+    return keys
+
+
+def _task_checks(data: dict[str, Any], report: _Reporter, keys: set[str], branches: set[str]) -> None:
+    """The tasks' users, needs, findings, checks and pull requests."""
+    users = set(data["users"])
+    earlier: set[str] = set()
     for i, task in enumerate(data["tasks"]):
         where = ("tasks", i)
-        if task["key"] in task_keys:
+        if task["key"] in earlier:
             report.add((*where, "key"), f"task key {task['key']!r} is used twice")
-        task_keys.add(task["key"])
         if task["user"] not in users:
             report.add((*where, "user"), f"unknown user {task['user']!r}; add it under users")
         for j, need in enumerate(task.get("needs", [])):
-            if need not in keys:
-                report.add((*where, "needs", j), f"no memory {need!r} (seeded or learned by an earlier task)")
+            learned = need.removeprefix("learned:")
+            if need.startswith("learned:") and learned not in earlier:
+                report.add((*where, "needs", j), f"no earlier task {learned!r} to have learned it")
+            elif not need.startswith("learned:") and need not in keys:
+                report.add((*where, "needs", j), f"no memory {need!r} (a seeded key, or learned:TASK)")
         for j, finding in enumerate(task.get("findings", [])):
+            _path_check(finding["path"], (*where, "findings", j, "path"), report)
             if finding.get("memory") is not None and finding["memory"] not in keys:
                 report.add((*where, "findings", j, "memory"), f"no memory {finding['memory']!r}")
-        for j, check in enumerate(task.get("check", {}).get("equal", [])):
-            try:
-                if regex.compile(check["pattern"]).groups < 1:
-                    report.add((*where, "check", "equal", j, "pattern"), "the pattern needs a (group) around the value")
-            except regex.error as exc:
-                report.add((*where, "check", "equal", j, "pattern"), f"not a regular expression: {exc}")
+        check = task.get("check", {})
+        for j, equal in enumerate(check.get("equal", [])):
+            _pattern_check(equal["pattern"], (*where, "check", "equal", j, "pattern"), report)
+        for name in ("equal", "contains", "absent"):
+            for j, item in enumerate(check.get(name, [])):
+                _path_check(item["path"], (*where, "check", name, j, "path"), report)
+        for j, path in enumerate(check.get("unchanged", [])):
+            _path_check(path, (*where, "check", "unchanged", j), report)
+        if task["surface"] == "cli" and not ("answer" in task or "answer_at" in task):
+            report.add(where, "a CLI task needs answer (the expected answer) or answer_at (where to read it)")
+        if "answer_at" in task:
+            _pattern_check(task["answer_at"]["pattern"], (*where, "answer_at", "pattern"), report)
+        if task.get("match") == "regex":
+            _pattern_check(f"({task.get('answer', '')})", (*where, "answer"), report)
         pr = task.get("pull_request")
         if pr and pr["branch"] not in branches:
             report.add((*where, "pull_request", "branch"), f"no branch {pr['branch']!r} in the history")
-        for j, learned in enumerate(task.get("learn", [])):
-            if learned["key"] in keys:
-                report.add((*where, "learn", j, "key"), f"memory key {learned['key']!r} is used twice")
-            keys.add(learned["key"])
-    evaluate_at = data.get("evaluate_at", "main")
-    if evaluate_at not in labels | branches:
-        report.add(("evaluate_at",), f"{evaluate_at!r} is neither a commit label nor a branch of the history")
+        earlier.add(task["key"])
 
 
 def read_file(file: Path) -> tuple[list[Scenario], list[Problem]]:

@@ -18,13 +18,16 @@ from memstore.access import Access
 from memstore.model import Kind, Surface
 
 __all__ = [
-    "Change",
+    "AnswerMatch",
     "Check",
+    "Claim",
     "Edit",
     "Finding",
-    "LearnedMemory",
+    "Intent",
+    "IntentAction",
     "Location",
     "Origin",
+    "PullRequestSpec",
     "Scenario",
     "SeedMemory",
     "Step",
@@ -112,8 +115,35 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Location:
+    """A value in a file: the first group of ``pattern`` (a regular expression) in ``path``."""
+
+    path: str
+    pattern: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Grading data: what a seeded memory asserts, so that the harness can tell, from what an
+    agent did, whether it repeated the memory's error, and whether a correction is true.
+
+    Attributes:
+        states: a value the fact states (``"v3.0.0"``, ``"14d"``).
+        at: where the true value of what it states is read (a value the harness reads off the
+            repository, at the evaluation ref and again at the end of a trial).
+        points_to: files it sends an agent to that hold nothing of what it says.
+        skips: files it tells an agent to leave alone that a change needs.
+    """
+
+    states: str = ""
+    at: Location | None = None
+    points_to: tuple[str, ...] = ()
+    skips: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class SeedMemory:
-    """A memory put in the store before the first task, with its known truth."""
+    """A memory put in the store before the first task, with its known truth (grading data)."""
 
     key: str
     origin: Origin
@@ -130,38 +160,90 @@ class SeedMemory:
     reason: str
     age: timedelta
     copies: int = 1
-
-
-@dataclass(frozen=True)
-class Location:
-    """A value in a file: the first group of ``pattern`` (a regular expression) in ``path``."""
-
-    path: str
-    pattern: str
+    claim: Claim = field(default_factory=Claim)
 
 
 @dataclass(frozen=True)
 class Check:
-    """A merge check: values that must be equal, texts that must (not) be present, a command."""
+    """A merge check: values that must be equal, texts that must (not) be present, files that
+    must not change, a command that must pass (a test suite)."""
 
     equal: tuple[Location, ...] = ()
     contains: tuple[tuple[str, str], ...] = ()
     absent: tuple[tuple[str, str], ...] = ()
+    unchanged: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
+
+    def paths(self) -> set[str]:
+        """Every file the check reads."""
+        return {
+            *(loc.path for loc in self.equal),
+            *(path for path, _ in self.contains),
+            *(path for path, _ in self.absent),
+            *self.unchanged,
+        }
+
+
+class IntentAction(StrEnum):
+    """What a ticket asks for."""
+
+    SET = "set"  # change a setting's value everywhere it is kept
+    ADD = "add"  # add an entry everywhere a list of them is kept
+    USE = "use"  # make a component follow the project's convention for something
+    ASK = "ask"  # answer a question about the repository
 
 
 @dataclass(frozen=True)
-class Change:
-    """One edit of a complete change: replace ``old`` with ``new`` in ``path``."""
+class Intent:
+    """What a ticket says needs doing, structured so a program can act on it.
 
-    path: str
-    old: str
-    new: str
+    Visible to every agent, like the prompt: it names the subject in words and the value
+    wanted, never the files or lines to change.
+
+    Attributes:
+        action: `IntentAction`.
+        subject: what it is about, in the ticket's words ("API version", "user fields").
+        value: for ``set``, the new value; for ``add``, the entry to add.
+        target: for ``use``, the component to change, in words ("invoices handler").
+    """
+
+    action: IntentAction
+    subject: str
+    value: str = ""
+    target: str = ""
+
+    def describe(self) -> str:
+        """The intent as a sentence."""
+        return {
+            IntentAction.SET: f"set {self.subject} to {self.value}",
+            IntentAction.ADD: f"add {self.value} to {self.subject}",
+            IntentAction.USE: f"make {self.target} use {self.subject}",
+            IntentAction.ASK: f"find out {self.subject}",
+        }[self.action]
+
+
+@dataclass(frozen=True)
+class PullRequestSpec:
+    """A pull request a review task looks at: a branch of the history, and what it says."""
+
+    branch: str
+    base: str = "main"
+    title: str = ""
+    description: str = ""
+
+
+class AnswerMatch(StrEnum):
+    """How a CLI answer is graded against the expected one."""
+
+    VALUE = "value"  # the same value, written any usual way ("30 days" for "30d", "v2.1.4" for "2.1.4")
+    EXACT = "exact"  # the same text, whitespace aside
+    CONTAINS = "contains"  # the expected text appears in the answer
+    REGEX = "regex"  # the answer matches the expected regular expression
 
 
 @dataclass(frozen=True)
 class Finding:
-    """A review finding: a problem at ``path``, tied to the memory that reveals it."""
+    """An expected review finding: a problem at ``path``, tied to the memory that reveals it."""
 
     path: str
     memory: str | None = None
@@ -169,33 +251,30 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class LearnedMemory:
-    """A memory an agent stores while working on a task (the write path)."""
-
-    key: str
-    subject: str
-    fact: str
-    citations: tuple[str, ...]
-    reason: str = ""
-
-
-@dataclass(frozen=True)
 class Task:
-    """One session's work: a coding change, a review, or a question on the CLI."""
+    """One session's work: a coding change, a review, or a question on the CLI.
+
+    What an agent sees: ``surface``, ``prompt``, ``intent``, ``question`` and the pull
+    request (``key`` and ``user`` name the session). The rest is grading data, read by
+    scoring after the session: ``needs``, ``check``, ``findings``, ``answer``, ``match``,
+    ``answer_at`` (where the right answer is read off the code, for a question whose answer an
+    earlier task of the trial may have changed).
+    """
 
     key: str
     surface: Surface
     user: str
     prompt: str
     after: timedelta = timedelta(0)
-    needs: tuple[str, ...] = ()
-    change: tuple[Change, ...] = ()
-    check: Check = field(default_factory=Check)
-    pull_request: tuple[str, str] | None = None  # (branch, base)
-    findings: tuple[Finding, ...] = ()
+    intent: Intent | None = None
     question: str = ""
+    pull_request: PullRequestSpec | None = None
+    needs: tuple[str, ...] = ()  # seeded memory keys, or "learned:<task key>"
+    check: Check = field(default_factory=Check)
+    findings: tuple[Finding, ...] = ()
     answer: str = ""
-    learn: tuple[LearnedMemory, ...] = ()
+    match: AnswerMatch = AnswerMatch.VALUE
+    answer_at: Location | None = None  # the expected answer read off main when the session ends
 
 
 @dataclass(frozen=True)
@@ -217,6 +296,7 @@ class Scenario:
     tags: tuple[str, ...] = ()
     source: str = ""
     files: dict[str, bytes] | None = None  # a generated codebase, instead of a fixture directory
+    population: dict[str, Any] | None = None  # for a generated scenario: its population's name, description, parameters
 
     def memory(self, key: str) -> SeedMemory:
         return next(m for m in self.memories if m.key == key)

@@ -22,6 +22,8 @@ from pathlib import Path
 from memstore.access import AccessPolicy, Actor
 from memstore.clock import Clock, FakeClock
 from memstore.errors import MemstoreError, ValidationError
+from memstore.harness.analysis.answers import same_value
+from memstore.harness.analysis.checks import read_value
 from memstore.harness.data import fixtures_dir
 from memstore.harness.scenario import Edit, Scenario, SeedMemory, Step, Truth
 from memstore.model import Citation, Memory, MemoryDraft
@@ -294,6 +296,24 @@ def _check_labels(scenario: Scenario, seeds: list[Seed], codebase: GitCodebase) 
                 ("memories", i, "truth"),
                 f"truth {spec.truth.value!r} does not hold at {scenario.evaluate_at!r}: {said}",
             )
+        _check_claim(scenario, i, spec, codebase)
+
+
+def _check_claim(scenario: Scenario, index: int, spec: SeedMemory, codebase: GitCodebase) -> None:
+    """A claimed value is checked against the code: false for a contradicted memory, true for a usable one."""
+    if spec.claim.at is None or not spec.claim.states:
+        return
+    value = read_value(codebase, spec.claim.at)
+    where = f"{spec.claim.at.path} ({spec.claim.at.pattern})"
+    if value is None:
+        raise BuildError(("memories", index, "claim", "at"), f"no value found at {where} at {scenario.evaluate_at!r}")
+    holds = same_value(value, spec.claim.states)
+    if holds != spec.truth.usable and spec.truth in {Truth.VALID, Truth.MOVED, Truth.CONTRADICTED}:
+        raise BuildError(
+            ("memories", index, "truth"),
+            f"truth {spec.truth.value!r} does not hold: {where} says {value!r} and the claim states "
+            f"{spec.claim.states!r}",
+        )
 
 
 def build_template(scenario: Scenario, dest: Path) -> Template:

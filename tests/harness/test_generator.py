@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -35,10 +36,34 @@ def test_same_seed_same_population() -> None:
     assert generate("pop", "", PARAMS) != generate("pop", "", {**PARAMS, "seed": 6})
 
 
-def test_coding_tasks_touch_distinct_invariants() -> None:
+def test_coding_tasks_raise_distinct_settings_and_say_only_what_a_ticket_says() -> None:
     for scenario in generate("pop", "", PARAMS):
-        paths = [t.change[0].path for t in scenario.tasks if t.change]
-        assert len(paths) == len(set(paths))
+        coding = [t for t in scenario.tasks if t.surface.value == "coding_agent"]
+        subjects = [t.intent.subject for t in coding if t.intent is not None]
+        assert len(subjects) == len(coding) == len(set(subjects))
+        for task in coding:
+            assert task.intent is not None
+            assert task.intent.action.value == "set"
+            assert task.prompt == f"Raise {task.intent.subject} to {task.intent.value}."
+            assert task.check.command == ("{python}", "tests/check_limits.py")  # the repository's own test
+
+
+def test_the_repository_test_passes_on_main_and_fails_when_a_place_is_missed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (scenario,) = generate("pop", "", {**PARAMS, "repositories": 1})
+    template = build_template(scenario, tmp_path / "t")
+    work = tmp_path / "w"
+    subprocess.run(["git", "clone", "-q", str(template.path), str(work)], check=True)
+    passed = subprocess.run([sys.executable, "tests/check_limits.py"], cwd=work, capture_output=True, text=True)
+    assert passed.returncode == 0, passed.stdout
+    assert passed.stdout.strip() == f"{PARAMS['invariants_per_repository']} limits agree"
+    config = work / "services/svc0/config.py"
+    config.write_text(re.sub(r"= (\d+)", lambda m: f"= {int(m[1]) + 1}", config.read_text(), count=1))
+    failed = subprocess.run([sys.executable, "tests/check_limits.py"], cwd=work, capture_output=True, text=True)
+    assert failed.returncode == 1
+    assert failed.stdout.startswith("RETRY_LIMIT_0: {")
 
 
 def test_labels_hold_and_the_reference_verifier_agrees(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from memstore.harness.data import scenarios_dir
 from memstore.harness.loader import ScenarioError, load_file, load_library, read_file, scenario_files
-from memstore.harness.scenario import Origin, Truth, parse_duration
+from memstore.harness.scenario import AnswerMatch, Intent, IntentAction, Origin, Truth, parse_duration
 
 MOVED = (scenarios_dir() / "api-version-moved.yaml").read_text()
 
@@ -42,7 +42,9 @@ def test_a_scenario_parses_into_values() -> None:
         "docs/api-reference.md:37",
     )
     assert scenario.memories[0].age == parse_duration("6d")
-    assert scenario.tasks[0].change[0].new == "v2.2.0"
+    assert scenario.tasks[0].intent == Intent(IntentAction.SET, "API version", value="v2.2.0")
+    assert scenario.tasks[0].intent.describe() == "set API version to v2.2.0"
+    assert scenario.tasks[0].check.unchanged == ("package.json",)
     assert scenario.history[0].edits[0].op == "insert"
 
 
@@ -53,7 +55,7 @@ def test_unknown_keys_are_errors_with_positions(tmp_path: Path) -> None:
     assert _problems(tmp_path, text) == [
         "s.yaml:19:11: at history[0].edits[0].insert.where: unknown key 'where'; allowed here: line, path, text",
         "s.yaml:37:5: at memories[0].colour: unknown key 'colour'; allowed here: age, anchor, author, citations, "
-        "copies, fact, key, kind, learned_at, origin, reason, repo, subject, surface, truth",
+        "claim, copies, fact, key, kind, learned_at, origin, reason, repo, subject, surface, truth",
     ]
 
 
@@ -79,7 +81,7 @@ def test_semantic_references_are_checked(tmp_path: Path) -> None:
     text = MOVED.replace("user: dev", "user: nobody").replace("needs: [api-sync]", "needs: [api-sink]")
     assert _problems(tmp_path, text) == [
         "s.yaml:39:11: at tasks[0].user: unknown user 'nobody'; add it under users",
-        "s.yaml:42:13: at tasks[0].needs[0]: no memory 'api-sink' (seeded or learned by an earlier task)",
+        "s.yaml:43:13: at tasks[0].needs[0]: no memory 'api-sink' (a seeded key, or learned:TASK)",
     ]
 
 
@@ -118,3 +120,78 @@ def test_scenario_files_finds_yaml_in_folders(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "hours"), [("90s", 0.025), ("15m", 0.25), ("3h", 3), ("2d", 48), ("1w", 168)])
 def test_durations(text: str, hours: float) -> None:
     assert parse_duration(text).total_seconds() == hours * 3600
+
+
+def test_an_intent_is_one_of_the_vocabulary(tmp_path: Path) -> None:
+    problems = _problems(
+        tmp_path, MOVED.replace("intent: {set: API version, to: v2.2.0}", "intent: {bump: API version}")
+    )
+    assert len(problems) == 1
+    assert problems[0].startswith("s.yaml:42:13: at tasks[0].intent")
+    missing_value = _problems(
+        tmp_path, MOVED.replace("intent: {set: API version, to: v2.2.0}", "intent: {set: API version}")
+    )
+    assert len(missing_value) == 1
+    assert "tasks[0].intent" in missing_value[0]
+
+
+@pytest.mark.parametrize(
+    ("intent", "action", "subject", "value", "target", "text"),
+    [
+        ("{set: API version, to: v2.2.0}", "set", "API version", "v2.2.0", "", "set API version to v2.2.0"),
+        ("{add: phone, to: user}", "add", "user", "phone", "", "add phone to user"),
+        (
+            "{use: shared database pool, in: invoices handler}",
+            "use",
+            "shared database pool",
+            "",
+            "invoices handler",
+            "make invoices handler use shared database pool",
+        ),
+        ("{ask: connection pool size}", "ask", "connection pool size", "", "", "find out connection pool size"),
+    ],
+)
+def test_intents_parse(
+    tmp_path: Path, intent: str, action: str, subject: str, value: str, target: str, text: str
+) -> None:
+    file = tmp_path / "s.yaml"
+    file.write_text(MOVED.replace("intent: {set: API version, to: v2.2.0}", f"intent: {intent}"))
+    (scenario,) = load_file(file)
+    found = scenario.tasks[0].intent
+    assert found is not None
+    assert (found.action.value, found.subject, found.value, found.target) == (action, subject, value, target)
+    assert found.describe() == text
+
+
+CLI_TASK = """
+  - key: ask
+    surface: cli
+    user: dev
+    after: 1h
+    prompt: Which version?
+    intent: {ask: API version}
+    question: Which API version do clients send?
+"""
+
+
+def test_a_cli_task_needs_an_answer_or_where_to_read_it(tmp_path: Path) -> None:
+    assert _problems(tmp_path, MOVED + CLI_TASK) == [
+        "s.yaml:53:5: at tasks[1]: a CLI task needs answer (the expected answer) or answer_at (where to read it)"
+    ]
+    file = tmp_path / "ok.yaml"
+    file.write_text(
+        MOVED
+        + CLI_TASK
+        + "    answer_at: {path: src/client/sdk/constants.ts, pattern: 'API_VERSION = \"(v[0-9.]+)\"'}\n"
+        "    match: exact\n"
+    )
+    (scenario,) = load_file(file)
+    assert scenario.tasks[1].answer_at is not None
+    assert scenario.tasks[1].answer_at.path == "src/client/sdk/constants.ts"
+    assert scenario.tasks[1].match is AnswerMatch.EXACT
+
+
+def test_a_contradicted_memory_must_say_where_its_claim_is_read(tmp_path: Path) -> None:
+    problems = _problems(tmp_path, MOVED.replace("truth: moved", "truth: contradicted"))
+    expected = "a contradicted memory needs claim.states and claim.at (where truth is read)"
+    assert f"s.yaml:25:12: at memories[0].truth: {expected}" in problems

@@ -69,7 +69,13 @@ def test_users_get_their_access(moved: Template, tmp_path: Path) -> None:
 def test_refused_seeds_are_recorded_not_fatal(tmp_path: Path) -> None:
     template = build_template(_scenario("adversarial-memories"), tmp_path / "t")
     world = template.instantiate(tmp_path / "w", _memory_store)
-    assert set(world.seeded) == {"api-sync", "wrong-version", "irrelevant-lines", "nonexistent-lines"}
+    assert set(world.seeded) == {
+        "api-sync",
+        "wrong-version",
+        "irrelevant-lines",
+        "never-edit-docs",
+        "nonexistent-lines",
+    }
     assert world.refused == {
         "cites-nothing": "ValidationError: citations: a repository fact needs at least one citation"
     }
