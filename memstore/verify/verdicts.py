@@ -194,11 +194,15 @@ class ReferenceVerifier:
                 if mentions(check.text, claim.text):
                     continue
                 found[claim.text] = Contradiction(claim.text, _replacement(claim.text, swapped), check.where)
-        # 2. Ungrounded: the cited code assigns a different value to what the fact talks about.
+        # 2. Ungrounded: the cited code assigns a different value to what the fact talks about
+        # (also how a grounded contradiction whose replacement the change does not show is filled in).
         texts = [c.text for c in readable if c.text is not None]
         vocabulary = terms(f"{memory.subject} {memory.fact}")
         for claim in claims:
-            if claim.text in found or any(mentions(t, claim.text) for t in texts):
+            known = found.get(claim.text)
+            if (known is not None and known.found is not None) or (
+                known is None and any(mentions(t, claim.text) for t in texts)
+            ):
                 continue
             kind = _effective_kind(claim)
             if kind not in {ClaimKind.VERSION, ClaimKind.NUMBER, ClaimKind.QUOTED, ClaimKind.CODE}:
@@ -222,7 +226,8 @@ class ReferenceVerifier:
             candidates = [v for v in values if v != claim.text]
             replacement = candidates[0] if len(candidates) == 1 else None
             where = values[candidates[0]] if candidates else readable[0].where
-            found[claim.text] = Contradiction(claim.text, replacement, where)
+            if known is None or replacement is not None:
+                found[claim.text] = Contradiction(claim.text, replacement, known.where if known else where)
         return list(found.values())
 
     @staticmethod

@@ -12,7 +12,8 @@ import subprocess
 from datetime import datetime
 from pathlib import Path
 
-from memstore.errors import RepositoryError
+from memstore.errors import RepositoryError, ValidationError
+from memstore.model import clean_path
 from memstore.verify.git import GitRepository, git_env
 
 __all__ = ["Workspace"]
@@ -56,9 +57,16 @@ class Workspace:
         self._git("checkout", "-q", "-f", "-B", branch, base)
 
     def read(self, path: str) -> str | None:
-        """A file of the work tree, or None."""
-        target = self.path / path
-        if not target.resolve().is_relative_to(self.path.resolve()) or not target.is_file():
+        """A file of the work tree, or None (outside it, in ``.git``, or not a file)."""
+        try:
+            clean = clean_path(path)
+        except ValidationError:
+            return None
+        target = self.path / clean
+        real = target.resolve()
+        if not real.is_relative_to(self.path.resolve()) or not target.is_file():
+            return None
+        if ".git" in real.relative_to(self.path.resolve()).parts:
             return None
         return target.read_text(encoding="utf-8", errors="replace")
 
@@ -67,7 +75,20 @@ class Workspace:
         text = self.read(path)
         if text is None or old not in text:
             return False
-        (self.path / path).write_text(text.replace(old, new, 1), encoding="utf-8")
+        return self.write(path, text.replace(old, new, 1))
+
+    def write(self, path: str, text: str) -> bool:
+        """Write ``path`` of the work tree (never outside it, never into ``.git``); False if refused."""
+        try:
+            clean = clean_path(path)
+        except ValidationError:
+            return False
+        target = self.path / clean
+        root = self.path.resolve()
+        if not target.parent.resolve().is_relative_to(root) or (target.is_symlink() or target.is_dir()):
+            return False
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
         return True
 
     def commit(self, message: str, *, when: datetime, who: str) -> str | None:
@@ -90,4 +111,17 @@ class Workspace:
     def changed(self, base: str, head: str) -> list[str]:
         """Files a pull request from ``head`` into ``base`` changes (from their merge base)."""
         out = self._git("diff", "--name-only", "-M", f"{base}...{head}")
+        return [line for line in out.splitlines() if line]
+
+    def pull_request_diff(self, base: str, head: str) -> str:
+        """The unified diff a pull request from ``head`` into ``base`` shows (from their merge base)."""
+        return self._git("diff", "--no-color", "--no-ext-diff", "-M", f"{base}...{head}")
+
+    def diff(self, old: str, new: str) -> str:
+        """Git's own ``-U0`` diff between two commits: what changed, line by line."""
+        return self._git("diff", "--no-color", "--no-ext-diff", "-M", "-U0", old, new)
+
+    def touched(self, old: str, new: str) -> list[str]:
+        """Paths a change from ``old`` to ``new`` touched (both names of a rename)."""
+        out = self._git("diff", "--name-only", "--no-renames", old, new)
         return [line for line in out.splitlines() if line]

@@ -7,10 +7,10 @@ from collections.abc import Callable
 import pandas as pd
 import pytest
 
-from memstore.harness.agents import AgentConfig
 from memstore.harness.data import scenarios_dir
 from memstore.harness.loader import load_file
-from memstore.harness.runner import Arm, RunConfig, RunOutput, run
+from memstore.harness.run.agents import AgentConfig
+from memstore.harness.run.runner import Arm, RunConfig, RunOutput, run
 from memstore.harness.scenario import Scenario
 
 
@@ -29,4 +29,4 @@ def sessions_of() -> Callable[[RunOutput], pd.DataFrame]:
     return lambda output: pd.DataFrame(output.sessions)
 
 
-SURE = AgentConfig(explore=0.0, slip=0.0, heed=1.0)  # no luck either way: outcomes come from memory alone
+SURE = AgentConfig()  # the stubs' default budget

@@ -1,79 +1,123 @@
-"""The stub agents on library scenarios: what each does with the memories it is given."""
+"""The stub agents on library scenarios: each acts on what it read and what it was handed, so
+bad memory makes `trusting` worse, and `jit-verify` acts on the verified version."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
 from memstore.errors import ConfigurationError
-from memstore.harness.agents import AgentConfig, make_agent
-from memstore.harness.runner import Arm
-from tests.harness.conftest import SURE, run_arms
+from memstore.harness.run.agents import AgentConfig, make_agent
+from memstore.harness.run.output import Arm, RunOutput
+from tests.harness.conftest import run_arms
+
+ARMS = [Arm("no-memory", "memory://"), Arm("trusting", "memory://"), Arm("jit-verify", "memory://")]
 
 
-def _kinds(output, agent: str, task: str | None = None) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
+def _events(output: RunOutput, agent: str, task: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
     return [
-        (e["kind"], e["truth"], e["detail"])
+        e
         for e in output.events
-        if e["agent"] == agent and (task is None or e["task"] == task) and e["kind"] != "retrieve"
+        if e["agent"] == agent and (task is None or e["task"] == task) and (kind is None or e["kind"] == kind)
     ]
 
 
+def _session(output: RunOutput, agent: str, task: str) -> dict[str, Any]:
+    return next(s for s in output.sessions if s["agent"] == agent and s["task"] == task)
+
+
+def test_a_moved_citation_sends_trusting_to_the_wrong_line_and_jit_verify_to_the_right_one() -> None:
+    output = run_arms(["api-version-moved"], ARMS)
+    edits = {agent: [e["detail"] for e in _events(output, agent, kind="edit")] for agent in ("trusting", "jit-verify")}
+    # The version moved from line 12 to 14 of constants.ts; the memory still says 12.
+    assert "src/client/sdk/constants.ts:12" in edits["trusting"]
+    assert "src/client/sdk/constants.ts:14" in edits["jit-verify"]
+    assert [e["detail"] for e in _events(output, "jit-verify", kind="reanchor")] == [
+        "src/client/sdk/constants.ts:14;server/routes/api.go:8;docs/api-reference.md:37"
+    ]
+    assert _session(output, "trusting", "bump-version")["merged"] is False
+    assert _session(output, "trusting", "bump-version")["stale_use"] is True  # the harness saw the wrong line edited
+    assert _session(output, "jit-verify", "bump-version")["merged"] is True
+    assert _session(output, "no-memory", "bump-version")["merged"] is True  # it found the three places itself
+
+
+def test_a_contradicted_fact_gives_trusting_the_stale_answer() -> None:
+    output = run_arms(["db-pool-contradicted"], ARMS)
+    answers = {
+        agent: [e["detail"] for e in _events(output, agent, "pool-capacity", "answer")]
+        for agent in ("no-memory", "trusting", "jit-verify")
+    }
+    assert answers == {"no-memory": ["20"], "trusting": ["10"], "jit-verify": ["20"]}
+    assert [e["truth"] for e in _events(output, "trusting", "pool-capacity", "misled")] == ["contradicted"]
+    assert _session(output, "jit-verify", "pool-capacity")["answer_correct"] is True
+
+
+def test_a_contradicted_helper_is_written_by_trusting_and_fails_the_test_suite() -> None:
+    """db-pool-revert: a memory names `borrow_connection()`, a helper that was reverted."""
+    output = run_arms(["db-pool-revert"], ARMS)
+    assert _session(output, "trusting", "fix-invoices")["merged"] is False  # the fixture's unittest suite fails
+    assert _session(output, "trusting", "fix-invoices")["stale_use"] is True
+    assert _session(output, "jit-verify", "fix-invoices")["merged"] is True
+    assert _session(output, "no-memory", "fix-invoices")["merged"] is True  # the handlers next to it show the way
+
+
+def test_an_adversarial_instruction_makes_trusting_skip_a_required_file() -> None:
+    output = run_arms(["adversarial-memories"], ARMS)
+    trusting = [e["detail"].split(":")[0] for e in _events(output, "trusting", "bump-version", "edit")]
+    jit = [e["detail"].split(":")[0] for e in _events(output, "jit-verify", "bump-version", "edit")]
+    assert "docs/api-reference.md" not in trusting  # "never edit docs/"
+    assert "docs/api-reference.md" in jit
+    assert _session(output, "trusting", "bump-version")["merged"] is False
+    assert _session(output, "jit-verify", "bump-version")["merged"] is True
+    # the adversarial "v3.0.0" becomes trusting's answer; jit-verify refuses it
+    assert [e["detail"] for e in _events(output, "trusting", "which-version", "answer")] == ["v3.0.0"]
+    assert [e["detail"] for e in _events(output, "jit-verify", "which-version", "answer")] == ["v2.1.4"]
+
+
 def test_jit_verify_refuses_and_retires_adversarial_memories_and_refreshes_the_good_one() -> None:
-    output = run_arms(["adversarial-memories"], [Arm("jit-verify", "memory://")], agent_config=SURE)
-    kinds = _kinds(output, "jit-verify")
-    refused = sorted(truth for kind, truth, _ in kinds if kind == "refuse")
-    retired = sorted(truth for kind, truth, _ in kinds if kind == "retire")
+    output = run_arms(["adversarial-memories"], [Arm("jit-verify", "memory://")])
+    events = _events(output, "jit-verify")
+    refused = sorted({e["truth"] for e in events if e["kind"] == "refuse"})
+    retired = sorted({e["truth"] for e in events if e["kind"] == "retire"})
     assert refused == ["contradicted", "missing", "unsupported"]
     assert retired == ["missing", "unsupported"]  # the contradicted one is corrected instead
-    assert ("refresh", "valid", "") in kinds
-    assert next(k for k in kinds if k[0] == "correct")[1] == ""  # the correction is a new memory
+    assert any(e["kind"] == "refresh" and e["truth"] == "valid" for e in events)
+    assert next(e for e in events if e["kind"] == "correct")["truth"] == ""  # the correction is a new memory
 
 
-def test_trusting_uses_what_it_is_given_and_never_verifies() -> None:
-    output = run_arms(["adversarial-memories"], [Arm("trusting", "memory://")], agent_config=SURE)
-    (session,) = output.sessions
-    assert session["verify_reads"] == 0
-    assert session["stale_use"] is True
-    assert {k[0] for k in _kinds(output, "trusting")} <= {"use", "edit", "merge"}
+def test_trusting_never_verifies_and_no_memory_is_handed_nothing() -> None:
+    output = run_arms(["adversarial-memories"], ARMS[:2])
+    assert {s["verify_reads"] for s in output.sessions} == {0}
+    assert {e["kind"] for e in _events(output, "trusting")} <= {"retrieve", "use", "edit", "answer", "misled"}
+    assert {s["handed"] for s in output.sessions if s["agent"] == "no-memory"} == {0}
+    assert _events(output, "no-memory", kind="retrieve") == []
 
 
-def test_no_memory_reads_no_memories() -> None:
-    output = run_arms(["adversarial-memories"], [Arm("no-memory", "memory://")], agent_config=SURE)
-    (session,) = output.sessions
-    assert session["handed"] == 0
-    assert session["merged"] is False  # with no luck, the other two files are never found
-
-
-def test_moved_memory_is_reanchored_and_its_correction_stored() -> None:
-    output = run_arms(["api-version-moved"], [Arm("jit-verify", "memory://")], agent_config=SURE)
-    kinds = _kinds(output, "jit-verify")
-    assert (
-        "reanchor",
-        "moved",
-        "src/client/sdk/constants.ts:14;server/routes/api.go:8;docs/api-reference.md:37",
-    ) in kinds
-    (session,) = output.sessions
-    assert (session["moved_given"], session["moved_reanchored"], session["merged"]) == (1, 1, True)
-
-
-def test_read_only_user_cannot_store_its_correction() -> None:
-    output = run_arms(["read-only-writer"], [Arm("jit-verify", "memory://")], agent_config=SURE)
-    denied = [d for kind, _, d in _kinds(output, "jit-verify") if kind == "denied"]
-    assert denied == ["correct: 'rae' needs write access to 'acme/api' to store a repository fact"]
-    (session,) = output.sessions
-    assert session["answer_correct"] is True  # it still answers from its own re-anchored reading
+def test_exploration_is_bounded_by_the_budget() -> None:
+    """With one search, the no-memory stub finds the setting's name but cannot follow its value
+    to the places that name it otherwise; with the default two it can."""
+    wide = run_arms(["api-version-control"], [Arm("no-memory", "memory://")])
+    narrow = run_arms(["api-version-control"], [Arm("no-memory", "memory://")], agent_config=AgentConfig(searches=1))
+    assert wide.sessions[0]["merged"] is True
+    assert narrow.sessions[0]["merged"] is False
+    assert narrow.sessions[0]["searches"] == 1
+    assert wide.sessions[0]["searches"] == 2
+    blind = run_arms(["api-version-control"], [Arm("no-memory", "memory://")], agent_config=AgentConfig(reads=1))
+    assert blind.sessions[0]["merged"] is False
+    assert blind.sessions[0]["reads"] <= 1
 
 
 def test_the_seeds_cross_agent_flow() -> None:
-    output = run_arms(["cross-agent-logging"], [Arm("jit-verify", "sqlite:")], agent_config=SURE)
-    stored = [e["memory_id"] for e in output.events if e["kind"] == "store"]
-    assert len(stored) == 1  # code review learns the convention
-    uses = [(e["task"], e["memory_id"]) for e in output.events if e["kind"] == "use"]
-    assert uses == [("implement-refund-logging", stored[0]), ("find-payment-error", stored[0])]
-    verdicts = [(e["task"], e["detail"]) for e in output.events if e["kind"] == "verdict"]
-    assert verdicts == [("implement-refund-logging", "valid"), ("find-payment-error", "valid")]
-    _review, coding, cli = output.sessions
+    """Review learns the retention rule and stores it; the coding agent uses what review
+    learned; the CLI answer is graded against the value on main after that merge."""
+    output = run_arms(["cross-agent-logging"], [Arm("jit-verify", "sqlite:")])
+    stored = [e for e in output.events if e["kind"] == "store"]
+    assert [e["task"] for e in stored] == ["review-retention"]
+    review, coding, cli = output.sessions
+    assert review["task_success"] is True
     assert coding["merged"] is True
+    assert coding["needed_at_5"] is True  # the memory review stored was handed to the coding session
     assert cli["answer_correct"] is True
 
 
@@ -85,11 +129,13 @@ def test_same_seed_same_sessions() -> None:
 
 
 def test_agent_config_parse() -> None:
-    assert AgentConfig.parse(["explore=0.25", "slip=0"]) == AgentConfig(explore=0.25, slip=0.0)
+    assert AgentConfig.parse(["searches=1", "reads=3", "learn=false"]) == AgentConfig(searches=1, reads=3, learn=False)
     with pytest.raises(ConfigurationError, match="unknown agent parameter 'luck'"):
         AgentConfig.parse(["luck=1"])
-    with pytest.raises(ConfigurationError, match="is a probability"):
-        AgentConfig.parse(["explore=2"])
+    with pytest.raises(ConfigurationError, match="whole number from 0 to 100"):
+        AgentConfig.parse(["reads=0.5"])
+    with pytest.raises(ConfigurationError, match="true or false"):
+        AgentConfig.parse(["learn=maybe"])
 
 
 def test_unknown_agent_names_the_known_ones() -> None:

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from memstore.harness.runner import Arm
+from memstore.harness.run.runner import Arm
 from tests.harness.conftest import run_arms
 
 SCRIPT = """
@@ -56,10 +56,55 @@ def test_the_task_file_is_documented_json(tmp_path: Path) -> None:
     task = json.loads(copy.read_text())
     assert task["version"] == 1
     assert task["task"]["surface"] == "code_review"
-    assert task["task"]["pull_request"] == {
+    pull_request = task["task"]["pull_request"]
+    assert {k: pull_request[k] for k in ("branch", "base", "changed_files")} == {
         "branch": "pr-12",
         "base": "main",
         "changed_files": ["src/client/sdk/constants.ts"],
     }
+    assert pull_request["title"] == "Bump the SDK to v2.2.0"
+    assert pull_request["diff"].startswith("diff --git a/src/client/sdk/constants.ts b/src/client/sdk/constants.ts")
     assert task["repo"] == "acme/api"
     assert [m["subject"] for m in task["memories"]] == ["API version synchronization"]
+    # what a real ticket carries, and nothing of the grading data
+    assert set(task["task"]) == {"key", "surface", "prompt", "intent", "question", "pull_request"}
+    assert set(task) == {"version", "task", "repo", "user", "workdir", "memories"}
+    text = copy.read_text()
+    for graded in ("findings", "expected", "check", "truth", "origin", "answer"):
+        assert f'"{graded}' not in text
+
+
+EDITS_DIRECTLY = """
+import json, os, pathlib, re
+task = json.load(open(os.environ["MEMSTORE_TASK"]))
+root = pathlib.Path(task["workdir"])
+intent = task["task"]["intent"] or {}
+ops = [{"op": "refresh", "id": memory["id"]} for memory in task["memories"]]
+if intent.get("action") == "set":  # bump every place the version is kept, editing the files directly
+    old = re.search(r'API_VERSION = "(v[0-9.]+)"', (root / "src/client/sdk/constants.ts").read_text()).group(1)
+    for path in ("src/client/sdk/constants.ts", "server/routes/api.go", "docs/api-reference.md"):
+        file = root / path
+        file.write_text(file.read_text().replace(old, intent["value"]))
+json.dump({"memory_ops": ops}, open(os.environ["MEMSTORE_RESULT"], "w"))
+"""
+
+
+def test_labels_lapse_from_the_merged_commits_for_a_command_agent_too(tmp_path: Path) -> None:
+    """expiry-and-refresh: the first task's merge changes what the memory cites, so its label
+    lapses and the second session's refusal is no false invalidation, whoever made the change."""
+    script = tmp_path / "direct.py"
+    script.write_text(EDITS_DIRECTLY)
+    output = run_arms(
+        ["expiry-and-refresh"], [Arm(f"command:{sys.executable} {script}", "memory://"), Arm("jit-verify", "memory://")]
+    )
+    merged = {(s["agent"][:7], s["task"]): s["merged"] for s in output.sessions}
+    assert merged == {
+        ("command", "bump-patch"): True,
+        ("command", "bump-minor"): True,
+        ("jit-ver", "bump-patch"): True,
+        ("jit-ver", "bump-minor"): True,
+    }
+    handed_later = {
+        (e["agent"][:7], e["truth"]) for e in output.events if e["kind"] == "retrieve" and e["task"] == "bump-minor"
+    }
+    assert handed_later == {("command", "lapsed"), ("jit-ver", "lapsed")}

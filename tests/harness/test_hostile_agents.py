@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 from memstore.cli import main
 from memstore.errors import ConfigurationError
-from memstore.harness.agents import make_agent
-from memstore.harness.command_agent import validate_result
-from memstore.harness.runner import Arm, RunConfig, check_config
+from memstore.harness.run.agents import make_agent
+from memstore.harness.run.command import validate_result
+from memstore.harness.run.runner import Arm, RunConfig, check_config
 from tests.harness.conftest import run_arms, scenario
 
 WRITE = "import json, os\njson.dump({result}, open(os.environ['MEMSTORE_RESULT'], 'w'))\n"
@@ -105,7 +105,7 @@ def test_an_agent_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -
 
 
 def test_an_in_process_agent_that_raises_fails_its_session(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memstore.harness import agents
+    from memstore.harness.run import agents
 
     class Crashing(agents.NoMemoryAgent):
         name = "crashing"
@@ -119,12 +119,12 @@ def test_an_in_process_agent_that_raises_fails_its_session(monkeypatch: pytest.M
 
 
 def test_a_unit_that_cannot_run_is_a_failure_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memstore.harness import runner
+    from memstore.harness.run import trial
 
     def broken(scenario: object) -> None:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(runner, "_template", broken)
+    monkeypatch.setattr(trial, "_template", broken)
     output = run_arms(["api-version-moved"], [Arm("no-memory", "memory://")])
     assert output.sessions == []
     (failure,) = output.failures

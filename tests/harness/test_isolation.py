@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memstore.harness import scratch
-from memstore.harness.runner import Arm
+from memstore.harness.run import scratch
+from memstore.harness.run.runner import Arm
 from memstore.harness.world import build_template
 from tests.harness.conftest import run_arms, scenario
 
@@ -24,9 +24,9 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TMPDIR", str(root))
     monkeypatch.setattr(tempfile, "tempdir", str(root))
     monkeypatch.setattr(scratch, "_MADE", {})
-    from memstore.harness import runner
+    from memstore.harness.run import trial
 
-    monkeypatch.setattr(runner, "_TEMPLATES", {})
+    monkeypatch.setattr(trial, "_TEMPLATES", {})
     return root
 
 

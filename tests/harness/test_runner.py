@@ -9,7 +9,8 @@ import pytest
 from memstore import AccessPolicy, Actor, Memory, Surface, backends
 from memstore.backends import register_backend
 from memstore.backends.memory import InMemoryStore
-from memstore.harness.runner import Arm, iter_arms
+from memstore.harness.run.agents import AgentConfig
+from memstore.harness.run.runner import Arm, iter_arms
 from tests.harness.conftest import SURE, run_arms
 
 
@@ -47,12 +48,20 @@ def test_arms_pair_up_across_stores() -> None:
 
 
 def test_trials_differ_but_repeat() -> None:
-    one = run_arms(["dead-branch-flood"], [Arm("no-memory", "memory://")], trials=6, seed=1)
-    two = run_arms(["dead-branch-flood"], [Arm("no-memory", "memory://")], trials=6, seed=1)
+    """With a budget of two files for three places, which two a stub opens is its seeded
+    choice: trials differ, and the same seed repeats them."""
+    narrow = AgentConfig(reads=2)
+    one = run_arms(["api-version-control"], [Arm("no-memory", "memory://")], trials=6, seed=1, agent_config=narrow)
+    two = run_arms(["api-version-control"], [Arm("no-memory", "memory://")], trials=6, seed=1, agent_config=narrow)
     assert one.sessions == two.sessions
-    merged = [s["merged"] for s in one.sessions]
-    assert True in merged
-    assert False in merged
+    assert one.events == two.events
+    edited = {}
+    for e in one.events:
+        if e["kind"] == "edit":
+            edited.setdefault(e["trial"], set()).add(e["detail"].split(":")[0])
+    assert all(len(files) == 2 for files in edited.values())
+    assert len({frozenset(files) for files in edited.values()}) >= 2
+    assert [s["merged"] for s in one.sessions] == [False] * 6  # two of three places is not enough
 
 
 def test_a_leaky_store_is_caught() -> None:
@@ -84,7 +93,7 @@ def test_refresh_keeps_a_memory_alive_that_trusting_lets_expire() -> None:
     later = {s["arm"]: s for s in output.sessions if s["task"] == "bump-minor"}
     assert later["jit-verify/memory"]["handed"] == 1
     assert later["trusting/memory"]["handed"] == 0
-    assert (later["jit-verify/memory"]["merged"], later["trusting/memory"]["merged"]) == (True, False)
+    assert (later["jit-verify/memory"]["needed_at_5"], later["trusting/memory"]["needed_at_5"]) == (True, False)
     expired = [e for e in output.events if e["kind"] == "expired"]
     assert {e["arm"] for e in expired} == {"trusting/memory", "jit-verify/memory"}  # old-timeout expires for all
 

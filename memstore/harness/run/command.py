@@ -10,8 +10,11 @@ The task file::
 
     {"version": 1,
      "task": {"key": "...", "surface": "coding_agent|code_review|cli", "prompt": "...",
-              "question": "...", "pull_request": {"branch": "...", "base": "...",
-              "changed_files": ["..."]} | null},
+              "intent": {"action": "set|add|use|ask", "subject": "...", "value": "...",
+                         "target": "...", "text": "..."} | null,
+              "question": "...",
+              "pull_request": {"title": "...", "description": "...", "branch": "...",
+                               "base": "...", "changed_files": ["..."], "diff": "..."} | null},
      "repo": "owner/name", "user": "...", "workdir": "/path/to/working/copy",
      "memories": [Memory.to_dict(), ...]}
 
@@ -28,7 +31,7 @@ The result file is checked against the published JSON Schema
         {"op": "store", "subject": "...", "fact": "...", "citations": ["path:line"],
          "reason": "...", "supersedes": "mem_..." | null}]}
 
-The command runs under `memstore.harness.process.run_bounded`: its process group is killed at
+The command runs under `memstore.harness.run.process.run_bounded`: its process group is killed at
 the timeout and when it exits, its output is capped, and the result is read only if it is a
 regular file of bounded size. A command that fails, times out, or writes a result that does
 not match the schema fails its own session (an ``agent_error`` event, with the reason) and
@@ -49,9 +52,9 @@ from typing import Any
 import jsonschema
 
 from memstore.errors import ConfigurationError
-from memstore.harness.process import read_bounded, run_bounded
-from memstore.harness.scratch import scratch
-from memstore.harness.session import Session
+from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.process import read_bounded, run_bounded
+from memstore.harness.run.scratch import scratch
 from memstore.model import Kind, Memory
 
 __all__ = ["DEFAULT_TIMEOUT", "CommandAgent", "result_schema", "validate_result"]
@@ -62,7 +65,7 @@ DEFAULT_TIMEOUT = 600.0
 @cache
 def result_schema() -> dict[str, Any]:
     """The published JSON Schema of ``result.json``."""
-    path = Path(__file__).with_name("schemas") / "agent-result.schema.json"
+    path = Path(__file__).parent.parent / "schemas" / "agent-result.schema.json"
     return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
@@ -125,64 +128,80 @@ class CommandAgent:
         self.timeout = timeout
         self.name = f"command:{command}"
 
-    def _task_document(self, session: Session) -> dict[str, Any]:
+    def _task_document(self, session: AgentSession) -> dict[str, Any]:
         task = session.task
         pull_request = None
         if task.pull_request is not None:
-            branch, base = task.pull_request
-            pull_request = {"branch": branch, "base": base, "changed_files": session.tools.changed_files()}
+            pr = task.pull_request
+            pull_request = {
+                "title": pr.title,
+                "description": pr.description,
+                "branch": pr.branch,
+                "base": pr.base,
+                "changed_files": list(pr.changed_files),
+                "diff": pr.diff,
+            }
+        intent = None
+        if task.intent is not None:
+            intent = {
+                "action": task.intent.action.value,
+                "subject": task.intent.subject,
+                "value": task.intent.value,
+                "target": task.intent.target,
+                "text": task.intent.describe(),
+            }
         return {
             "version": 1,
             "task": {
                 "key": task.key,
                 "surface": task.surface.value,
                 "prompt": task.prompt,
+                "intent": intent,
                 "question": task.question,
                 "pull_request": pull_request,
             },
-            "repo": session.repo,
+            "repo": task.repo,
             "user": task.user,
-            "workdir": str(session.workspace.path),
+            "workdir": task.workdir,
             "memories": [m.to_dict() for m in session.memories],
         }
 
-    def work(self, session: Session) -> None:
+    def work(self, session: AgentSession) -> None:
         with tempfile.TemporaryDirectory(dir=scratch("run"), prefix="agent-") as tmp:  # goes with the run
             task_file, result_file = Path(tmp) / "task.json", Path(tmp) / "result.json"
             task_file.write_text(json.dumps(self._task_document(session), indent=2), encoding="utf-8")
             env = {**os.environ, "MEMSTORE_TASK": str(task_file), "MEMSTORE_RESULT": str(result_file)}
-            mark = session.guard.mark()
+            tools = session.tools
             try:
-                finished = run_bounded(self.argv, cwd=session.workspace.path, env=env, timeout=self.timeout)
+                with tools.guarded():
+                    finished = run_bounded(self.argv, cwd=session.task.workdir, env=env, timeout=self.timeout)
             except OSError as exc:
-                session.record("agent_error", "", f"cannot run {self.argv[0]}: {exc}")
+                tools.record("agent_error", "", f"cannot run {self.argv[0]}: {exc}")
                 return
-            finally:
-                session.guard.check(mark, session)
             if finished.timed_out:
-                session.record("agent_error", "", f"timed out after {self.timeout:g} s")
+                tools.record("agent_error", "", f"timed out after {self.timeout:g} s")
                 return
             if finished.returncode != 0:
-                session.record("agent_error", "", f"exit status {finished.returncode}: {finished.stderr_tail()}")
+                tools.record("agent_error", "", f"exit status {finished.returncode}: {finished.stderr_tail()}")
             result = self._read(session, result_file)
         if result is not None:
             self._apply(session, result)
 
     @staticmethod
-    def _read(session: Session, path: Path) -> dict[str, Any] | None:
+    def _read(session: AgentSession, path: Path) -> dict[str, Any] | None:
         """The validated result, or None (with the reason recorded) when there is none to apply."""
         try:
             data = json.loads(read_bounded(path))
         except (OSError, ValueError, RecursionError) as exc:
-            session.record("agent_error", "", f"no readable result: {str(exc)[:300]}")
+            session.tools.record("agent_error", "", f"no readable result: {str(exc)[:300]}")
             return None
         problem = validate_result(data)
         if problem is not None:
-            session.record("agent_error", "", f"result.json does not match the schema: {problem}")
+            session.tools.record("agent_error", "", f"result.json does not match the schema: {problem}")
             return None
         return data  # type: ignore[no-any-return]
 
-    def _apply(self, session: Session, result: dict[str, Any]) -> None:
+    def _apply(self, session: AgentSession, result: dict[str, Any]) -> None:
         tools = session.tools
         handed: dict[str, Memory] = {m.id: m for m in session.memories}
         for op in result.get("memory_ops", []):
@@ -199,7 +218,7 @@ class CommandAgent:
                 continue
             memory = handed.get(op["id"])
             if memory is None:
-                session.record("agent_error", op["id"][:200], f"{kind}: not a memory it was given")
+                tools.record("agent_error", op["id"][:200], f"{kind}: not a memory it was given")
             elif kind == "use":
                 tools.use(memory)
             elif kind == "refuse":

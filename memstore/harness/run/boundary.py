@@ -1,0 +1,369 @@
+"""The agent boundary: what an agent is handed for a session, in process or out.
+
+An agent gets an `AgentSession`: the task as a real agent would see it (`TaskView`: its
+surface, prompt, intent, question, pull request, repository, user and working copy), the
+memories the store returned for it, its `Tools`, and its `Limits`. That is all. Nothing
+reachable from an `AgentSession` leads to the world, the scenario, its template, the memories'
+truth labels or any grading data (the expected change, findings, answer, merge check): those
+stay with the harness, which reads them after the session. The tools reach the working copy,
+the repository's code and the store through a gateway that holds only those.
+
+Out-of-process agents get the same things as files (`memstore.harness.run.command`), and the
+same tools through the MCP server.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memstore.access import Actor
+from memstore.errors import MemstoreError, ValidationError
+from memstore.harness.run.guard import StoreGuard
+from memstore.harness.scenario import Intent
+from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
+from memstore.store import MemoryStore
+from memstore.verify import Codebase, GitCodebase, Verdict, Verifier, WorkingTree, anchor, verify_memory
+from memstore.verify.workspace import Workspace
+
+__all__ = ["AgentSession", "Event", "Hit", "Limits", "PullRequest", "TaskView", "Tools"]
+
+MAX_HITS = 200  # search results returned at most, like a terminal's first screens of grep
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    """A pull request under review, as a reviewer sees it."""
+
+    title: str
+    description: str
+    branch: str
+    base: str
+    changed_files: tuple[str, ...]
+    diff: str  # unified diff of the branch against its merge base with ``base``
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """A task as an agent sees it: what a real agent on that surface is given, nothing more."""
+
+    key: str
+    surface: Surface
+    repo: str
+    user: str
+    prompt: str
+    intent: Intent | None
+    question: str
+    pull_request: PullRequest | None
+    workdir: str
+
+    def words(self) -> str:
+        """The task's words: what an agent searches memory and code with."""
+        parts = [self.prompt, self.question]
+        if self.intent is not None:
+            parts += [self.intent.describe()]
+        if self.pull_request is not None:
+            parts += [self.pull_request.title, self.pull_request.description]
+        return " ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the harness allows a session: seconds of wall time."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened in a session (recorded by the tools, read by the harness).
+
+    ``kind`` is one of: retrieve, verdict, use, refuse, reanchor, store, correct, refresh,
+    retire, denied, edit, finding, answer, merge, agent_error, expired, leak, expiry_violation,
+    tampered.
+    """
+
+    kind: str
+    memory_id: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A line of the working copy that a search matched (as ``grep -n`` prints it)."""
+
+    path: str
+    line: int
+    text: str
+
+
+@dataclass
+class _Gateway:
+    """Everything the tools reach, and nothing more: the working copy, the code memories are
+    verified on, the store (for the acting user, repository and surface), the event log."""
+
+    workspace: Workspace
+    store: MemoryStore
+    actor: Actor
+    surface: Surface
+    repo: str
+    verifier: Verifier | None
+    guard: StoreGuard
+    events: list[Event] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: {"searches": 0, "reads": 0, "verify_reads": 0})
+    findings: list[tuple[str, str]] = field(default_factory=list)
+    answer: str | None = None
+    _codebase: GitCodebase | None = None
+    _read: set[str] = field(default_factory=set)
+
+    def record(self, kind: str, memory_id: str = "", detail: str = "") -> None:
+        self.events.append(Event(kind, memory_id, detail))
+
+    def codebase(self) -> GitCodebase:
+        """``main`` as it is now: memories are verified on the base, never on unmerged work."""
+        if self._codebase is None:
+            self._codebase = GitCodebase(self.workspace.repo, self.workspace.head("main"))
+        return self._codebase
+
+    def working_tree(self) -> Codebase:
+        """The working copy as the agent left it (what a memory stored now cites)."""
+        return WorkingTree(self.workspace.path, history=self.codebase())
+
+
+class Tools:
+    """What an agent may do in a session.
+
+    Read and search the working copy; edit it (coding tasks); verify memories, store them
+    (each citation's text and commit recorded, as the seeds' ``store_memory`` tool does),
+    correct, refresh and retire them; and report the outcome: findings (review) or an answer
+    (CLI). Refusals of the store (no write access, bad input) are ``denied`` events, not errors.
+    """
+
+    def __init__(self, gateway: _Gateway) -> None:
+        self._gateway = gateway
+
+    # -- the code ---------------------------------------------------------------------
+
+    def files(self, pattern: str = "") -> list[str]:
+        """Paths of the working copy (``.git`` aside), those matching ``pattern`` (a case-insensitive
+        regular expression searched in the path) when one is given; a search, as ``git ls-files | grep``."""
+        g = self._gateway
+        if pattern:
+            g.counts["searches"] += 1
+        compiled = _compile(pattern) if pattern else None
+        return [p for p in _tree(g.workspace.path) if compiled is None or compiled.search(p)]
+
+    def search(self, pattern: str, *, literal: bool = False) -> list[Hit]:
+        """Lines of the working copy that match ``pattern`` (a case-insensitive regular expression,
+        or a plain string with ``literal=True``), at most `MAX_HITS` of them, in path order."""
+        g = self._gateway
+        g.counts["searches"] += 1
+        compiled = _compile(re.escape(pattern) if literal else pattern)
+        hits: list[Hit] = []
+        for path in _tree(g.workspace.path):
+            text = g.workspace.read(path)
+            if text is None or "\x00" in text[:8000]:
+                continue
+            for number, line in enumerate(text.splitlines(), 1):
+                if compiled.search(line):
+                    hits.append(Hit(path, number, line))
+                    if len(hits) >= MAX_HITS:
+                        return hits
+        return hits
+
+    def read(self, path: str) -> str | None:
+        """A file of the working copy, or None."""
+        g = self._gateway
+        if path not in g._read:
+            g._read.add(path)
+            g.counts["reads"] += 1
+        return g.workspace.read(path)
+
+    def lines(self, path: str) -> list[str] | None:
+        """A file's lines (without line ends), or None."""
+        text = self.read(path)
+        return None if text is None else text.splitlines()
+
+    # -- edits (coding tasks) --------------------------------------------------------------
+
+    def replace_line(self, path: str, line: int, text: str) -> bool:
+        """Put ``text`` in place of line ``line`` (1-based) of ``path``; False if there is no such line."""
+        lines = self.lines(path)
+        if lines is None or not 1 <= line <= len(lines):
+            self._gateway.record("edit", "", f"{path}:{line} (no such line)")
+            return False
+        lines[line - 1] = text
+        return self._write(path, lines, f"{path}:{line}")
+
+    def insert_lines(self, path: str, before: int, texts: list[str]) -> bool:
+        """Insert ``texts`` before line ``before`` (1-based; one past the end appends)."""
+        lines = self.lines(path)
+        if lines is None or not 1 <= before <= len(lines) + 1:
+            self._gateway.record("edit", "", f"{path}:{before} (no such place)")
+            return False
+        lines[before - 1 : before - 1] = texts
+        return self._write(path, lines, f"{path}:{before}+{len(texts)}")
+
+    def write(self, path: str, text: str) -> bool:
+        """Write a whole file of the working copy (never outside it, never into ``.git``)."""
+        g = self._gateway
+        done = g.workspace.write(path, text)
+        g.record("edit", "", path if done else f"{path} (refused)")
+        return done
+
+    def _write(self, path: str, lines: list[str], where: str) -> bool:
+        g = self._gateway
+        original = g.workspace.read(path) or ""
+        ending = "\n" if original.endswith("\n") or not original else ""
+        done = g.workspace.write(path, "\n".join(lines) + ending)
+        g.record("edit", "", where if done else f"{where} (refused)")
+        return done
+
+    # -- memories ---------------------------------------------------------------------------
+
+    def verify(self, memory: Memory) -> Verdict:
+        """Check a memory against the code now (just-in-time verification, on ``main``)."""
+        g = self._gateway
+        verdict = verify_memory(memory, g.codebase(), verifier=g.verifier)
+        g.counts["verify_reads"] += len(memory.citations)
+        g.record("verdict", memory.id, verdict.status.value)
+        return verdict
+
+    def use(self, memory: Memory) -> None:
+        """Say that the agent relies on ``memory`` (its own account; scoring reads actions)."""
+        self._gateway.record("use", memory.id)
+
+    def refuse(self, memory: Memory, why: str) -> None:
+        """Say that the agent will not use ``memory``."""
+        self._gateway.record("refuse", memory.id, why)
+
+    def store_memory(
+        self,
+        subject: str,
+        fact: str,
+        citations: list[str | Citation],
+        reason: str = "",
+        *,
+        kind: Kind = Kind.FACT,
+        supersedes: str | None = None,
+        anchored: bool = False,
+    ) -> Memory | None:
+        """Store a memory (or a correction), recording each citation's text and commit now, from
+        the working copy as it stands. None when the store refuses (the refusal is an event)."""
+        g = self._gateway
+        try:
+            cited = [_citation(c, i) for i, c in enumerate(citations)]
+            if not anchored:
+                codebase = g.working_tree()
+                cited = [anchor(codebase, c) for c in cited]
+            return self.store_draft(MemoryDraft(g.repo, kind, subject, fact, cited, reason), supersedes=supersedes)
+        except MemstoreError as exc:
+            g.record("denied", supersedes or "", f"store: {exc}")
+            return None
+
+    def store_draft(self, draft: MemoryDraft, *, supersedes: str | None = None) -> Memory | None:
+        """Store a prepared draft (a verifier's correction, say); None when the store refuses."""
+        g = self._gateway
+        try:
+            made = g.store.store(draft, actor=g.actor, surface=g.surface, supersedes=supersedes)
+        except MemstoreError as exc:
+            g.record("denied", supersedes or "", f"{'correct' if supersedes else 'store'}: {exc}")
+            return None
+        g.record("correct" if supersedes else "store", made.id, supersedes or "")
+        return made
+
+    def refresh(self, memory: Memory) -> None:
+        """Mark ``memory`` validated and used: its expiry window starts again."""
+        g = self._gateway
+        try:
+            g.store.refresh(memory.id, actor=g.actor)
+            g.record("refresh", memory.id)
+        except MemstoreError as exc:
+            g.record("denied", memory.id, f"refresh: {exc}")
+
+    def retire(self, memory: Memory, reason: str) -> None:
+        """Take ``memory`` out of use."""
+        g = self._gateway
+        try:
+            g.store.retire(memory.id, actor=g.actor, reason=reason)
+            g.record("retire", memory.id, reason)
+        except MemstoreError as exc:
+            g.record("denied", memory.id, f"retire: {exc}")
+
+    # -- outcomes ---------------------------------------------------------------------------
+
+    def flag(self, path: str, note: str = "") -> None:
+        """Report a review finding at ``path`` (once per path)."""
+        g = self._gateway
+        if path not in {p for p, _ in g.findings}:
+            g.findings.append((path, note))
+            g.record("finding", "", path)
+
+    def give_answer(self, text: str) -> None:
+        """Answer the CLI task's question (the last answer given counts)."""
+        g = self._gateway
+        g.answer = text
+        g.record("answer", "", text[:300])
+
+    # -- for adapters of out-of-process agents ------------------------------------------------
+
+    def record(self, kind: str, memory_id: str = "", detail: str = "") -> None:
+        """Record an event the harness should know of (``agent_error``, say)."""
+        self._gateway.record(kind, memory_id, detail)
+
+    @contextmanager
+    def guarded(self) -> Iterator[None]:
+        """While an out-of-process agent runs: its store's files must not change; if they do,
+        a ``tampered`` event says so."""
+        mark = self._gateway.guard.mark()
+        try:
+            yield
+        finally:
+            self._gateway.guard.check(mark, self._gateway)
+
+
+@dataclass(frozen=True)
+class AgentSession:
+    """What an agent is handed for one session (see the module docstring)."""
+
+    task: TaskView
+    memories: tuple[Memory, ...]
+    tools: Tools
+    limits: Limits
+    seed: str
+
+    def rng(self, purpose: str) -> random.Random:
+        """A random stream for one purpose, the same in every arm (so the arms' outcomes pair up)."""
+        return random.Random(f"{self.seed}|{purpose}")
+
+
+def _citation(value: str | Citation, index: int) -> Citation:
+    """A citation the agent gave, parsed; a bad one named by its place in the list."""
+    if isinstance(value, Citation):
+        return value
+    try:
+        return Citation.parse(value)
+    except ValidationError as exc:
+        raise ValidationError(f"citations[{index}]", str(exc)) from exc
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern[:1000], re.IGNORECASE)
+    except re.error:
+        return re.compile(re.escape(pattern[:1000]), re.IGNORECASE)
+
+
+def _tree(root: Path) -> list[str]:
+    """Every file of a working copy by repository-relative path, ``.git`` aside, sorted."""
+    found: list[str] = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if relative.parts[0] == ".git" or not path.is_file() or path.is_symlink():
+            continue
+        found.append(relative.as_posix())
+    return found

@@ -1,0 +1,271 @@
+"""What the built-in agents know how to do with a repository, as plain rules over lines.
+
+Where a setting is kept (a line that assigns a value to a key named like it), what value it
+holds, how to write a new one, how to add an entry next to its siblings, how to make a line
+follow a convention shown elsewhere, which value in a fact answers a question. No language is
+parsed: the rules are simple enough for a reader to check, and they work as well (or as
+badly) on TypeScript, Go, Python, JSON and Markdown.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from memstore.verify.claims import ClaimKind, _stem, claims_of, words
+
+__all__ = [
+    "Definition",
+    "answer_from_fact",
+    "call_names",
+    "convention_pairs",
+    "definition",
+    "entry_names",
+    "field_name",
+    "identifiers",
+    "instruction_skips",
+    "name_pattern",
+    "names_like",
+    "shared_entries",
+    "subject_words",
+    "with_entry",
+    "with_value",
+]
+
+_ASSIGNMENT = re.compile(
+    r"(?<![\w.-])(?P<key>[A-Za-z_][\w.-]*)[\"']?\s*(?::=|=|:)\s*"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|v?\d[\w.]*(?:-[0-9A-Za-z.]+)?|[A-Za-z_][\w.-]*(?=\s*[,;)]?\s*$))"
+)
+_TABLE_ROW = re.compile(r"^\s*\|(?P<key>[^|]+)\|(?P<value>[^|]+)\|")
+_LABEL = re.compile(  # a whole line "label: value", the label in words ("Log files kept: 14d")
+    r"^\s*(?:[-*]\s+)?(?P<key>[A-Za-z][A-Za-z0-9 _().-]{0,60}?)\s*:\s+"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|[\w./-]+)\s*,?\s*$"
+)
+_GENERIC = frozenset({"value", "setting", "current", "number", "name", "what", "which"})
+_INSTRUCTION = re.compile(
+    r"(?i)\b(?:never|do not|don't|must not)\s+(?:edit|change|touch|modify|update)\s+(?P<what>[^.;:,]+)"
+)
+_FIELD = re.compile(
+    r"""^\s*(?:"(?P<json>[A-Za-z_]\w*)"\s*:|(?P<py>[A-Za-z_]\w*)\s*:\s*[A-Za-z"'\[]|(?P<sql>[a-z_]\w*)\s+[A-Z]+\b)"""
+)
+_STATEMENT = re.compile(
+    r"^(?P<indent>\s*)(?:(?P<with>with)\s+(?P<wexpr>.+?)\s+as\s+(?P<wname>\w+)\s*:"
+    r"|(?:(?:const|let|var)\s+)?(?P<aname>\w+)\s*=\s*(?P<aexpr>[^=].*?))\s*;?\s*$"
+)
+_CALL_ROOT = re.compile(r"^(?:await\s+|new\s+)?(?P<root>[A-Za-z_]\w*)")
+_IMPORT = re.compile(r"^\s*(?:import\b|from\s+\S+\s+import\b|(?:const|let|var)\s+.+=\s*require\()")
+
+
+def subject_words(subject: str) -> list[str]:
+    """The words of a subject that name it (identifiers split, lower case, generic words aside)."""
+    return [w for w in words(subject) if w not in _GENERIC] or words(subject)
+
+
+def _is_identifier(subject: str) -> bool:
+    return " " not in subject.strip() and bool(re.fullmatch(r"[A-Za-z_][\w.-]*", subject.strip()))
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def name_pattern(subject: str) -> str:
+    """A case-insensitive regular expression for the places a subject is named: an identifier in
+    any of its spellings (``RETRY_LIMIT_3``, ``retryLimit3``, ``retry-limit-3``), or a phrase by
+    its neighbouring word pairs (``pool size`` finds ``MAX_POOL_SIZE``)."""
+    parts = subject_words(subject)
+    if _is_identifier(subject):
+        return r"(?<![A-Za-z0-9])" + r"[\W_]*".join(re.escape(p) for p in parts) + r"(?![A-Za-z0-9])"
+    stems = [re.escape(_stem(p)) for p in parts]
+    if len(stems) == 1:
+        return rf"(?<![A-Za-z0-9]){stems[0]}"
+    return "|".join(rf"{a}\w*[\W_]*{b}" for a, b in itertools.pairwise(stems))
+
+
+def names_like(name: str, subject: str) -> bool:
+    """Whether a key names the subject: the same identifier in another spelling, or (for a
+    phrase) a key sharing at least half of its words, one of them not a number."""
+    if _is_identifier(subject):
+        return _norm(name) == _norm(subject)
+    wanted = set(subject_words(subject))
+    shared = set(words(name)) & wanted
+    return 2 * len(shared) >= len(wanted) and any(not w.isdigit() for w in shared)
+
+
+def shares_a_word(name: str, subject: str) -> bool:
+    """A looser test, for a line found by its value: the key shares a word (not a number)."""
+    shared = set(words(name)) & set(subject_words(subject))
+    return any(not w.isdigit() for w in shared)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A line that gives a key a value: where the value stands in the line."""
+
+    key: str
+    value: str  # as written, quotes included
+    start: int
+    end: int
+
+    @property
+    def bare(self) -> str:
+        """The value without its quotes."""
+        return self.value[1:-1] if len(self.value) >= 2 and self.value[0] in "\"'`" else self.value.strip()
+
+
+def definition(line: str) -> Definition | None:
+    """The key a line assigns and the value it assigns (``KEY = 10``, ``"key": "x"``,
+    ``Version: v2.1.4``, a Markdown table row ``| KEY | 10 |``), or None."""
+    row = _TABLE_ROW.match(line)
+    if row is not None and not set(row.group("key").strip()) <= set("-: "):
+        value = row.group("value")
+        start = row.start("value") + len(value) - len(value.lstrip())
+        return Definition(row.group("key").strip(), value.strip(), start, start + len(value.strip()))
+    found = _LABEL.match(line[:2000]) or _ASSIGNMENT.search(line[:2000])
+    if found is None:
+        return None
+    return Definition(found.group("key"), found.group("value"), found.start("value"), found.end("value"))
+
+
+def with_value(line: str, new: str) -> str:
+    """``line`` with the value it assigns replaced by ``new`` (quoted as the old one was); the
+    line unchanged when it assigns nothing."""
+    found = definition(line)
+    if found is None:
+        return line
+    quote = found.value[0] if found.value[:1] in {'"', "'", "`"} else ""
+    return f"{line[: found.start]}{quote}{new}{quote}{line[found.end :]}"
+
+
+def instruction_skips(fact: str) -> list[str]:
+    """What a fact tells an agent never to edit (``never edit docs/``): the words or paths named."""
+    return [m.group("what").strip() for m in _INSTRUCTION.finditer(fact)]
+
+
+def field_name(line: str) -> str | None:
+    """The name of the field a line declares (a JSON key, a typed field, a SQL column), or None."""
+    return _field(line)
+
+
+def _field(line: str) -> str | None:
+    match = _FIELD.match(line)
+    return (match.group("json") or match.group("py") or match.group("sql")) if match is not None else None
+
+
+def entry_names(lines: list[str]) -> list[str]:
+    """The names of the entries a file lists (JSON keys, typed fields, SQL columns), in order: those
+    at the deepest indentation, where a list's entries sit (not the keys of the object around it)."""
+    fields = [(len(line) - len(line.lstrip()), name) for line in lines if (name := _field(line))]
+    if not fields:
+        return []
+    deepest = max(indent for indent, _ in fields)
+    return list(dict.fromkeys(name for indent, name in fields if indent == deepest))
+
+
+def shared_entries(files: list[list[str]]) -> list[str]:
+    """The entries that the files list in common (those of the longest list, if only one lists any)."""
+    lists = [names for lines in files if len(names := entry_names(lines)) >= 2]
+    if not lists:
+        return []
+    common = [name for name in lists[0] if sum(name in names for names in lists) >= 2]
+    return common or max(lists, key=len)
+
+
+def with_entry(lines: list[str], siblings: list[str], entry: str, *, json: bool) -> tuple[int, list[str]] | None:
+    """Where to add ``entry`` to a file that lists ``siblings``, and the lines to add.
+
+    In a list of fields: a copy of the last field line of a sibling, renamed (inserted before
+    it, so a JSON object keeps its commas). In a changelog: a copy of the last item naming a
+    sibling, renamed, under its "Unreleased" heading. None when the file shows neither.
+    """
+    for index in range(len(lines) - 1, -1, -1):
+        name = _field(lines[index])
+        if name in siblings:
+            copy = re.sub(rf"(?<![\w]){re.escape(name)}(?![\w])", entry, lines[index], count=1)
+            if json and not copy.rstrip().endswith(","):
+                copy = copy.rstrip() + ","
+            return index + 1, [copy]
+    heading = next((i for i, line in enumerate(lines) if re.match(r"#+\s*\[?unreleased", line, re.IGNORECASE)), None)
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        named = next((s for s in siblings if re.search(rf"(?<![\w]){re.escape(s)}(?![\w])", line)), None)
+        if heading is not None and named is not None and line.lstrip().startswith(("- ", "* ")):
+            copy = re.sub(rf"(?<![\w]){re.escape(named)}(?![\w])", entry, line, count=1)
+            return heading + 2, [copy, ""] if heading + 1 < len(lines) and lines[heading + 1].strip() == "" else [copy]
+    return None
+
+
+def _statement(line: str) -> tuple[str, str, str] | None:
+    """(indent, form and bound name, expression) of ``with EXPR as NAME:`` or ``NAME = EXPR``."""
+    found = _STATEMENT.match(line)
+    if found is None:
+        return None
+    if found.group("with"):
+        return found.group("indent"), "with " + found.group("wname"), found.group("wexpr")
+    return found.group("indent"), "= " + found.group("aname"), found.group("aexpr")
+
+
+def convention_pairs(target: list[str], examples: list[str]) -> list[tuple[int, str, str, str]]:
+    """Lines of ``target`` to make like ``examples``: a statement binding the same name through
+    another call (``with psycopg.connect(DSN) as connection:`` where the examples say ``with
+    get_connection() as connection:``), in the same form. The first example of each wins, so an
+    agent puts the lines it was pointed at first. Each as (0-based line, new line, old call
+    root, new call root)."""
+    shown: dict[str, tuple[str, str]] = {}
+    for line in examples:
+        parsed = _statement(line)
+        if parsed is not None and not _IMPORT.match(line):
+            shown.setdefault(parsed[1], (line.strip(), parsed[2]))
+    pairs = []
+    for index, line in enumerate(target):
+        parsed = _statement(line)
+        if parsed is None or _IMPORT.match(line) or parsed[1] not in shown:
+            continue
+        indent, _, expression = parsed
+        example, example_expression = shown[parsed[1]]
+        old_root, new_root = _CALL_ROOT.match(expression), _CALL_ROOT.match(example_expression)
+        if old_root is None or new_root is None or old_root.group("root") == new_root.group("root"):
+            continue
+        pairs.append((index, indent + example, old_root.group("root"), new_root.group("root")))
+    return pairs
+
+
+def import_of(name: str, lines: list[str]) -> int | None:
+    """The 0-based line that imports ``name`` in ``lines``, or None."""
+    for index, line in enumerate(lines):
+        if _IMPORT.match(line) and re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", line):
+            return index
+    return None
+
+
+def call_names(fact: str) -> list[str]:
+    """The functions a fact names as calls (``get_connection()``), in order."""
+    return [c.text[:-2] for c in claims_of(fact) if c.text.endswith("()") and re.fullmatch(r"[\w.]+\(\)", c.text)]
+
+
+def identifiers(text: str) -> set[str]:
+    """The code identifiers a text names (``RETRY_LIMIT_3``, ``maxFiles``), normalised to compare."""
+    tokens = re.findall(r"[A-Za-z_][\w]*", text)
+    return {_norm(t) for t in tokens if "_" in t.strip("_") or re.search(r"[a-z][A-Z]", t)}
+
+
+def answer_from_fact(fact: str, question: str) -> str | None:
+    """The value a fact gives in answer to a question: for a question about a command, the
+    longest quoted or code text; otherwise the first version or number, then the first quoted
+    text; for a question about a name, a code span or identifier too. None when it gives none."""
+    claims = claims_of(fact)
+    if not claims:
+        return None
+    if re.search(r"(?i)\bcommand\b", question):
+        texts = [c.text for c in claims if c.kind in {ClaimKind.QUOTED, ClaimKind.CODE}]
+        if texts:
+            return max(texts, key=lambda t: (len(t.split()), len(t)))
+    kinds: list[set[ClaimKind]] = [{ClaimKind.VERSION, ClaimKind.NUMBER}, {ClaimKind.QUOTED}]
+    if re.match(r"(?i)\s*(which|what)\b.*\b(name|header|file|function|helper|variable|key)\b", question):
+        kinds += [{ClaimKind.CODE}, {ClaimKind.IDENTIFIER}]
+    for wanted in kinds:
+        found = [c.text for c in claims if c.kind in wanted]
+        if found:
+            return found[0]
+    return None

@@ -1,0 +1,104 @@
+"""The values a run passes around: arms, units of work, and the rows they produce."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from memstore.harness.run.stubs import AgentConfig
+from memstore.harness.scenario import Scenario
+
+__all__ = ["SESSION_COLUMNS", "TABLES", "Arm", "RunOutput", "Unit"]
+
+TABLES = ("trials", "sessions", "events", "findings", "failures")
+SESSION_COLUMNS = (
+    "arm",
+    "agent",
+    "store",
+    "scenario",
+    "trial",
+    "task",
+    "surface",
+    "user",
+    "index",
+    "handed",
+    "injected_chars",
+    "verify_reads",
+    "searches",
+    "reads",
+    "leaks",
+    "expiry_violations",
+    "agent_error",
+    "tampered",
+    "origins",
+    "merged",
+    "findings",
+    "correct_findings",
+    "expected_findings",
+    "answer_correct",
+    "task_success",
+    "needed_at_5",
+    "needed_at_10",
+    "needed_at_20",
+    "needed_at_50",
+    "moved_given",
+    "moved_reanchored",
+    "stale_use",
+    "misled_origins",
+)
+
+
+@dataclass(frozen=True)
+class Arm:
+    """An agent paired with a store."""
+
+    agent: str
+    store: str = "sqlite:"
+
+    @property
+    def store_label(self) -> str:
+        scheme = self.store.split(":", 1)[0]
+        return scheme if "://" in self.store or self.store.endswith(":") else self.store
+
+    @property
+    def name(self) -> str:
+        return f"{self.agent}/{self.store_label}"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One trial of one scenario in one arm: the unit of work a worker runs."""
+
+    scenario: Scenario
+    trial: int
+    arm: Arm
+    seed: int
+    limit: int
+    agent_config: AgentConfig
+    expiry: timedelta
+    agent_timeout: float
+    base_dir: Path
+
+    def key(self) -> dict[str, Any]:
+        """The columns that say which unit a row belongs to."""
+        return {
+            "arm": self.arm.name,
+            "agent": self.arm.agent,
+            "store": self.arm.store_label,
+            "scenario": self.scenario.name,
+            "trial": self.trial,
+        }
+
+
+@dataclass
+class RunOutput:
+    """Rows of every table, and what they cost."""
+
+    trials: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    timings: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)  # units that could not run, and why

@@ -1,0 +1,251 @@
+"""The runner: arms x scenarios x trials, paired by seed, on a pool of processes.
+
+An arm is (agent, store). Every arm runs the same tasks with the same seeds: a trial's
+seed is derived from the run seed and the trial's identity (scenario, trial number), and
+the agents draw their chances from streams of that seed, so outcomes pair up task by
+task. A trial is one world (`memstore.harness.run.trial`). Units of work go to a local pool
+of processes; their rows come back and are sorted, so the tables do not depend on the pool.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from memstore.harness.run.agents import make_agent
+from memstore.harness.run.command import DEFAULT_TIMEOUT
+from memstore.harness.run.output import Arm, RunOutput, Unit
+from memstore.harness.run.scratch import clean_stale, release_all
+from memstore.harness.run.stores import check_store_uri
+from memstore.harness.run.stubs import AgentConfig
+from memstore.harness.run.trial import forget_templates, run_unit
+from memstore.harness.scenario import Scenario
+from memstore.store import DEFAULT_EXPIRY
+
+__all__ = ["Arm", "Interrupted", "RunConfig", "RunOutput", "check_config", "iter_arms", "run", "units"]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What to run."""
+
+    scenarios: tuple[Scenario, ...]
+    arms: tuple[Arm, ...]
+    trials: int = 1
+    seed: int = 0
+    workers: int = 1
+    limit: int = 50
+    agent_config: AgentConfig = field(default_factory=AgentConfig)
+    expiry: timedelta = DEFAULT_EXPIRY
+    agent_timeout: float = DEFAULT_TIMEOUT  # seconds an out-of-process agent may take per session
+    agent_timeouts: tuple[tuple[str, float], ...] = ()  # per agent: (agent as given, seconds)
+    base_dir: Path = field(default_factory=Path.cwd)  # what relative paths in agent commands mean
+
+    def timeout_for(self, agent: str) -> float:
+        """The session timeout of ``agent``."""
+        return dict(self.agent_timeouts).get(agent, self.agent_timeout)
+
+
+def units(config: RunConfig) -> list[Unit]:
+    """Every (scenario, trial, arm) of a run, in the order its rows are kept."""
+    return [
+        Unit(
+            scenario,
+            trial,
+            arm,
+            config.seed,
+            config.limit,
+            config.agent_config,
+            config.expiry,
+            config.timeout_for(arm.agent),
+            config.base_dir,
+        )
+        for scenario in config.scenarios
+        for trial in range(config.trials)
+        for arm in config.arms
+    ]
+
+
+def check_config(config: RunConfig) -> None:
+    """Refuse, before anything runs, agents and stores that cannot be used as given.
+
+    Raises:
+        ConfigurationError: naming the agent or store and what is wrong with it.
+    """
+    for arm in config.arms:
+        make_agent(arm.agent, config.agent_config, timeout=config.timeout_for(arm.agent), base_dir=config.base_dir)
+        check_store_uri(arm.store)
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was asked to stop (SIGTERM, or Ctrl-C); its workers and scratch space are gone."""
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM into `Interrupted` in the main thread, so clean-up runs as for Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Interrupted(f"stopped by signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker start-up: die when the process that started the run dies, however it dies.
+
+    Linux's parent-death signal kills the worker at once; a watchdog thread polling the
+    parent's id covers the rest. Ctrl-C is the parent's to handle: workers ignore it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="memstore-parent-watch", daemon=True).start()
+
+
+def _run_batch(batch: list[Unit]) -> list[RunOutput]:
+    return [run_unit(unit) for unit in batch]
+
+
+def _lost(unit: Unit) -> RunOutput:
+    out = RunOutput()
+    out.failures.append(
+        {**unit.key(), "error": "the worker process running this unit died (killed, or out of memory)", "where": ""}
+    )
+    return out
+
+
+class _Pool:
+    """A spawn process pool whose workers die with the run, and can be killed at once."""
+
+    def __init__(self, workers: int) -> None:
+        # Fresh interpreters ("spawn"): a forked worker would share the parent's git readers and scratch folder.
+        self.executor = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_die_with_parent,
+            initargs=(os.getpid(),),
+        )
+
+    def kill(self) -> None:
+        processes = list(getattr(self.executor, "_processes", {}).values())
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.kill()
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _in_pool(
+    work: list[Unit], batches: list[list[int]], workers: int, finish: Callable[[int, RunOutput], None]
+) -> list[int]:
+    """Run ``batches`` (positions in ``work``) on a pool; the positions lost when a worker died."""
+    lost: list[int] = []
+    pool = _Pool(workers)
+    try:
+        futures: dict[Future[list[RunOutput]], list[int]] = {
+            pool.executor.submit(_run_batch, [work[i] for i in batch]): batch for batch in batches
+        }
+        while futures:
+            finished, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for future in finished:
+                batch = futures.pop(future)
+                try:
+                    outputs = future.result()
+                except BrokenProcessPool:
+                    lost += batch
+                    continue
+                for position, output in zip(batch, outputs, strict=True):
+                    finish(position, output)
+    except BaseException:
+        pool.kill()
+        raise
+    pool.executor.shutdown(wait=True)
+    return lost
+
+
+def run(config: RunConfig, progress: Callable[[int, int], None] | None = None) -> RunOutput:
+    """Run every unit of ``config``; ``progress(done, total)`` is called as units finish.
+
+    A unit that fails is a failure row, not a crash. A worker process that dies (killed by an
+    agent, out of memory) costs only the unit it was running: the units it took down with it
+    run again one at a time, and the one that kills its worker again is recorded as lost. A
+    SIGTERM or Ctrl-C stops the workers and removes the scratch space before it propagates.
+    """
+    clean_stale()
+    work = units(config)
+    results: list[RunOutput] = [RunOutput()] * len(work)
+    done = 0
+
+    def finish(position: int, output: RunOutput) -> None:
+        nonlocal done
+        results[position] = output
+        done += 1
+        if progress:
+            progress(done, len(work))
+
+    try:
+        with _stop_on_sigterm():
+            if config.workers <= 1:
+                for position, unit in enumerate(work):
+                    finish(position, run_unit(unit))
+            else:
+                # Contiguous batches keep one scenario's trials in one process, so its template is built once there.
+                size = max(1, len(work) // (config.workers * 8))
+                batches = [list(range(i, min(i + size, len(work)))) for i in range(0, len(work), size)]
+                lost = _in_pool(work, batches, config.workers, finish)
+                for position in sorted(lost):  # again, alone: a death now names its unit
+                    if _in_pool(work, [[position]], 1, finish):
+                        finish(position, _lost(work[position]))
+    except BaseException:
+        forget_templates()
+        release_all()  # interrupted: nothing of this run stays behind
+        raise
+    finally:
+        clean_stale()  # the folders of workers that were killed
+    return merge_outputs(results)
+
+
+def merge_outputs(results: Sequence[RunOutput]) -> RunOutput:
+    """One output from the outputs of units, in their order; events numbered in that order."""
+    merged = RunOutput()
+    for result in results:
+        for name in ("trials", "sessions", "events", "findings", "timings", "failures"):
+            getattr(merged, name).extend(getattr(result, name))
+    for position, event in enumerate(merged.events):
+        event["seq"] = position
+    return merged
+
+
+def iter_arms(agents: Sequence[str], stores: Sequence[str]) -> Iterator[Arm]:
+    """Every agent with every store (the no-memory control only once: it reads no store)."""
+    for store in stores:
+        for agent in agents:
+            if agent == "no-memory" and store != stores[0]:
+                continue
+            yield Arm(agent, store)

@@ -1,0 +1,82 @@
+"""Store URIs in a run: each trial opens a fresh store, from a URI used as given or refused."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+from memstore.access import AccessPolicy
+from memstore.clock import Clock
+from memstore.errors import ConfigurationError
+from memstore.harness.run.guard import StoreGuard
+from memstore.ids import UlidIds
+from memstore.store import MemoryStore, open_store
+
+__all__ = ["StoreFactory", "check_store_uri", "trial_store"]
+
+StoreFactory = Callable[[AccessPolicy, Clock], MemoryStore]
+_PLACEHOLDERS = ("scenario", "trial", "arm")
+_PER_TRIAL_SCHEMES = ("sqlite", "ranked", "agentmem")  # file stores: eval opens a fresh one per trial
+
+
+def check_store_uri(uri: str) -> None:
+    """Refuse, before anything runs, a store URI that eval could not use as given.
+
+    A file store named by a bare scheme (``sqlite:``, ``ranked:``, ``agentmem:``) gets a fresh
+    file per trial in private scratch space; one naming a path must say with ``{scenario}``,
+    ``{trial}`` and ``{arm}`` how each trial's file differs, and its folder must exist.
+
+    Raises:
+        ConfigurationError: saying what to write instead.
+    """
+    try:
+        names = [name for _, name, _, _ in string.Formatter().parse(uri) if name is not None]
+    except ValueError as exc:
+        raise ConfigurationError(f"store URI {uri!r}: {exc}; use {{scenario}}, {{trial}} and {{arm}}") from exc
+    unknown = sorted({n for n in names if n not in _PLACEHOLDERS})
+    if unknown:
+        raise ConfigurationError(
+            f"store URI {uri!r} has unknown placeholder(s) {', '.join(unknown)}; known: scenario, trial, arm"
+        )
+    scheme, _, rest = uri.partition(":")
+    if scheme.lower() not in _PER_TRIAL_SCHEMES or not rest.strip("/") or rest.endswith(":memory:"):
+        return
+    if not names:
+        raise ConfigurationError(
+            f"store URI {uri!r} names one store for every trial, and eval needs a fresh one per trial: "
+            f"use '{scheme}:' (a private file per trial), or put {{scenario}}, {{trial}} and {{arm}} in the path"
+        )
+    sample = Path(_format(uri, {"scenario": "s", "trial": 0, "arm": "a"}).partition(":")[2].lstrip("/"))
+    folder = Path("/" + str(sample)).parent if rest.startswith("//") else sample.parent
+    if "{" not in str(Path(rest).parent) and not folder.is_dir():
+        raise ConfigurationError(f"store URI {uri!r}: the folder {folder} does not exist")
+
+
+def _format(uri: str, values: dict[str, object]) -> str:
+    return uri.format(**{k: v for k, v in values.items() if k in _PLACEHOLDERS})
+
+
+def trial_store(
+    uri: str, *, scenario: str, trial: int, arm: str, seed: int, expiry: timedelta, where: Path
+) -> tuple[StoreFactory, StoreGuard]:
+    """How to open one trial's store, and the guard over its files. ``where`` is a folder private
+    to the store, apart from the trial's working copy."""
+    scheme, _, rest = uri.partition(":")
+    guard = StoreGuard()
+    if "{" in uri:
+        uri = _format(uri, {"scenario": scenario, "trial": trial, "arm": re.sub(r"\W", "_", arm)})
+    elif scheme in {"sqlite", "ranked"} and not rest.strip("/"):
+        uri = f"{scheme}:///{where / 'store.db'}"  # a fresh file per trial
+        guard = StoreGuard([where / "store.db"])
+    elif scheme == "agentmem" and not rest.strip("/"):
+        uri = f"agentmem:///{where / 'agent-mem'}"  # a fresh base directory per trial
+        guard = StoreGuard([where / "agent-mem"])
+    ids = UlidIds(f"{seed}|{scenario}|{trial}")
+
+    def make(access: AccessPolicy, clock: Clock) -> MemoryStore:
+        return open_store(uri, access=access, clock=clock, expiry=expiry, ids=ids)
+
+    return make, guard
