@@ -18,16 +18,16 @@ import pandas as pd
 
 from memstore import __version__
 from memstore.errors import ConfigurationError
-from memstore.harness.compare import compare_within
-from memstore.harness.metrics import compute
-from memstore.harness.process import read_bounded
-from memstore.harness.runner import SESSION_COLUMNS, RunConfig, RunOutput
+from memstore.harness.analysis.compare import compare_within
+from memstore.harness.analysis.metrics import compute
+from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
+from memstore.harness.run.process import read_bounded
+from memstore.harness.run.runner import RunConfig
 from memstore.harness.scenario import Scenario
 from memstore.harness.world import fixture_files
 
 __all__ = ["TABLES", "check_same_scenarios", "load_results", "load_tables", "scenario_set_hash", "write_run"]
 
-TABLES = ("trials", "sessions", "events", "findings", "failures")
 _OPTIONAL = {"failures"}  # tables a run folder of an older memstore may lack
 _ORDER = {
     "trials": ["arm", "scenario", "trial"],
@@ -94,6 +94,9 @@ def metadata(config: RunConfig) -> dict[str, Any]:
         "arms": [{"name": a.name, "agent": a.agent, "store": a.store} for a in config.arms],
         "stores": stores,
         "agent_config": asdict(config.agent_config),
+        "populations": {
+            s.population["name"]: s.population for s in sorted(config.scenarios, key=lambda s: s.name) if s.population
+        },
         "expiry_days": config.expiry.total_seconds() / 86_400,
         "memstore_version": __version__,
         "git_commit": _git_commit(),

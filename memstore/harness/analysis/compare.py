@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from memstore.harness.metrics import OUTCOME_RATES
+from memstore.harness.analysis.metrics import OUTCOME_RATES
 from memstore.harness.stats import (
     adjust_pvalues,
     mcnemar,
@@ -33,8 +33,9 @@ __all__ = ["ALPHA", "MIN_EFFECT", "Comparison", "compare_runs", "compare_within"
 
 ALPHA = 0.05
 MIN_EFFECT = 0.05  # five points: the smallest change worth acting on (the seeds' merge-rate gain was seven)
-LOWER_IS_BETTER = {"stale_use_rate", "false_invalidation_rate", "leaks", "expiry_violations"}
-BINARY = {
+LOWER_IS_BETTER = {"stale_use_rate", "false_invalidation_rate", "harm_rate", "leaks", "expiry_violations"}
+BINARY = {  # metric: (surface, or None for every session; the session column it counts)
+    "task_success_rate": (None, "task_success"),
     "merge_rate": ("coding_agent", "merged"),
     "answer_accuracy": ("cli", "answer_correct"),
     "stale_use_rate": (None, "stale_use"),
@@ -188,7 +189,7 @@ def compare_within(
     sessions = tables["sessions"]
     found: list[Comparison] = []
     for a, b in _pairs(sessions[["arm", "agent", "store"]]):
-        for metric in ("merge_rate", "answer_accuracy", "stale_use_rate"):
+        for metric in BINARY:
             c = _paired_binary(metric, a, b, sessions, min_effect)
             if c is not None:
                 found.append(c)

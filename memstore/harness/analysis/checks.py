@@ -1,0 +1,74 @@
+"""The merge check, and reading a value the grading data points at.
+
+A task's check (grading data) is run by the harness after the agent's session, on the change
+it committed: values that must be equal across files, texts that must (not) be there, files
+that must not change, and a command that must pass (a real test suite, where the fixture's
+toolchain runs here). The scenario's patterns run under a time limit (the `regex` package's
+``timeout``) and its command is bounded like an agent: one that backtracks or hangs without
+end fails its check, not the run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Collection
+
+import regex
+
+from memstore.harness.run.process import run_bounded
+from memstore.harness.scenario import Location, Task
+from memstore.verify import GitCodebase
+from memstore.verify.workspace import Workspace
+
+__all__ = ["CHECK_TIMEOUT", "PATTERN_TIMEOUT", "check_change", "read_value"]
+
+PATTERN_TIMEOUT = 2.0  # seconds a scenario's pattern may take on one file
+CHECK_TIMEOUT = 300.0  # seconds a scenario's check command may run (a test suite, say)
+
+
+def _group(pattern: str, text: str | None) -> str | None:
+    if text is None:
+        return None
+    try:
+        found = regex.search(pattern, text, timeout=PATTERN_TIMEOUT)
+    except (TimeoutError, regex.error):
+        return None
+    return found.group(1) if found is not None else None
+
+
+def check_change(workspace: Workspace, task: Task, touched: Collection[str] = ()) -> bool:
+    """Whether the work tree (the change committed on it touching ``touched``) passes ``task``'s check."""
+    check = task.check
+    values = [_group(location.pattern, workspace.read(location.path)) for location in check.equal]
+    if any(v is None for v in values) or len(set(values)) > 1:
+        return False
+    for path, needle in check.contains:
+        text = workspace.read(path)
+        if text is None or needle not in text:
+            return False
+    for path, needle in check.absent:
+        text = workspace.read(path)
+        if text is not None and needle in text:
+            return False
+    if set(check.unchanged) & set(touched):
+        return False
+    return not (check.command and _command_fails(workspace, check.command))
+
+
+def _command_fails(workspace: Workspace, command: tuple[str, ...]) -> bool:
+    """Run the check command in the work tree, bounded; it fails on a non-zero exit, a timeout,
+    or a program that cannot start."""
+    argv = [sys.executable if part == "{python}" else part for part in command]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # a check leaves nothing in the work tree
+    try:
+        finished = run_bounded(argv, cwd=workspace.path, env=env, timeout=CHECK_TIMEOUT)
+    except OSError:
+        return True
+    return finished.timed_out or finished.returncode != 0
+
+
+def read_value(codebase: GitCodebase, where: Location) -> str | None:
+    """The value ``where`` points at (group 1 of its pattern in its file) in ``codebase``."""
+    found = codebase.read(where.path)
+    return _group(where.pattern, "\n".join(found.lines)) if found.ok else None
