@@ -6,9 +6,9 @@ import warnings
 
 import pytest
 
-from memstore.harness.compare import compare_runs
+from memstore.harness.analysis.compare import compare_runs
+from memstore.harness.analysis.results import load_results
 from memstore.harness.pytest_plugin import EvalRun
-from memstore.harness.results import load_results
 
 
 def test_no_significant_regression_against_the_baseline(memstore_run: EvalRun) -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from memstore.harness.metrics import compute
+from memstore.harness.analysis.metrics import compute
 from memstore.harness.pytest_plugin import EvalRun
+from memstore.harness.report import verifier_gates
 
 
 @pytest.fixture(scope="module")
-def library(memstore_run: EvalRun) -> dict[str, dict[str, object]]:
+def library(memstore_run: EvalRun) -> dict[str, object]:
     tables = memstore_run.tables
     hand_written = {s.name for s in memstore_run.config.scenarios if s.files is None}
     keep = {
@@ -19,13 +20,8 @@ def library(memstore_run: EvalRun) -> dict[str, dict[str, object]]:
     return compute(keep)[memstore_run.arm("jit-verify")]["overall"]  # type: ignore[return-value]
 
 
-def test_detection_recall(library: dict[str, dict[str, float]]) -> None:
-    assert library["detection_recall"]["value"] >= 0.95
-
-
-def test_false_invalidation_rate(library: dict[str, dict[str, float]]) -> None:
-    assert library["false_invalidation_rate"]["value"] <= 0.02
-
-
-def test_reanchor_accuracy(library: dict[str, dict[str, float]]) -> None:
-    assert library["reanchor_accuracy"]["value"] >= 0.9
+def test_the_verifier_gates(library: dict[str, object], memstore_run: EvalRun) -> None:
+    """jit-verify on the hand-written library: detection recall at least 0.95, false
+    invalidation at most 0.02, re-anchoring at least 0.9 (each fails when not measured)."""
+    failed = [f"{g.name}: {g.message}" for g in verifier_gates(library, memstore_run.arm("jit-verify")) if not g.passed]
+    assert failed == []

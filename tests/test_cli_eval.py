@@ -37,11 +37,11 @@ def test_eval_writes_the_run_folder(tmp_path: Path) -> None:
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert sorted(results["arms"]) == ["jit-verify/sqlite", "no-memory/sqlite", "trusting/sqlite"]
     assert results["run"]["seed"] == 5
-    assert results["run"]["tasks"] == 4
+    assert results["run"]["tasks"] == 6  # 3 tasks x 2 trials
     jit = results["arms"]["jit-verify/sqlite"]["overall"]
-    assert jit["detection_recall"] == {"k": 6, "n": 6, "value": 1.0}
+    assert jit["detection_recall"] == {"k": 8, "n": 8, "value": 1.0}  # four bad memories a trial, each refused
     assert jit["leaks"] == 0
-    assert "memstore eval: 4 tasks x 3 arms" in output
+    assert "memstore eval: 6 tasks x 3 arms" in output
     assert "eval: 12/12 trials" in output  # plain progress lines when not on a terminal
 
 
@@ -62,11 +62,13 @@ def test_agents_stores_and_params_are_chosen(tmp_path: Path) -> None:
         "--store",
         "sqlite:",
         "--agent-param",
-        "explore=0",
+        "searches=1",
+        "--agent-param",
+        "learn=false",
     )
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert sorted(results["arms"]) == ["jit-verify/memory", "jit-verify/sqlite"]
-    assert results["run"]["agent_config"] == {"explore": 0.0, "heed": 0.95, "slip": 0.02}
+    assert results["run"]["agent_config"] == {"learn": False, "reads": 8, "searches": 1}
 
 
 def test_bad_arguments_are_clean_errors(tmp_path: Path) -> None:

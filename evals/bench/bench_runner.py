@@ -15,7 +15,7 @@ import time
 
 from memstore.harness.data import scenarios_dir
 from memstore.harness.loader import load_file, load_library
-from memstore.harness.runner import Arm, RunConfig, run
+from memstore.harness.run.runner import Arm, RunConfig, run
 
 ARMS = tuple(Arm(agent, "sqlite:") for agent in ("no-memory", "trusting", "jit-verify"))
 

@@ -16,13 +16,13 @@ from rich.table import Table
 
 from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import ConfigurationError
-from memstore.harness.agents import AGENTS, AgentConfig
-from memstore.harness.compare import compare_runs
+from memstore.harness.analysis.compare import compare_runs
+from memstore.harness.analysis.metrics import OUTCOME_RATES
+from memstore.harness.analysis.results import TABLES, check_same_scenarios, load_results, metadata, write_run
 from memstore.harness.loader import ScenarioError, load_library
-from memstore.harness.metrics import OUTCOME_RATES
 from memstore.harness.report import arm_label, gates, write_reports
-from memstore.harness.results import TABLES, check_same_scenarios, load_results, metadata, write_run
-from memstore.harness.runner import RunConfig, check_config, iter_arms, run
+from memstore.harness.run.agents import AGENTS, AgentConfig
+from memstore.harness.run.runner import RunConfig, check_config, iter_arms, run
 
 __all__ = ["eval_command"]
 
@@ -99,7 +99,7 @@ def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], 
             per_agent.append((agent, number))
         else:
             default = number
-    from memstore.harness.command_agent import DEFAULT_TIMEOUT
+    from memstore.harness.run.command import DEFAULT_TIMEOUT
 
     return (default if default is not None else DEFAULT_TIMEOUT), tuple(per_agent)
 
@@ -147,7 +147,7 @@ def _prepare_folder(folder: Path, overwrite: bool) -> None:
     "agent_params",
     multiple=True,
     metavar="NAME=VALUE",
-    help="Stub agents' imperfections: explore, slip, heed (see README).",
+    help='The stub agents\' exploration budget: searches, reads, learn (see README, "The stub agents").',
 )
 @click.option(
     "--out",

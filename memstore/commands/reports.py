@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from memstore.harness.compare import compare_runs
+from memstore.harness.analysis.compare import compare_runs
+from memstore.harness.analysis.results import check_same_scenarios, load_results, load_tables
 from memstore.harness.report import gates, render_markdown, write_reports
-from memstore.harness.results import check_same_scenarios, load_results, load_tables
 
 __all__ = ["compare", "report"]
 

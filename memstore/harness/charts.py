@@ -84,7 +84,8 @@ def forest_chart(comparisons: list[dict[str, Any]]) -> str:
 
 
 def confusion_chart(confusion: dict[str, dict[str, dict[str, int]]]) -> str:
-    """Per arm and memory origin: how many memories handed were used, refused, or left aside."""
+    """Per arm and memory origin: how many memories handed were refused, repeated by an action
+    (misled: found by the harness), or neither."""
     arms = list(confusion)
     origins = sorted({o for per in confusion.values() for o in per})
     if not arms or not origins:
@@ -93,7 +94,7 @@ def confusion_chart(confusion: dict[str, dict[str, dict[str, int]]]) -> str:
     axes = list(grid[0])
     for ax, arm in zip(axes, arms, strict=True):
         bottom = [0] * len(origins)
-        for j, action in enumerate(("used", "refused", "ignored")):
+        for j, action in enumerate(("refused", "misled", "other")):
             values = [confusion[arm].get(o, {}).get(action, 0) for o in origins]
             ax.bar(origins, values, bottom=bottom, label=action, color=_COLORS[j])
             bottom = [b + v for b, v in zip(bottom, values, strict=True)]

@@ -17,11 +17,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from memstore.harness.agents import AGENTS
+from memstore.harness.analysis.results import write_run
 from memstore.harness.loader import load_library
 from memstore.harness.report import gates, write_reports
-from memstore.harness.results import write_run
-from memstore.harness.runner import RunConfig, iter_arms, run
+from memstore.harness.run.agents import AGENTS
+from memstore.harness.run.runner import RunConfig, iter_arms, run
 
 __all__ = ["EvalRun", "memstore_run"]
 

@@ -18,8 +18,8 @@ from xml.sax.saxutils import quoteattr
 import jinja2
 import pandas as pd
 
+from memstore.harness.analysis.metrics import CONTROL, RATES, memory_pairs
 from memstore.harness.charts import confusion_chart, forest_chart, healing_chart, rates_chart
-from memstore.harness.metrics import RATES, memory_pairs
 from memstore.harness.stats import wilson_ci
 
 __all__ = ["Gate", "gates", "render_html", "render_junit", "render_markdown", "write_reports"]
@@ -65,14 +65,99 @@ def _integrity_gates(arm: str, overall: dict[str, Any]) -> list[Gate]:
     ]
 
 
+def _invariants(arm: str, overall: dict[str, Any]) -> list[Gate]:
+    found = []
+    for invariant in ("leaks", "expiry_violations"):
+        count = overall.get(invariant, 0)
+        found.append(Gate(f"{arm}: {invariant} == 0", count == 0, f"{count} {invariant.replace('_', ' ')}"))
+    return found
+
+
+def invariant_gates(results: dict[str, Any]) -> list[Gate]:
+    """No arm leaks a memory or breaks expiry."""
+    return [g for arm, data in results["arms"].items() for g in _invariants(arm, data["overall"])]
+
+
+def _against_control(results: dict[str, Any], agent: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """The arms of ``agent``, and the run's comparisons of each with its no-memory control."""
+    arms = [arm for arm, data in results["arms"].items() if data.get("agent") == agent]
+    controls = {arm for arm, data in results["arms"].items() if data.get("agent") == CONTROL}
+    found = [c for c in results.get("comparisons", []) if c["a"] in arms and c["b"] in controls]
+    return arms, found
+
+
+def no_harm_gates(results: dict[str, Any], agent: str = "jit-verify") -> list[Gate]:
+    """``agent`` is not significantly worse than the no-memory control on any outcome (paired, Holm-adjusted)."""
+    arms, found = _against_control(results, agent)
+    gates_found = []
+    for arm in arms:
+        mine = [c for c in found if c["a"] == arm]
+        worse = [c for c in mine if c["verdict"] == "regressed"]
+        message = (
+            "; ".join(
+                f"{c['metric']} {c['a_value']:.3f} vs {c['b_value']:.3f} (p = {format_p(c['p_adjusted'])})"
+                for c in worse
+            )
+            if worse
+            else f"no outcome of {len(mine)} compared is significantly worse"
+        )
+        gates_found.append(
+            Gate(
+                f"{arm}: not significantly worse than {CONTROL}",
+                bool(mine) and not worse,
+                message if mine else "no comparison with a no-memory control in this run",
+            )
+        )
+    return gates_found
+
+
+HARM_OUTCOMES = ("merge_rate", "answer_accuracy", "review_precision")
+
+
+def harm_seen_gate(results: dict[str, Any], agent: str = "trusting") -> Gate:
+    """The run shows bad memory harming ``agent`` (an agent that trusts what it is handed): it
+    is significantly worse than the no-memory control on merge rate, answer accuracy or review
+    precision. A scenario set where this fails cannot show that a store or an agent is safe."""
+    _, found = _against_control(results, agent)
+    worse = [c for c in found if c["metric"] in HARM_OUTCOMES and c["verdict"] == "regressed"]
+    shown = [c for c in found if c["metric"] in HARM_OUTCOMES]
+    detail = "; ".join(
+        f"{c['metric']} {c['a_value']:.3f} vs {c['b_value']:.3f} ({c['verdict']}, p = {format_p(c['p_adjusted'])})"
+        for c in shown
+    )
+    return Gate(f"{agent}: bad memory measurably harms it", bool(worse), detail or f"no {agent} arm with a control")
+
+
+def verifier_gates(
+    overall: dict[str, Any],
+    arm: str,
+    *,
+    detection: float = 0.95,
+    false_invalidation: float = 0.02,
+    reanchor: float = 0.9,
+) -> list[Gate]:
+    """The verifier's bars on one arm's metrics: a rate that was not measured fails its gate."""
+    bars = (
+        ("detection_recall", ">=", detection),
+        ("false_invalidation_rate", "<=", false_invalidation),
+        ("reanchor_accuracy", ">=", reanchor),
+    )
+    found = []
+    for metric, how, bar in bars:
+        value = (overall.get(metric) or {}).get("value")
+        ok = value is not None and (value >= bar if how == ">=" else value <= bar)
+        shown = "not measured" if value is None else f"{value:.3f}"
+        found.append(Gate(f"{arm}: {metric} {how} {bar}", ok, f"{shown} (bar {how} {bar})"))
+    return found
+
+
 def gates(results: dict[str, Any], baseline_comparisons: list[dict[str, Any]] | None = None) -> list[Gate]:
-    """Hard invariants for every arm, and no significant regression against the baseline."""
+    """Every run's gates: integrity, no leaks or expiry violations, `jit-verify` not significantly
+    worse than no memory (where both ran), and no significant regression against the baseline."""
     found = []
     for arm, data in results["arms"].items():
-        found += _integrity_gates(arm, data["overall"])
-        for invariant in ("leaks", "expiry_violations"):
-            count = data["overall"].get(invariant, 0)
-            found.append(Gate(f"{arm}: {invariant} == 0", count == 0, f"{count} {invariant.replace('_', ' ')}"))
+        found += _integrity_gates(arm, data["overall"]) + _invariants(arm, data["overall"])
+    found += [g for g in no_harm_gates(results) if "no comparison" not in g.message]
     for c in baseline_comparisons or []:
         diff = c["diff"] or 0.0
         message = (
@@ -118,6 +203,51 @@ def cost_rows(results: dict[str, Any], timings: dict[str, Any] | None) -> list[d
     return rows
 
 
+STUBS = ("no-memory", "trusting", "jit-verify")
+
+
+def simulation_notes(results: dict[str, Any]) -> list[str]:
+    """What in the run is a simulation, named as one, with its parameters and how they were chosen."""
+    run = results["run"]
+    notes = []
+    stubs = [a for a in STUBS if any(d.get("agent") == a for d in results["arms"].values())]
+    if stubs:
+        budget = ", ".join(f"{k}={v}" for k, v in run.get("agent_config", {}).items())
+        notes.append(
+            f"{', '.join(stubs)} {'is a' if len(stubs) == 1 else 'are'} built-in stub agent"
+            f"{'' if len(stubs) == 1 else 's'}: deterministic programs that act on what they read and what "
+            f"they are handed, standing in for real agents (simulations, not language models). Their "
+            f'exploration budget ({budget}) is a modelling choice, not a measurement (README, "The stub agents").'
+        )
+    for name, population in sorted(run.get("populations", {}).items()):
+        parameters = ", ".join(f"{k}={v}" for k, v in population.get("parameters", {}).items())
+        notes.append(
+            f"{name} is a generated population (synthetic repositories, a simulation): "
+            f"{population.get('description', '')} Parameters: {parameters}."
+        )
+    return notes
+
+
+def harm_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per arm paired with the no-memory control: harm and rescue, overall and per memory origin."""
+    rows = []
+    for arm, data in results["arms"].items():
+        if data["overall"].get("harm_rate") is None:
+            continue
+        rows.append({"arm": arm_label(arm, data), "origin": "all", **_harm_cells(data["overall"])})
+        for origin, found in sorted(data.get("per_origin", {}).items()):
+            if found.get("harm_rate") is not None:
+                rows.append({"arm": arm_label(arm, data), "origin": origin, **_harm_cells(found)})
+    return rows
+
+
+def _harm_cells(found: dict[str, Any]) -> dict[str, str]:
+    def cell(metric: Any) -> str:
+        return "-" if not metric else f"{metric['value']:.3f} ({metric['k']}/{metric['n']})"
+
+    return {"harm": cell(found.get("harm_rate")), "rescue": cell(found.get("rescue_rate"))}
+
+
 def _cell(metric: Any) -> dict[str, Any]:
     if metric is None:
         return {"text": "-", "sort": -1}
@@ -136,9 +266,9 @@ def _confusion(tables: dict[str, pd.DataFrame]) -> dict[str, dict[str, dict[str,
     result: dict[str, dict[str, dict[str, int]]] = {}
     for (arm, origin), rows in pairs.groupby(["arm", "origin"]):
         result.setdefault(str(arm), {})[str(origin)] = {
-            "used": int(rows.used.sum()),
             "refused": int(rows.refused.sum()),
-            "ignored": int((~rows.used & ~rows.refused).sum()),
+            "misled": int((rows.misled & ~rows.refused).sum()),
+            "other": int((~rows.misled & ~rows.refused).sum()),
         }
     return result
 
@@ -242,6 +372,8 @@ def render_html(
             gates=gate_list,
             labels={arm: arm_label(arm, data) for arm, data in arms.items()},
             costs=cost_rows(results, timings),
+            notes=simulation_notes(results),
+            harm=harm_rows(results),
         )
     )
 
@@ -278,6 +410,22 @@ def render_markdown(results: dict[str, Any], gate_list: list[Gate], timings: dic
     for arm, data in arms.items():
         lines.append(f"| {arm_label(arm, data)} | " + " | ".join(_fmt(data["overall"].get(m)) for m in metrics) + " |")
     lines += ["", "Rates with Wilson 95% intervals.", ""]
+    notes = simulation_notes(results)
+    if notes:
+        lines += ["## What is simulated", "", *[f"- {n}" for n in notes], ""]
+    harm = harm_rows(results)
+    if harm:
+        lines += [
+            "## Harm and rescue against the no-memory control",
+            "",
+            "| arm | memories of origin | harm | rescue |",
+            "|---|---|---|---|",
+            *[f"| {r['arm']} | {r['origin']} | {r['harm']} | {r['rescue']} |" for r in harm],
+            "",
+            "Harm: paired tasks no-memory got right and the arm got wrong; rescue: the reverse. Per origin: over "
+            "the tasks handed a memory of that origin, harm counted where an action repeated such a memory's error.",
+            "",
+        ]
     lines += [
         "## Retrieval and cost",
         "",

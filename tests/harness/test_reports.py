@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from memstore.harness.compare import compare_runs
+from memstore.harness.analysis.compare import compare_runs
+from memstore.harness.analysis.results import write_run
 from memstore.harness.report import gates, render_junit, render_markdown, write_reports
-from memstore.harness.results import write_run
-from memstore.harness.runner import Arm, RunConfig, run
+from memstore.harness.run.runner import Arm, RunConfig, run
 from tests.harness.conftest import scenario
 
 
@@ -40,17 +40,23 @@ def test_every_report_is_written(run_folder: tuple[Path, dict[str, Any], dict[st
 def test_markdown_summary(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
     _, results, _ = run_folder
     text = render_markdown(results, gates(results))
-    assert text.startswith("# memstore eval\n\n10 tasks, 3 arms, seed 0, 2 trial(s)")
+    assert text.startswith("# memstore eval\n\n12 tasks, 3 arms, seed 0, 2 trial(s)")
     assert "| jit-verify/memory | " in text
     assert "## Paired comparisons" in text
-    assert "15 of 15 passed." in text  # per arm: 3 integrity gates, leaks, expiry
+    assert "## Harm and rescue against the no-memory control" in text
+    assert "| trusting/memory | all | " in text
+    assert "## What is simulated" in text
+    assert "no-memory, trusting, jit-verify are built-in stub agents" in text
+    assert "(searches=2, reads=8, learn=True)" in text
+    # per arm: 3 integrity gates, leaks, expiry; and jit-verify not worse than no-memory
+    assert "16 of 16 passed." in text
 
 
 def test_junit_has_one_case_per_gate(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
     _, results, _ = run_folder
     gate_list = gates(results)
     suite = ET.fromstring(render_junit(gate_list))
-    assert suite.attrib == {"name": "memstore", "tests": "15", "failures": "0", "errors": "0"}
+    assert suite.attrib == {"name": "memstore", "tests": "16", "failures": "0", "errors": "0"}
     assert [case.attrib["name"] for case in suite][:5] == [
         "jit-verify/memory: the agent did not fail every session",
         "jit-verify/memory: every unit ran",
@@ -138,3 +144,92 @@ def test_html_report_loads_in_headless_chromium(
     assert 'data-ready="1"' in dom  # and the page's script ran to the end
     for chart in ("rates", "forest", "confusion", "healing"):
         assert f'data-chart="{chart}"' in dom
+
+
+def _comparison(metric: str, a: str, b: str, verdict: str, a_value: float, b_value: float) -> dict[str, Any]:
+    return {
+        "metric": metric,
+        "a": a,
+        "b": b,
+        "verdict": verdict,
+        "a_value": a_value,
+        "b_value": b_value,
+        "p_adjusted": 0.001 if verdict in {"improved", "regressed"} else 0.4,
+    }
+
+
+ARMS = {
+    "no-memory/sqlite": {"agent": "no-memory", "store": "sqlite", "overall": {}},
+    "trusting/sqlite": {"agent": "trusting", "store": "sqlite", "overall": {}},
+    "jit-verify/sqlite": {"agent": "jit-verify", "store": "sqlite", "overall": {}},
+}
+
+
+def test_the_no_harm_gate_fails_when_jit_verify_is_significantly_worse() -> None:
+    from memstore.harness.report import no_harm_gates
+
+    fine = {
+        "arms": ARMS,
+        "comparisons": [
+            _comparison("merge_rate", "jit-verify/sqlite", "no-memory/sqlite", "improved", 0.9, 0.8),
+            _comparison("answer_accuracy", "jit-verify/sqlite", "no-memory/sqlite", "no significant change", 0.9, 0.9),
+        ],
+    }
+    worse = {
+        "arms": ARMS,
+        "comparisons": [
+            *fine["comparisons"],
+            _comparison("review_precision", "jit-verify/sqlite", "no-memory/sqlite", "regressed", 0.7, 0.95),
+        ],
+    }
+    (passed,) = no_harm_gates(fine)
+    assert passed.passed
+    assert passed.name == "jit-verify/sqlite: not significantly worse than no-memory"
+    (failed,) = no_harm_gates(worse)
+    assert not failed.passed
+    assert failed.message == "review_precision 0.700 vs 0.950 (p = 0.001)"
+    (unmeasured,) = no_harm_gates({"arms": ARMS, "comparisons": []})
+    assert not unmeasured.passed  # a gate with nothing compared does not pass by default
+    assert [g.name for g in gates({"arms": ARMS, "comparisons": worse["comparisons"]}) if not g.passed] == [
+        "jit-verify/sqlite: not significantly worse than no-memory"
+    ]
+
+
+def test_the_harm_seen_gate_fails_when_trusting_is_not_measurably_harmed() -> None:
+    from memstore.harness.report import harm_seen_gate
+
+    harmed = {
+        "arms": ARMS,
+        "comparisons": [
+            _comparison("merge_rate", "trusting/sqlite", "no-memory/sqlite", "regressed", 0.4, 0.8),
+        ],
+    }
+    unharmed = {
+        "arms": ARMS,
+        "comparisons": [
+            _comparison("merge_rate", "trusting/sqlite", "no-memory/sqlite", "underpowered", 0.78, 0.8),
+            _comparison("stale_use_rate", "trusting/sqlite", "no-memory/sqlite", "regressed", 0.3, 0.0),
+        ],
+    }
+    assert harm_seen_gate(harmed).passed
+    gate = harm_seen_gate(unharmed)
+    assert not gate.passed  # stale use alone is not harm to an outcome
+    assert gate.message == "merge_rate 0.780 vs 0.800 (underpowered, p = 0.4)"
+    assert not harm_seen_gate({"arms": ARMS, "comparisons": []}).passed
+
+
+def test_the_verifier_gates_fail_below_their_bars() -> None:
+    from memstore.harness.report import verifier_gates
+
+    good = {
+        "detection_recall": {"value": 0.97, "k": 97, "n": 100},
+        "false_invalidation_rate": {"value": 0.01, "k": 1, "n": 100},
+        "reanchor_accuracy": {"value": 0.95, "k": 19, "n": 20},
+    }
+    assert all(g.passed for g in verifier_gates(good, "jit-verify/sqlite"))
+    bad = {**good, "detection_recall": {"value": 0.9, "k": 90, "n": 100}, "reanchor_accuracy": None}
+    failed = [(g.name, g.message) for g in verifier_gates(bad, "jit-verify/sqlite") if not g.passed]
+    assert failed == [
+        ("jit-verify/sqlite: detection_recall >= 0.95", "0.900 (bar >= 0.95)"),
+        ("jit-verify/sqlite: reanchor_accuracy >= 0.9", "not measured (bar >= 0.9)"),
+    ]
