@@ -18,6 +18,7 @@ from memstore.verify.claims import ClaimKind, _stem, claims_of, words
 __all__ = [
     "Definition",
     "answer_from_fact",
+    "asked_name",
     "call_names",
     "convention_pairs",
     "definition",
@@ -27,6 +28,7 @@ __all__ = [
     "instruction_skips",
     "name_pattern",
     "names_like",
+    "names_near",
     "shared_entries",
     "subject_words",
     "with_entry",
@@ -248,6 +250,35 @@ def identifiers(text: str) -> set[str]:
     """The code identifiers a text names (``RETRY_LIMIT_3``, ``maxFiles``), normalised to compare."""
     tokens = re.findall(r"[A-Za-z_][\w]*", text)
     return {_norm(t) for t in tokens if "_" in t.strip("_") or re.search(r"[a-z][A-Z]", t)}
+
+
+_NAME_QUESTION = re.compile(
+    r"(?i)^\s*(?:which|what)\b.*?\b(?P<kind>header|file|function|helper|variable|key|flag|field|column|name)s?\b"
+)
+_NAMED = re.compile(r"`(?P<code>[^`\s]{2,80})`|\"(?P<quoted>[^\"\s]{2,80})\"|'(?P<single>[^'\s]{2,80})'")
+
+
+def asked_name(question: str) -> str | None:
+    """The kind of name a question asks for (``header`` in "Which header carries the API
+    version?"), or None for a question about a value."""
+    found = _NAME_QUESTION.match(question)
+    return found.group("kind").lower() if found else None
+
+
+def names_near(lines: list[str], kind: str, subject: str) -> list[str]:
+    """Names (code spans, quoted strings) on lines that mention ``kind`` and a word of
+    ``subject``, the most often given first (ties: first seen)."""
+    wanted = [w for w in subject_words(subject) if w != kind]
+    counts: dict[str, int] = {}
+    for line in lines:
+        low = line.lower()
+        if kind not in low or (wanted and not any(_stem(w) in low for w in wanted)):
+            continue
+        for found in _NAMED.finditer(line):
+            name = found.group("code") or found.group("quoted") or found.group("single")
+            if not re.fullmatch(r"v?\d[\w.]*", name):  # a value is not a name
+                counts[name] = counts.get(name, 0) + 1
+    return sorted(counts, key=lambda n: -counts[n])
 
 
 def answer_from_fact(fact: str, question: str) -> str | None:

@@ -308,6 +308,11 @@ class _Program:
                 "Found by reading the files next to the one being changed.",
             )
 
+    def _name_by_exploring(self, kind: str, subject: str) -> list[str]:
+        """A name asked for (a header, a file), read off the lines that mention its kind and the subject."""
+        hits = self._search(rf"\b{re.escape(kind)}")
+        return craft.names_near([h.text for h in hits], kind, subject)[:1]
+
     def _cited_lines(self, citation: Citation) -> list[str]:
         """The lines a citation names, at the numbers it holds."""
         lines = self.tools.lines(citation.path) or []
@@ -365,11 +370,16 @@ class _Program:
     # -- CLI: answer a question -------------------------------------------------------------
 
     def answer(self, intent: Intent, question: str) -> None:
-        # What the facts say (else what stands where they point); the most relevant first, and for a
-        # question about a command, the fullest command any of them gives.
+        # What the facts say (else, for a value, what stands where they point); the most relevant
+        # first, and for a question about a command, the fullest command any of them gives.
+        kind = craft.asked_name(question)
         said = [
-            s for k in self.relevant if (s := craft.answer_from_fact(k.fact, question) or self._value_at(k.citations))
+            s
+            for k in self.relevant
+            if (s := craft.answer_from_fact(k.fact, question) or (None if kind else self._value_at(k.citations)))
         ]
+        if not said and kind is not None:
+            said = self._name_by_exploring(kind, intent.subject)
         if said:
             command = re.search(r"(?i)\bcommand\b", question) is not None
             self.tools.give_answer(max(said, key=lambda s: len(s.split())) if command else said[0])

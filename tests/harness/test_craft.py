@@ -1,0 +1,89 @@
+"""The stubs' rules over lines: where a setting is kept, how to write it, how code follows a
+convention, which value or name answers a question."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memstore.harness.run import craft
+
+
+@pytest.mark.parametrize(
+    ("line", "key", "bare"),
+    [
+        ('export const API_VERSION = "v2.1.4";', "API_VERSION", "v2.1.4"),
+        ('const APIVersion = "v2.1.4"', "APIVersion", "v2.1.4"),
+        ("Version: v2.1.4", "Version", "v2.1.4"),
+        ("MAX_POOL_SIZE = 10", "MAX_POOL_SIZE", "10"),
+        ('      maxFiles: "14d",', "maxFiles", "14d"),
+        ("| Attempts allowed (service 3) | 42 |", "Attempts allowed (service 3)", "42"),
+        ("Log files kept: 14d", "Log files kept", "14d"),
+        ("  pool_size: 10", "pool_size", "10"),
+    ],
+)
+def test_a_definition_is_found_in_any_of_the_usual_spellings(line: str, key: str, bare: str) -> None:
+    found = craft.definition(line)
+    assert found is not None
+    assert (found.key, found.bare) == (key, bare)
+
+
+def test_with_value_keeps_the_quoting_and_the_rest_of_the_line() -> None:
+    assert craft.with_value('export const API_VERSION = "v2.1.4";', "v2.2.0") == 'export const API_VERSION = "v2.2.0";'
+    assert craft.with_value("| RETRY_LIMIT_3 | 42 |", "142") == "| RETRY_LIMIT_3 | 142 |"
+    assert craft.with_value("# no value here", "1") == "# no value here"
+
+
+def test_a_name_pattern_finds_a_setting_in_its_spellings_but_not_its_neighbours() -> None:
+    pattern = re.compile(craft.name_pattern("RETRY_LIMIT_3"), re.IGNORECASE)
+    assert pattern.search("RETRY_LIMIT_3 = 4")
+    assert pattern.search("export const retryLimit3 = 4;")
+    assert not pattern.search("RETRY_LIMIT_30 = 4")
+    phrase = re.compile(craft.name_pattern("connection pool size"), re.IGNORECASE)
+    assert phrase.search("MAX_POOL_SIZE = 10")
+
+
+def test_a_convention_is_copied_from_the_example_pointed_at_first() -> None:
+    target = ["def list_invoices():", "    with driver.connect(DATABASE_URL) as connection:", "        return []"]
+    examples = [
+        "    connection = _pool.acquire(timeout=5)",  # binds the same name, but in another form
+        "    with get_connection() as connection:",
+    ]
+    (change,) = craft.convention_pairs(target, examples)
+    assert change == (1, "    with get_connection() as connection:", "driver", "get_connection")
+
+
+def test_instructions_and_called_helpers_are_read_from_a_fact() -> None:
+    assert craft.instruction_skips("Never edit docs/: the reference is generated.") == ["docs/"]
+    assert craft.call_names("Handlers borrow with `get_connection()` from app/db/pool.py.") == ["get_connection"]
+
+
+def test_answers_from_a_fact() -> None:
+    assert craft.answer_from_fact("The pool holds at most 10 connections.", "How large is the pool?") == "10"
+    assert craft.answer_from_fact("Run `npx vitest run` for the tests.", "Which command runs the tests?") == (
+        "npx vitest run"
+    )
+    assert craft.answer_from_fact("API version must match everywhere.", "What is the version?") is None
+
+
+def test_a_question_about_a_name_is_answered_with_a_name() -> None:
+    assert craft.asked_name("Which header carries the API version?") == "header"
+    assert craft.asked_name("What is the API version?") is None
+    lines = [
+        " * `X-Acme-Api-Version` header. The server rejects requests whose",
+        '\t\tif r.Header.Get("X-Acme-Api-Version") != APIVersion {',
+        'const APIVersion = "v2.1.4"  // the version header value',
+        "Every request carries the `X-Acme-Api-Version` header.",
+    ]
+    assert craft.names_near(lines, "header", "API version header") == ["X-Acme-Api-Version"]
+
+
+@given(st.from_regex(r"[A-Z][A-Z_]{2,12}", fullmatch=True), st.integers(0, 10**6), st.integers(0, 10**6))
+def test_writing_a_value_then_reading_it_back(key: str, old: int, new: int) -> None:
+    line = craft.with_value(f"{key} = {old}", str(new))
+    found = craft.definition(line)
+    assert found is not None
+    assert (found.key, found.bare) == (key, str(new))
