@@ -85,6 +85,11 @@ def test_a_moved_memory_misleads_when_its_stale_line_is_edited_and_the_true_one_
     assert stale_uses(CODING, wrong, handed, truth, moved_to) == ["m4"]
     assert stale_uses(CODING, right, handed, truth, moved_to) == []
     assert stale_uses(CODING, both, handed, truth, moved_to) == []
+    # its docs citation was renamed: acting on the memory but leaving the file it now lives in untouched
+    renamed = {"m4": [("a.ts", 3), ("docs/new.md", 5)]}
+    assert stale_uses(CODING, Actions(frozenset({"a.ts"})), handed, truth, renamed) == ["m4"]
+    assert stale_uses(CODING, Actions(frozenset({"a.ts", "docs/new.md"})), handed, truth, renamed) == []
+    assert stale_uses(CODING, Actions(frozenset({"b.ts"})), handed, truth, renamed) == []  # it never acted on it
     other = Task("other", Surface.CODING_AGENT, "dev", "Other.", needs=("something-else",))
     assert stale_uses(other, wrong, handed, truth, moved_to) == []  # a memory the task did not need
 

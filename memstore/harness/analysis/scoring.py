@@ -67,27 +67,19 @@ def stale_uses(
     A memory's error, from its claim (grading data): a value it states that is false (written by
     an edit, given as an answer, or in a finding); files it points to that hold nothing of what
     it says (edited or flagged); files it says to leave alone that the change needed (left
-    unedited). A moved memory the task needs errs by its stale line numbers: an edit of the line
-    at the number a citation holds, when git's own diff (``moved_to``: memory id -> where each
-    citation's line is now) puts the cited line elsewhere and that line was left alone. A memory
+    unedited). A moved memory the task needs errs by its stale line numbers (``moved_to``: memory
+    id -> where git's own diff puts each citation's line now): see `_misled_by_moved`. A memory
     whose label has lapsed (the trial's own merges changed what it cites) is not in ``truth``
     and is not judged.
     """
     repeated: list[str] = []
     needed = task.check.paths() if task.surface is Surface.CODING_AGENT else set()
-    edited = {(path, line) for path, line, _ in actions.removed}
     for memory in handed:
         spec = truth.get(memory.id)
         if spec is None:
             continue
         if spec.truth is Truth.MOVED:
-            now = (moved_to or {}).get(memory.id, ())
-            wrong = [
-                (c.path, c.line) in edited and where not in edited
-                for c, where in zip(memory.citations, now, strict=False)
-                if where != (c.path, c.line)
-            ]
-            if spec.key in task.needs and any(wrong):
+            if spec.key in task.needs and _misled_by_moved(memory, (moved_to or {}).get(memory.id, ()), actions):
                 repeated.append(memory.id)
             continue
         if spec.truth.usable:
@@ -101,6 +93,24 @@ def stale_uses(
         ):
             repeated.append(memory.id)
     return repeated
+
+
+def _misled_by_moved(memory: Memory, now: Sequence[tuple[str, int] | None], actions: Actions) -> bool:
+    """Whether the change followed a moved memory's stale citations: it edited the line a
+    citation names at its old number while the cited line, now elsewhere, was left alone; or it
+    acted on the memory (touched a file it cites) but left untouched the file where a moved or
+    renamed citation's line stands now."""
+    edited = {(path, line) for path, line, _ in actions.removed}
+    cited = {c.path for c in memory.citations} | {w[0] for w in now if w is not None}
+    acted = bool(cited & actions.touched)
+    for citation, where in zip(memory.citations, now, strict=False):
+        if where is None or where == (citation.path, citation.line):
+            continue
+        if (citation.path, citation.line) in edited and where not in edited:
+            return True
+        if acted and where[0] not in actions.touched:
+            return True
+    return False
 
 
 def reanchored(
