@@ -17,10 +17,9 @@ from rich.table import Table
 from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis.compare import compare_runs
-from memstore.harness.analysis.metrics import OUTCOME_RATES
 from memstore.harness.analysis.results import TABLES, check_same_scenarios, load_results, metadata, write_run
 from memstore.harness.loader import ScenarioError, load_library
-from memstore.harness.report import arm_label, gates, write_reports
+from memstore.harness.report import arm_label, gates, simulation_notes, write_reports
 from memstore.harness.run.agents import AGENTS, AgentConfig
 from memstore.harness.run.runner import RunConfig, check_config, iter_arms, run
 
@@ -63,24 +62,36 @@ def _fmt(metric: Any) -> str:
     if metric is None:
         return "-"
     if isinstance(metric, dict):
-        return f"{metric['value']:.3f} ({metric['k']}/{metric['n']})"
+        return f"{metric['value']:.3f}"
     return str(metric)
 
 
+SUMMARY = {  # column: header, short enough for one line on a terminal
+    "task_success_rate": "success",
+    "merge_rate": "merge",
+    "review_precision": "review P",
+    "review_recall": "review R",
+    "answer_accuracy": "answer",
+    "harm_rate": "harm",
+    "rescue_rate": "rescue",
+    "stale_use_rate": "stale use",
+    "detection_recall": "detect",
+    "false_invalidation_rate": "false inv.",
+    "self_heal_rate": "heal",
+    "leaks": "leaks",
+    "expiry_violations": "expiry",
+    "agent_error_rate": "errors",
+}
+
+
 def summary_table(results: dict[str, Any]) -> Table:
-    """The per-arm headline metrics."""
-    columns = [*OUTCOME_RATES, "leaks", "expiry_violations", "agent_error_rate"]
+    """The per-arm headline metrics (counts and intervals are in report.md and results.json)."""
     table = Table(title=f"memstore eval: {results['run']['tasks']} tasks x {len(results['arms'])} arms")
     table.add_column("arm", no_wrap=True)
-    for column in columns:
-        table.add_column(
-            column.replace("_", " ").replace(" rate", "s")
-            if column == "agent_error_rate"
-            else column.replace("_", " "),
-            overflow="fold",
-        )
+    for header in SUMMARY.values():
+        table.add_column(header, justify="right", no_wrap=True)
     for arm, data in results["arms"].items():
-        table.add_row(plain(arm_label(arm, data)), *(plain(_fmt(data["overall"].get(c))) for c in columns))
+        table.add_row(plain(arm_label(arm, data)), *(plain(_fmt(data["overall"].get(c))) for c in SUMMARY))
     return table
 
 
@@ -244,6 +255,8 @@ def eval_command(
     gate_list = gates(results, against)
     write_reports(folder, results, tables, gate_list)
     console(width=200).print(summary_table(results))
+    for note in simulation_notes(results)[:1]:  # the stub agents; populations are in the reports
+        click.echo(f"Note: {note}")
     failed = [g for g in gate_list if not g.passed]
     for gate in failed:
         click.echo(f"FAILED {gate.name}: {gate.message}")
