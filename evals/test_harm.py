@@ -1,6 +1,6 @@
 """Memory's harm, measured: bad memory hurts an agent that trusts it, and verification protects.
 
-Both gates read the run's paired comparisons with the no-memory control (McNemar's exact test,
+Both gates read the run's paired comparisons with the control arm (McNemar's exact test,
 Holm-adjusted). Each can fail: tests/harness/test_reports.py feeds them runs where they must.
 """
 
@@ -11,13 +11,12 @@ from memstore.harness.report import harm_seen_gate, no_harm_gates
 
 
 def test_jit_verify_is_not_significantly_worse_than_no_memory(memstore_run: EvalRun) -> None:
-    found = no_harm_gates(memstore_run.results, "jit-verify")
-    assert found, "no jit-verify arm in this run"
+    found = no_harm_gates(memstore_run.results, [memstore_run.arm("jit-verify")])
     failed = [f"{g.name}: {g.message}" for g in found if not g.passed]
     assert failed == []
 
 
 def test_bad_memory_measurably_harms_the_trusting_agent(memstore_run: EvalRun) -> None:
     """The harness sees harm: without this, a clean bill for another agent or store means nothing."""
-    gate = harm_seen_gate(memstore_run.results, "trusting")
+    gate = harm_seen_gate(memstore_run.results, [memstore_run.arm("trusting")])
     assert gate.passed, gate.message

@@ -8,6 +8,6 @@ from memstore.harness.report import invariant_gates
 
 def test_no_arm_leaks_or_breaks_expiry(memstore_run: EvalRun) -> None:
     found = invariant_gates(memstore_run.results)
-    assert len(found) == 2 * len(memstore_run.results["arms"])
+    assert len(found) == 2 * len(memstore_run.results.arms)
     failed = [f"{g.name}: {g.message}" for g in found if not g.passed]
     assert failed == [], f"in {memstore_run.folder}"

@@ -17,6 +17,7 @@ from memstore import __version__
 from memstore.commands._shared import CommandError
 from memstore.commands.eval import eval_command
 from memstore.commands.memories import memories
+from memstore.commands.metrics import metrics_command
 from memstore.commands.reports import compare, report
 from memstore.commands.scenarios import scenarios
 from memstore.commands.verify import verify
@@ -60,6 +61,7 @@ def main() -> None:
 
 main.add_command(eval_command)
 main.add_command(memories)
+main.add_command(metrics_command)
 main.add_command(compare)
 main.add_command(report)
 main.add_command(scenarios)

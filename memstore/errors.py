@@ -8,8 +8,12 @@ MemstoreError
  ├── Conflict               the memory is no longer active (superseded, retired) or was changed meanwhile
  ├── ConfigurationError     a store URI or option that cannot be used
  ├── RepositoryError        a git repository or ref that cannot be read (or git itself failed)
- └── StorageError           the backing store failed
-      └── IncompatibleStore a file that is not a memstore store, or one from a newer schema
+ ├── StorageError           the backing store failed
+ │    └── IncompatibleStore a file that is not a memstore store, or one from a newer schema
+ ├── ScenarioError          scenario files that cannot be used; ``problems`` locates each (FILE:LINE:COLUMN)
+ └── BuildError             a scenario that cannot be built into a world; ``path`` is the field to blame
+
+Interrupted (a KeyboardInterrupt)  a run asked to stop by SIGTERM or Ctrl-C; its workers are gone
 ```
 
 Expected outcomes (a verdict, a failed citation) are values, not exceptions: these are
@@ -19,14 +23,19 @@ translated into these at the boundary of the module that owns that system.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
+    "BuildError",
     "ConfigurationError",
     "Conflict",
     "IncompatibleStore",
+    "Interrupted",
     "MemstoreError",
     "NotFound",
     "PermissionDenied",
     "RepositoryError",
+    "ScenarioError",
     "StorageError",
     "ValidationError",
 ]
@@ -82,3 +91,31 @@ class StorageError(MemstoreError):
 
 class IncompatibleStore(StorageError):
     """The target exists but is not a store this version of memstore can open."""
+
+
+class ScenarioError(MemstoreError):
+    """Scenario files that cannot be used.
+
+    Attributes:
+        problems: every reason, each locating itself (``FILE:LINE:COLUMN: at FIELD: MESSAGE``).
+    """
+
+    def __init__(self, problems: Sequence[object]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class BuildError(MemstoreError):
+    """A scenario that cannot be built into a world.
+
+    Attributes:
+        path: the scenario field to blame, as a tuple of keys and indexes.
+    """
+
+    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
+        self.path = path
+        super().__init__(message)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run asked to stop (SIGTERM, or Ctrl-C); its workers and scratch space are gone."""

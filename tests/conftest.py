@@ -13,6 +13,13 @@ from memstore import AccessPolicy, Clock, MemoryStore, UlidIds, open_store
 BACKENDS = ["memory", "sqlite-file", "sqlite-memory"]
 
 
+@pytest.fixture(autouse=True)
+def _terminal_width_from_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands honour ``COLUMNS``; pytest-xdist's workers set it to 80. A test that
+    cares about width sets it itself."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 def uri_for(backend: str, tmp_path: Path) -> str:
     """The URI of a fresh store of ``backend`` under ``tmp_path``."""
     return {

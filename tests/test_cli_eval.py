@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from memstore.cli import main
-from memstore.harness.data import scenarios_dir
+from memstore.harness.scenarios.data import scenarios_dir
 
 MOVED = str(scenarios_dir() / "api-version-moved.yaml")
 ADVERSARIAL = str(scenarios_dir() / "adversarial-memories.yaml")
@@ -23,16 +23,16 @@ def _eval(out: Path, *extra: str) -> str:
 def test_eval_writes_the_run_folder(tmp_path: Path) -> None:
     output = _eval(tmp_path / "run", "--trials", "2")
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [
-        "events.csv",
-        "failures.csv",
-        "findings.csv",
+        "events.csv.gz",
+        "failures.csv.gz",
+        "findings.csv.gz",
         "junit.xml",
         "report.html",
         "report.md",
         "results.json",
-        "sessions.csv",
+        "sessions.csv.gz",
         "timings.json",
-        "trials.csv",
+        "trials.csv.gz",
     ]
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert sorted(results["arms"]) == ["jit-verify/sqlite", "no-memory/sqlite", "trusting/sqlite"]
@@ -48,7 +48,7 @@ def test_eval_writes_the_run_folder(tmp_path: Path) -> None:
 def test_same_seed_same_files(tmp_path: Path) -> None:
     _eval(tmp_path / "a")
     _eval(tmp_path / "b", "--workers", "2")
-    for name in ("results.json", "sessions.csv", "events.csv", "trials.csv", "findings.csv"):
+    for name in ("results.json", "sessions.csv.gz", "events.csv.gz", "trials.csv.gz", "findings.csv.gz"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from memstore.cli import main
-from memstore.harness.data import scenarios_dir
+from memstore.harness.scenarios.data import scenarios_dir
 
 MOVED = str(scenarios_dir() / "api-version-moved.yaml")
 CONTROL = str(scenarios_dir() / "api-version-control.yaml")
@@ -19,6 +20,31 @@ def _eval(out: Path, *args: str) -> None:
         main, ["eval", *args, "--out", str(out), "--agent", "jit-verify", "--agent", "trusting"]
     )
     assert result.exit_code == 0, result.output
+
+
+def test_report_reads_a_run_written_before_tables_were_compressed(tmp_path: Path) -> None:
+    """Runs of older versions hold plain .csv tables and results without roles; they still render."""
+    _eval(tmp_path / "run", MOVED)
+    for packed in (tmp_path / "run").glob("*.csv.gz"):
+        (tmp_path / "run" / packed.name.removesuffix(".gz")).write_bytes(gzip.decompress(packed.read_bytes()))
+        packed.unlink()
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    for arm in results["arms"].values():
+        del arm["role"]
+    (tmp_path / "run" / "results.json").write_text(json.dumps(results))
+    result = CliRunner().invoke(main, ["report", str(tmp_path / "run"), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "run" / "report.md").read_text()
+    assert "| jit-verify/sqlite | 1.000" in text
+
+
+def test_the_tables_are_compressed_and_the_same_every_time(tmp_path: Path) -> None:
+    _eval(tmp_path / "a", MOVED)
+    _eval(tmp_path / "b", MOVED)
+    for name in ("sessions", "events", "trials"):
+        packed = (tmp_path / "a" / f"{name}.csv.gz").read_bytes()
+        assert packed == (tmp_path / "b" / f"{name}.csv.gz").read_bytes()  # no timestamp in the gzip header
+        assert len(packed) < len(gzip.decompress(packed))
 
 
 def test_report_renders_again(tmp_path: Path) -> None:

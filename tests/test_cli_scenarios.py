@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from memstore.cli import main
-from memstore.harness.data import scenarios_dir
+from memstore.harness.scenarios.data import scenarios_dir
 
 
 def test_validate_the_library() -> None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from memstore.harness.data import scenarios_dir
-from memstore.harness.loader import load_file, load_library
 from memstore.harness.run.runner import Arm, RunConfig, run
+from memstore.harness.scenarios.data import scenarios_dir
+from memstore.harness.scenarios.loader import load_file, load_library
 
 ARMS = tuple(Arm(agent, "sqlite:") for agent in ("no-memory", "trusting", "jit-verify"))
 

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from memstore import AccessPolicy, Clock, MemoryStore, open_store
-from memstore.harness.data import scenarios_dir
-from memstore.harness.loader import load_file
+from memstore.harness.scenarios.data import scenarios_dir
+from memstore.harness.scenarios.loader import load_file
 from memstore.harness.world import build_template
 from memstore.verify.history import HistoryBuilder
 

@@ -28,8 +28,10 @@ __all__ = [
     "BackendFactory",
     "StoreOptions",
     "known_schemes",
+    "portable_registrations",
     "register_backend",
     "resolve_backend",
+    "restore_registrations",
 ]
 
 ENTRY_POINT_GROUP = "memstore.backends"
@@ -125,3 +127,34 @@ def resolve_backend(uri: str) -> BackendFactory:
     raise ConfigurationError(
         f"unknown store URI {uri!r}: known schemes are {known}, or name a factory as 'package.module:function'"
     )
+
+
+def portable_registrations(uris: list[str]) -> dict[str, str]:
+    """The schemes of ``uris`` registered in this process, as ``module:qualname`` references a
+    fresh worker process can import.
+
+    Raises:
+        ConfigurationError: for a registered factory that a fresh interpreter cannot import.
+    """
+    found = {}
+    for uri in uris:
+        match = _SCHEME.match(uri)
+        scheme = match.group("scheme").lower() if match else ""
+        factory = _REGISTERED.get(scheme)
+        if factory is None or scheme in _BUILTIN:
+            continue
+        module, qualname = getattr(factory, "__module__", ""), getattr(factory, "__qualname__", "")
+        if not module or module == "__main__" or "<" in qualname or "." in qualname or not qualname:
+            raise ConfigurationError(
+                f"store scheme {scheme!r} was registered with {factory!r}, which worker processes cannot import "
+                "(a lambda, a nested function, or one in __main__): register a module-level factory, name it as "
+                "'package.module:function', or run with one worker"
+            )
+        found[scheme] = f"{module}:{qualname}"
+    return found
+
+
+def restore_registrations(references: dict[str, str]) -> None:
+    """In a worker process: register the parent's store schemes again from their references."""
+    for scheme, reference in references.items():
+        _REGISTERED[scheme] = _load(reference)

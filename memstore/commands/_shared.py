@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import getpass
+import os
 import sys
 import tomllib
 from collections.abc import Callable
@@ -94,9 +95,18 @@ def plain(text: object) -> Text:
 
 
 def console(*, stderr: bool = False, width: int = 160) -> Console:
-    """A console for tables: the terminal's width on a terminal, ``width`` columns elsewhere."""
+    """A console for tables and text: ``COLUMNS`` wide when that is set, else the terminal's
+    width on a terminal (long text wraps between words there); elsewhere (a pipe, a CI log)
+    tables are ``width`` columns and a line of text stays one line, for grep."""
     stream = sys.stderr if stderr else sys.stdout
-    return Console(file=stream, soft_wrap=False, width=None if stream.isatty() else width, emoji=False, markup=False)
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= 20:
+        chosen, soft = int(columns), False
+    elif stream.isatty():
+        chosen, soft = None, False
+    else:
+        chosen, soft = width, True
+    return Console(file=stream, soft_wrap=soft, width=chosen, emoji=False, markup=False, highlight=False)
 
 
 class StoreContext:

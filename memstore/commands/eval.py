@@ -1,98 +1,79 @@
-"""``memstore eval``: run agents through scenarios against stores, and write the run folder."""
+"""``memstore eval``: run agents through scenarios against stores, and write the run folder.
+
+A thin layer over `memstore.harness.evaluate.evaluate`: it parses the options, shows progress
+(a bar with the time left on a terminal, a line every 10% elsewhere), prints the summary and
+sets the exit status.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from memstore.commands._shared import CommandError, console, plain
-from memstore.errors import ConfigurationError
-from memstore.harness.analysis.compare import compare_runs
-from memstore.harness.analysis.results import TABLES, check_same_scenarios, load_results, metadata, write_run
-from memstore.harness.loader import ScenarioError, load_library
-from memstore.harness.report import arm_label, gates, simulation_notes, write_reports
-from memstore.harness.run.agents import AGENTS, AgentConfig
-from memstore.harness.run.runner import RunConfig, check_config, iter_arms, run
+from memstore.errors import ConfigurationError, ScenarioError
+from memstore.harness.analysis.results import TABLES, load_results
+from memstore.harness.evaluate import evaluate
+from memstore.harness.report.terminal import print_summary
+from memstore.harness.run.agents import BUILT_IN, AgentConfig
+from memstore.harness.run.runner import RunConfig, iter_arms
+from memstore.harness.scenarios.loader import load_library
 
 __all__ = ["eval_command"]
 
-DEFAULT_AGENTS = tuple(AGENTS)
+DEFAULT_AGENTS = BUILT_IN
 DEFAULT_STORE = "sqlite:"
+_STAGES = {"build": "building worlds", "run": "trials"}
 
 
-def _progress_printer(total_hint: int) -> tuple[Any, Any]:
-    """A rich progress bar on a terminal; plain lines (every 10%) elsewhere, such as CI logs."""
+@contextmanager
+def _progress() -> Iterator[Callable[[str, int, int], None]]:
+    """A rich progress bar with the time left on a terminal; plain lines (every 10%) elsewhere, such as CI logs."""
     if sys.stderr.isatty():
-        progress = Progress(
-            TextColumn("[bold]eval"),
+        bar = Progress(
+            TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
             console=Console(stderr=True),
             transient=True,
         )
-        progress.start()
-        job = progress.add_task("trials", total=total_hint)
+        jobs: dict[str, object] = {}
 
-        def update(done: int, total: int) -> None:
-            progress.update(job, completed=done, total=total)
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in jobs:
+                jobs[stage] = bar.add_task(_STAGES.get(stage, stage), total=total)
+            bar.update(jobs[stage], completed=done, total=total)  # type: ignore[arg-type]
 
-        return update, progress.stop
-    last = [-1]
+        with bar:
+            yield update
+        return
+    last: dict[str, int] = {}
 
-    def plain(done: int, total: int) -> None:
+    def plain(stage: str, done: int, total: int) -> None:
         step = done * 10 // max(total, 1)
-        if step != last[0]:
-            last[0] = step
-            click.echo(f"eval: {done}/{total} trials", err=True)
+        if last.get(stage) != step:
+            last[stage] = step
+            click.echo(f"eval: {done}/{total} {_STAGES.get(stage, stage)}", err=True)
 
-    return plain, lambda: None
-
-
-def _fmt(metric: Any) -> str:
-    if metric is None:
-        return "-"
-    if isinstance(metric, dict):
-        return f"{metric['value']:.3f}"
-    return str(metric)
-
-
-SUMMARY = {  # column: header, short enough for one line on a terminal
-    "task_success_rate": "success",
-    "merge_rate": "merge",
-    "review_precision": "review P",
-    "review_recall": "review R",
-    "answer_accuracy": "answer",
-    "harm_rate": "harm",
-    "rescue_rate": "rescue",
-    "stale_use_rate": "stale use",
-    "detection_recall": "detect",
-    "false_invalidation_rate": "false inv.",
-    "self_heal_rate": "heal",
-    "leaks": "leaks",
-    "expiry_violations": "expiry",
-    "agent_error_rate": "errors",
-}
-
-
-def summary_table(results: dict[str, Any]) -> Table:
-    """The per-arm headline metrics (counts and intervals are in report.md and results.json)."""
-    table = Table(title=f"memstore eval: {results['run']['tasks']} tasks x {len(results['arms'])} arms")
-    table.add_column("arm", no_wrap=True)
-    for header in SUMMARY.values():
-        table.add_column(header, justify="right", no_wrap=True)
-    for arm, data in results["arms"].items():
-        table.add_row(plain(arm_label(arm, data)), *(plain(_fmt(data["overall"].get(c))) for c in SUMMARY))
-    return table
+    yield plain
 
 
 def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], ...]]:
@@ -116,7 +97,7 @@ def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], 
 
 
 _RUN_FILES = {"results.json", "timings.json", "report.html", "report.md", "report.json", "junit.xml"} | {
-    f"{name}.csv" for name in TABLES
+    f"{name}.{ext}" for name in TABLES for ext in ("csv", "csv.gz")
 }
 
 
@@ -214,14 +195,15 @@ def eval_command(
         library = tuple(load_library(scenarios))
     except ScenarioError as exc:
         raise CommandError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
+    agent_config = AgentConfig.parse(agent_params)
     config = RunConfig(
         scenarios=library,
-        arms=tuple(iter_arms(agents or DEFAULT_AGENTS, stores or (DEFAULT_STORE,))),
+        arms=tuple(iter_arms(agents or DEFAULT_AGENTS, stores or (DEFAULT_STORE,), agent_config)),
         trials=trials,
         seed=seed,
         workers=workers,
         limit=limit,
-        agent_config=AgentConfig.parse(agent_params),
+        agent_config=agent_config,
         agent_timeout=timeout,
         agent_timeouts=per_agent,
         base_dir=Path.cwd(),
@@ -229,42 +211,22 @@ def eval_command(
     unknown = sorted({agent for agent, _ in per_agent} - {arm.agent for arm in config.arms})
     if unknown:
         raise ConfigurationError(f"--agent-timeout names agent(s) not in this run: {', '.join(unknown)}")
-    check_config(config)
     folder = out or Path("reports") / "runs" / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-seed{seed}"
     _prepare_folder(folder, overwrite)
-    units = len(library) * trials * len(config.arms)
-    click.echo(
+    console(stderr=True).print(
         f"memstore eval: {len(library)} scenarios, {sum(len(s.tasks) for s in library) * trials} tasks, "
-        f"{len(config.arms)} arms, {workers} worker(s) -> {folder}",
-        err=True,
+        f"{len(config.arms)} arms, {workers} worker(s) -> {folder}"
     )
-    previous = None
-    if baseline is not None:  # read before the run: a bad baseline is refused before hours of work
-        previous = load_results(baseline)
-        check_same_scenarios({"run": metadata(config)}, previous, force=force, what=str(baseline))
-    update, stop = _progress_printer(units)
-    started = time.perf_counter()
+    previous = load_results(baseline) if baseline is not None else None  # a bad baseline is refused first
     try:
-        output = run(config, progress=update)
-    finally:
-        stop()
-    results, tables = write_run(folder, config, output, seconds=time.perf_counter() - started)
-    against = None
-    if previous is not None:
-        against = [c.to_dict() for c in compare_runs(results, previous)]
-    gate_list = gates(results, against)
-    write_reports(folder, results, tables, gate_list)
-    console(width=200).print(summary_table(results))
-    for note in simulation_notes(results)[:1]:  # the stub agents; populations are in the reports
-        click.echo(f"Note: {note}")
-    failed = [g for g in gate_list if not g.passed]
-    for gate in failed:
-        click.echo(f"FAILED {gate.name}: {gate.message}")
-    for failure in output.failures[:5]:
-        click.echo(f"unit failed: {failure['arm']} {failure['scenario']}#{failure['trial']}: {failure['error']}")
-    click.echo(
-        f"run folder: {folder} (report.html, report.md, junit.xml; {time.perf_counter() - started:.1f} s); "
-        f"{len(gate_list) - len(failed)}/{len(gate_list)} gates passed"
-    )
-    if any(g.integrity for g in failed) or (fail_on_regression and failed):
+        with _progress() as update:
+            evaluation = evaluate(config, folder, baseline=previous, force=force, progress=update)
+    except ScenarioError as exc:
+        raise CommandError(f"the scenarios do not build as their labels say:\n{exc}") from exc
+    print_summary(console(), evaluation.results, evaluation.gates, str(folder), evaluation.seconds)
+    for failure in evaluation.failures[:5]:
+        console().print(
+            plain(f"unit failed: {failure['arm']} {failure['scenario']}#{failure['trial']}: {failure['error']}")
+        )
+    if evaluation.measured_nothing or (fail_on_regression and evaluation.failed):
         sys.exit(1)

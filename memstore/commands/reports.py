@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from memstore.harness.analysis.compare import compare_runs
+from memstore.harness.analysis.model import RunResults
 from memstore.harness.analysis.results import check_same_scenarios, load_results, load_tables
 from memstore.harness.report import gates, render_markdown, write_reports
 
@@ -52,10 +53,13 @@ def compare(runs: tuple[Path, ...], out: Path | None, force: bool) -> None:
     regressed = False
     for other in runs[1:]:
         current = load_results(other)
-        check_same_scenarios(current, first, force=force, what=str(runs[0]))
-        found = [c.to_dict() for c in compare_runs(current, first)]
-        regressed |= any(c["verdict"] == "regressed" for c in found)
-        summary = render_markdown({**current, "comparisons": found}, gates(current, found))
+        check_same_scenarios(current.run, first.run, force=force, what=str(runs[0]))
+        found = compare_runs(current, first)
+        regressed |= any(c.worse for c in found)
+        against = RunResults(current.run, current.arms, tuple(found))
+        summary = render_markdown(
+            against, gates(current, found), comparisons_title="Against the first run (unpaired: two-proportion z-tests)"
+        )
         lines += [f"## {other}", "", *summary.splitlines()[2:], ""]
     text = "\n".join(lines)
     if out is not None:

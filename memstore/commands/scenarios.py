@@ -10,8 +10,8 @@ import click
 from rich.table import Table
 
 from memstore.commands._shared import CommandError, console, plain, safe
-from memstore.harness.loader import ScenarioError, load_library, read_file, scenario_files
-from memstore.harness.scenario import Scenario
+from memstore.harness.scenarios.loader import ScenarioError, check_labels, load_library, read_file, scenario_files
+from memstore.harness.scenarios.model import Scenario
 
 __all__ = ["scenarios"]
 
@@ -93,6 +93,7 @@ def validate(paths: tuple[Path, ...]) -> None:
     count = 0
     for file in files:
         found, wrong = read_file(file)
+        wrong = wrong or check_labels(found)  # built, explicitly: the labels must hold on the repository
         count += len(found)
         for problem in wrong:
             click.echo(safe(problem), err=True)

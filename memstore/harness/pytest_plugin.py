@@ -8,20 +8,19 @@ assert on its results, so ``pytest evals/ --memstore-store URI`` evaluates anyon
 
 from __future__ import annotations
 
+import shutil
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import pandas as pd
 import pytest
 
-from memstore.harness.analysis.results import write_run
-from memstore.harness.loader import load_library
-from memstore.harness.report import gates, write_reports
-from memstore.harness.run.agents import AGENTS
-from memstore.harness.run.runner import RunConfig, iter_arms, run
+from memstore.harness.analysis.model import ArmResult, RunResults
+from memstore.harness.analysis.results import load_results
+from memstore.harness.evaluate import Evaluation, evaluate
+from memstore.harness.run.agents import BUILT_IN
+from memstore.harness.run.runner import RunConfig, iter_arms
+from memstore.harness.scenarios.loader import load_library
 
 __all__ = ["EvalRun", "memstore_run"]
 
@@ -30,20 +29,29 @@ _RUN = pytest.StashKey["EvalRun"]()
 
 @dataclass
 class EvalRun:
-    """The session's evaluation: its config, results, tables and run folder."""
+    """The session's evaluation (`evaluate`'s `Evaluation`) and the baseline it is gated against."""
 
-    config: RunConfig
-    results: dict[str, Any]
-    tables: dict[str, pd.DataFrame]
-    folder: Path
-    baseline: Path | None
+    evaluation: Evaluation
+    baseline: RunResults | None
+
+    @property
+    def results(self) -> RunResults:
+        return self.evaluation.results
+
+    @property
+    def config(self) -> RunConfig:
+        return self.evaluation.config
+
+    @property
+    def folder(self) -> Path:
+        return self.evaluation.folder
 
     def arm(self, agent: str) -> str:
         """The name of ``agent``'s arm on the first store evaluated."""
         return next(a.name for a in self.config.arms if a.agent == agent)
 
-    def overall(self, agent: str) -> dict[str, Any]:
-        return self.results["arms"][self.arm(agent)]["overall"]  # type: ignore[no-any-return]
+    def overall(self, agent: str) -> ArmResult:
+        return self.results.arms[self.arm(agent)]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -54,6 +62,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="URI",
         help="store URI to evaluate; repeat to compare (default: sqlite:, the reference store)",
+    )
+    group.addoption(
+        "--memstore-scenarios",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="scenario file or folder to run; repeat for several (default: the shipped library)",
     )
     group.addoption("--memstore-trials", type=int, default=1, metavar="N", help="trials per scenario (default: 1)")
     group.addoption("--memstore-seed", type=int, default=0, metavar="S", help="run seed (default: 0)")
@@ -70,7 +85,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="write the run folder and its reports here (default: a temporary folder)",
+        help="keep the run folder and its reports here (default: a temporary folder, removed after the session)",
     )
 
 
@@ -83,19 +98,19 @@ def memstore_run(request: pytest.FixtureRequest) -> EvalRun:
         return found
     stores = tuple(config.getoption("--memstore-store") or ["sqlite:"])
     run_config = RunConfig(
-        scenarios=tuple(load_library()),
-        arms=tuple(iter_arms(tuple(AGENTS), stores)),
+        scenarios=tuple(load_library(config.getoption("--memstore-scenarios"))),
+        arms=tuple(iter_arms(BUILT_IN, stores)),
         trials=config.getoption("--memstore-trials"),
         seed=config.getoption("--memstore-seed"),
         workers=config.getoption("--memstore-workers"),
     )
-    folder = config.getoption("--memstore-report") or Path(tempfile.mkdtemp(prefix="memstore-evals-"))
-    started = time.perf_counter()
-    output = run(run_config)
-    results, tables = write_run(folder, run_config, output, seconds=time.perf_counter() - started)
-    write_reports(folder, results, tables, gates(results))
-    baseline = config.getoption("--memstore-baseline")
-    found = EvalRun(run_config, results, tables, folder, baseline if baseline and baseline.exists() else None)
+    kept = config.getoption("--memstore-report")
+    folder = kept or Path(tempfile.mkdtemp(prefix="memstore-evals-"))
+    if kept is None:
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    baseline_file = config.getoption("--memstore-baseline")
+    baseline = load_results(baseline_file) if baseline_file and baseline_file.exists() else None
+    found = EvalRun(evaluate(run_config, folder), baseline)
     config.stash[_RUN] = found
     return found
 

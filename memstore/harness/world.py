@@ -21,11 +21,11 @@ from pathlib import Path
 
 from memstore.access import AccessPolicy, Actor
 from memstore.clock import Clock, FakeClock
-from memstore.errors import MemstoreError, ValidationError
+from memstore.errors import BuildError, MemstoreError, ValidationError
 from memstore.harness.analysis.answers import same_value
 from memstore.harness.analysis.checks import read_value
-from memstore.harness.data import fixtures_dir
-from memstore.harness.scenario import Edit, Scenario, SeedMemory, Step, Truth
+from memstore.harness.scenarios.data import fixtures_dir
+from memstore.harness.scenarios.model import Edit, Scenario, SeedMemory, Step, Truth
 from memstore.model import Citation, Memory, MemoryDraft
 from memstore.store import MemoryStore
 from memstore.verify import CitationStatus, GitCodebase, anchor, verify_citation
@@ -35,14 +35,6 @@ __all__ = ["StoreFactory", "Template", "World", "build_problems", "build_templat
 
 StoreFactory = Callable[[AccessPolicy, Clock], MemoryStore]
 FieldPath = tuple[str | int, ...]
-
-
-class BuildError(MemstoreError):
-    """A scenario that cannot be built; ``path`` is the field to blame."""
-
-    def __init__(self, path: FieldPath, message: str) -> None:
-        self.path = path
-        super().__init__(message)
 
 
 def fixture_files(name: str) -> dict[str, bytes]:

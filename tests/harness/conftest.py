@@ -7,11 +7,11 @@ from collections.abc import Callable
 import pandas as pd
 import pytest
 
-from memstore.harness.data import scenarios_dir
-from memstore.harness.loader import load_file
 from memstore.harness.run.agents import AgentConfig
 from memstore.harness.run.runner import Arm, RunConfig, RunOutput, run
-from memstore.harness.scenario import Scenario
+from memstore.harness.scenarios.data import scenarios_dir
+from memstore.harness.scenarios.loader import load_file
+from memstore.harness.scenarios.model import Scenario
 
 
 def scenario(name: str) -> Scenario:

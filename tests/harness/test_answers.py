@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memstore.harness.analysis.answers import answer_is_right, normalise, same_value, values_in
-from memstore.harness.scenario import AnswerMatch
+from memstore.harness.scenarios.model import AnswerMatch
 
 
 @pytest.mark.parametrize(

@@ -10,12 +10,12 @@ from typing import Any, ClassVar
 
 import pytest
 
-from memstore.harness.loader import load_file
 from memstore.harness.run import agents as agents_module
 from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.output import Arm
 from memstore.harness.run.runner import RunConfig, run
-from memstore.harness.scenario import Check, Finding, Origin, Scenario, SeedMemory, Task, Truth
+from memstore.harness.scenarios.loader import load_file
+from memstore.harness.scenarios.model import Check, Finding, Origin, Scenario, SeedMemory, Task, Truth
 from memstore.harness.world import Template, World
 
 # Grading values no agent may reach: the answer, the check's texts, a finding's note.
@@ -150,7 +150,7 @@ def probe(tmp_path: Path) -> Scenario:
 def test_an_agent_walking_everything_it_is_handed_finds_no_grading_data(
     probe: Scenario, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(agents_module.AGENTS, "walker", Walker)
+    monkeypatch.setitem(agents_module._REGISTERED, "walker", Walker)
     Walker.found, Walker.walked = [], []
     out = run(RunConfig(scenarios=(probe,), arms=(Arm("walker", "sqlite:"),), workers=1))
     assert out.failures == []
@@ -179,7 +179,7 @@ def test_the_memory_handed_carries_no_label(probe: Scenario, monkeypatch: pytest
                 for m in session.memories
             )
 
-    monkeypatch.setitem(agents_module.AGENTS, "reader", Reader)
+    monkeypatch.setitem(agents_module._REGISTERED, "reader", Reader)
     run(RunConfig(scenarios=(probe,), arms=(Arm("reader", "sqlite:"),), workers=1))
     assert seen
     for fields in seen:

@@ -7,8 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 from memstore import open_store
-from memstore.harness.generator import generate
-from memstore.harness.scenario import Truth
+from memstore.harness.scenarios.generator import generate
+from memstore.harness.scenarios.model import Truth
 from memstore.harness.world import build_template
 from memstore.verify import verify_memory
 

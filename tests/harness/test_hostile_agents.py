@@ -15,6 +15,7 @@ from memstore.errors import ConfigurationError
 from memstore.harness.run.agents import make_agent
 from memstore.harness.run.command import validate_result
 from memstore.harness.run.runner import Arm, RunConfig, check_config
+from memstore.harness.run.stubs import NoMemoryAgent
 from tests.harness.conftest import run_arms, scenario
 
 WRITE = "import json, os\njson.dump({result}, open(os.environ['MEMSTORE_RESULT'], 'w'))\n"
@@ -107,13 +108,13 @@ def test_an_agent_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -
 def test_an_in_process_agent_that_raises_fails_its_session(monkeypatch: pytest.MonkeyPatch) -> None:
     from memstore.harness.run import agents
 
-    class Crashing(agents.NoMemoryAgent):
+    class Crashing(NoMemoryAgent):
         name = "crashing"
 
         def work(self, session: object) -> None:
             raise RuntimeError("boom")
 
-    monkeypatch.setitem(agents.AGENTS, "crashing", lambda config: Crashing(config))
+    monkeypatch.setitem(agents._REGISTERED, "crashing", lambda config: Crashing(config))
     output = run_arms(["api-version-moved"], [Arm("crashing", "memory://")])
     assert _errors(output, "crashing/memory") == ["the agent raised RuntimeError: boom"]
 

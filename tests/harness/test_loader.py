@@ -6,9 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from memstore.harness.data import scenarios_dir
-from memstore.harness.loader import ScenarioError, load_file, load_library, read_file, scenario_files
-from memstore.harness.scenario import AnswerMatch, Intent, IntentAction, Origin, Truth, parse_duration
+from memstore.harness.scenarios.data import scenarios_dir
+from memstore.harness.scenarios.loader import (
+    ScenarioError,
+    check_labels,
+    load_file,
+    load_library,
+    read_file,
+    scenario_files,
+    validate_file,
+)
+from memstore.harness.scenarios.model import AnswerMatch, Intent, IntentAction, Origin, Truth, parse_duration
 
 MOVED = (scenarios_dir() / "api-version-moved.yaml").read_text()
 
@@ -16,7 +24,7 @@ MOVED = (scenarios_dir() / "api-version-moved.yaml").read_text()
 def _problems(tmp_path: Path, text: str) -> list[str]:
     file = tmp_path / "s.yaml"
     file.write_text(text)
-    return [str(p).replace(str(file), "s.yaml") for p in read_file(file)[1]]
+    return [str(p).replace(str(file), "s.yaml") for p in validate_file(file)]
 
 
 def test_the_library_validates() -> None:
@@ -99,6 +107,16 @@ def test_citation_that_is_not_there_is_an_error(tmp_path: Path) -> None:
 def test_broken_yaml_is_reported_with_its_position(tmp_path: Path) -> None:
     (problem,) = _problems(tmp_path, "name: x\ndescription: [unclosed\n")
     assert problem.startswith("s.yaml:3:1: not valid YAML: while parsing a flow sequence")
+
+
+def test_loading_parses_and_building_is_explicit(tmp_path: Path) -> None:
+    """A wrong label is found when the scenario is built (check_labels, validate), not by loading."""
+    file = tmp_path / "s.yaml"
+    file.write_text(MOVED.replace("truth: moved", "truth: valid"))
+    (scenario,) = load_file(file)  # parsing alone does not build the repository
+    (problem,) = check_labels([scenario])
+    assert str(problem).startswith(f"{file}:25:12: at memories[0].truth: truth 'valid' does not hold at 'main'")
+    assert read_file(file)[1] == []
 
 
 def test_load_file_raises_with_every_problem(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memstore.harness.data import scenarios_dir
-from memstore.harness.loader import read_file
+from memstore.harness.scenarios.data import scenarios_dir
+from memstore.harness.scenarios.loader import read_file
 from tests.verify.test_lines import finishes_within
 
 BASE = (scenarios_dir() / "api-version-moved.yaml").read_text()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memstore.harness.analysis.metrics import compute, control_arm, memory_pairs, paired_with_control, rate
+from memstore.harness.analysis.metrics import Slice, compute, control_arm, memory_pairs, paired_with_control, rate
+from memstore.harness.analysis.model import ArmResult, Rate
+from memstore.harness.analysis.registry import REGISTRY
 from memstore.harness.run.output import SESSION_COLUMNS
 
 
@@ -100,46 +102,47 @@ EVENTS = pd.DataFrame(
 TRIALS = pd.DataFrame([{"arm": "a/memory", "scenario": "s", "trial": 0, "healed": 1, "bad_initial": 3}])
 
 
-def _metrics() -> dict[str, object]:
+def _metrics() -> ArmResult:
     return compute({"sessions": SESSIONS, "events": EVENTS, "trials": TRIALS, "findings": pd.DataFrame()})["a/memory"]
 
 
 def test_rates_keep_their_counts() -> None:
-    assert rate(1, 3) == {"value": 0.333333, "k": 1, "n": 3}
+    assert rate(1, 3) == Rate(1, 3)
+    assert rate(1, 3).value == 0.333333
     assert rate(0, 0) is None
 
 
 def test_session_metrics_by_hand() -> None:
-    overall = _metrics()["overall"]
-    assert overall["merge_rate"] == {"value": 0.666667, "k": 2, "n": 3}
-    assert overall["review_precision"] == {"value": 0.75, "k": 3, "n": 4}
-    assert overall["review_recall"] == {"value": 0.5, "k": 3, "n": 6}
-    assert overall["answer_accuracy"] == {"value": 1.0, "k": 1, "n": 1}
-    assert overall["stale_use_rate"] == {"value": 0.2, "k": 1, "n": 5}
-    assert overall["task_success_rate"] == {"value": 0.6, "k": 3, "n": 5}
-    assert overall["reanchor_accuracy"] == {"value": 0.5, "k": 1, "n": 2}
-    assert overall["self_heal_rate"] == {"value": 0.333333, "k": 1, "n": 3}
-    assert overall["needed_recall_at_5"] == {"value": 0.5, "k": 1, "n": 2}
-    assert overall["needed_recall_at_50"] == {"value": 1.0, "k": 2, "n": 2}
+    overall = _metrics().overall
+    assert overall["merge_rate"] == Rate(2, 3)
+    assert overall["review_precision"] == Rate(3, 4)
+    assert overall["review_recall"] == Rate(3, 6)
+    assert overall["answer_accuracy"] == Rate(1, 1)
+    assert overall["stale_use_rate"] == Rate(1, 5)
+    assert overall["task_success_rate"] == Rate(3, 5)
+    assert overall["reanchor_accuracy"] == Rate(1, 2)
+    assert overall["self_heal_rate"] == Rate(1, 3)
+    assert overall["needed_recall_at_5"] == Rate(1, 2)
+    assert overall["needed_recall_at_50"] == Rate(2, 2)
     assert (overall["leaks"], overall["expiry_violations"]) == (1, 2)
     assert (overall["injected_chars"], overall["verify_reads"]) == (100.0, 3.0)
 
 
 def test_memory_metrics_by_hand() -> None:
-    overall = _metrics()["overall"]
+    overall = _metrics().overall
     # bad pairs: (c1,m1) refused, (c2,m3) misled, (r1,m4) ignored, (q1,m6) "used" -> detection 1/4
-    assert overall["detection_recall"] == {"value": 0.25, "k": 1, "n": 4}
+    assert overall["detection_recall"] == Rate(1, 4)
     assert "bad_use_rate" not in overall
     # usable pairs: (c1,m2) used, (c2,m2) refused -> false invalidation 1/2 (the lapsed m7 is not counted)
-    assert overall["false_invalidation_rate"] == {"value": 0.5, "k": 1, "n": 2}
+    assert overall["false_invalidation_rate"] == Rate(1, 2)
 
 
 def test_per_origin() -> None:
-    per_origin = _metrics()["per_origin"]
+    per_origin = _metrics().per_origin
     assert set(per_origin) == {"abandoned", "adversarial", "genuine", "stale"}
-    assert per_origin["stale"]["detection_recall"] == {"value": 0.5, "k": 1, "n": 2}  # m1 refused, m6 not
-    assert per_origin["abandoned"]["detection_recall"] == {"value": 0.0, "k": 0, "n": 1}
-    assert per_origin["genuine"]["false_invalidation_rate"] == {"value": 0.5, "k": 1, "n": 2}
+    assert per_origin["stale"]["detection_recall"] == Rate(1, 2)  # m1 refused, m6 not
+    assert per_origin["abandoned"]["detection_recall"] == Rate(0, 1)
+    assert per_origin["genuine"]["false_invalidation_rate"] == Rate(1, 2)
 
 
 def test_memory_pairs_mark_what_the_harness_found_not_what_the_agent_said() -> None:
@@ -173,11 +176,11 @@ def test_harm_and_rescue_pair_each_arm_with_the_no_memory_control() -> None:
     empty = pd.DataFrame(columns=["arm", "scenario", "trial", "task", "kind", "memory_id", "truth", "origin"])
     trials = pd.DataFrame(columns=["arm", "scenario", "trial", "healed", "bad_initial"])
     found = compute({"sessions": sessions, "events": empty, "trials": trials, "findings": pd.DataFrame()})
-    overall = found["trusting/sqlite"]["overall"]
+    overall = found["trusting/sqlite"].overall
     # harmed: t0, t1 (control right, trusting wrong); rescued: t3
-    assert overall["harm_rate"] == {"value": 0.333333, "k": 2, "n": 6}
-    assert overall["rescue_rate"] == {"value": 0.166667, "k": 1, "n": 6}
-    assert found["no-memory/sqlite"]["overall"]["harm_rate"] is None  # the control is not paired with itself
+    assert overall["harm_rate"] == Rate(2, 6)
+    assert overall["rescue_rate"] == Rate(1, 6)
+    assert found["no-memory/sqlite"].overall["harm_rate"] is None  # the control is not paired with itself
     assert control_arm(sessions, "trusting/sqlite") == "no-memory/sqlite"
 
 
@@ -193,14 +196,16 @@ def test_harm_per_origin_counts_only_harm_that_repeated_a_memory_of_that_origin(
     sessions = pd.DataFrame(control + trusting)
     paired = paired_with_control(sessions, "trusting/sqlite")
     assert len(paired) == 4
-    from memstore.harness.analysis.metrics import _harm
+    empty = pd.DataFrame()
+
+    def per_origin(origin: str, name: str) -> object:
+        found = Slice(sessions, empty, empty, paired, empty, origin=origin)
+        return REGISTRY[name].compute(found)
 
     # stale: handed in t0, t1, t2; harm in t0 (misled by a stale memory); t1's harm was not a stale memory's error
-    assert _harm(paired, "stale") == {
-        "harm_rate": {"value": 0.333333, "k": 1, "n": 3},
-        "rescue_rate": {"value": 0.0, "k": 0, "n": 3},
-    }
+    assert per_origin("stale", "harm_rate") == Rate(1, 3)
+    assert per_origin("stale", "rescue_rate") == Rate(0, 3)
     # adversarial: handed in t1 only; its harm repeated no adversarial memory
-    assert _harm(paired, "adversarial")["harm_rate"] == {"value": 0.0, "k": 0, "n": 1}
+    assert per_origin("adversarial", "harm_rate") == Rate(0, 1)
     # genuine: handed in t0 and t3; t3 was rescued
-    assert _harm(paired, "genuine")["rescue_rate"] == {"value": 0.5, "k": 1, "n": 2}
+    assert per_origin("genuine", "rescue_rate") == Rate(1, 2)

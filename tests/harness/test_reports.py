@@ -2,60 +2,77 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memstore.harness.analysis.compare import compare_runs
-from memstore.harness.analysis.results import write_run
+from memstore.harness.analysis.compare import Comparison, Verdict, compare_runs
+from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults
+from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.report import gates, render_junit, render_markdown, write_reports
-from memstore.harness.run.runner import Arm, RunConfig, run
+from memstore.harness.run.runner import Arm, RunConfig
 from tests.harness.conftest import scenario
+
+Folder = tuple[Path, RunResults, dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
-def run_folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+def evaluation(tmp_path_factory: pytest.TempPathFactory) -> Evaluation:
     config = RunConfig(
         scenarios=tuple(scenario(n) for n in ("adversarial-memories", "api-version-review", "cross-agent-logging")),
         arms=tuple(Arm(a, "memory://") for a in ("no-memory", "trusting", "jit-verify")),
         trials=2,
     )
-    folder = tmp_path_factory.mktemp("run")
-    results, tables = write_run(folder, config, run(config), seconds=1.0)
-    write_reports(folder, results, tables, gates(results), ("html", "md", "junit", "json"))
-    return folder, results, tables
+    found = evaluate(config, tmp_path_factory.mktemp("run"))
+    write_reports(found.folder, found.results, found.tables, found.gates, ("html", "md", "junit", "json"))
+    return found
 
 
-def test_every_report_is_written(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+@pytest.fixture(scope="module")
+def run_folder(evaluation: Evaluation) -> Folder:
+    return evaluation.folder, evaluation.results, evaluation.tables
+
+
+def _with(results: RunResults, arm: str, **overall: object) -> RunResults:
+    """``results`` with some of ``arm``'s overall metrics replaced."""
+    changed = replace(results.arms[arm], overall={**results.arms[arm].overall, **overall})
+    return replace(results, arms={**results.arms, arm: changed})
+
+
+def test_every_report_is_written(run_folder: Folder) -> None:
     folder, _, _ = run_folder
-    for name in ("report.html", "report.md", "junit.xml", "report.json", "results.json"):
+    for name in ("report.html", "report.md", "junit.xml", "report.json", "results.json", "sessions.csv.gz"):
         assert (folder / name).stat().st_size > 0, name
 
 
-def test_markdown_summary(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+def test_markdown_summary(run_folder: Folder) -> None:
     _, results, _ = run_folder
     text = render_markdown(results, gates(results))
     assert text.startswith("# memstore eval\n\n12 tasks, 3 arms, seed 0, 2 trial(s)")
-    assert "| jit-verify/memory | " in text
+    assert "- trusting/memory: task success " in text  # the headline, before the table
+    assert text.index("- jit-verify/memory: task success") < text.index("| arm |")
+    assert "| no-memory/memory (control) | " in text
     assert "## Paired comparisons" in text
-    assert "## Harm and rescue against the no-memory control" in text
+    assert "## Harm and rescue against the control" in text
     assert "| trusting/memory | all | " in text
     assert "## What is simulated" in text
     assert "no-memory, trusting, jit-verify are built-in stub agents" in text
     assert "(searches=2, reads=8, learn=True)" in text
-    # per arm: 3 integrity gates, leaks, expiry; and jit-verify not worse than no-memory
+    # per arm: 3 integrity gates, leaks, expiry; and the treatment arm not worse than the control
     assert "16 of 16 passed." in text
+    assert "gate(s) failed" not in text
 
 
-def test_junit_has_one_case_per_gate(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+def test_junit_has_one_case_per_gate(run_folder: Folder) -> None:
     _, results, _ = run_folder
-    gate_list = gates(results)
-    suite = ET.fromstring(render_junit(gate_list))
+    suite = ET.fromstring(render_junit(gates(results)))
     assert suite.attrib == {"name": "memstore", "tests": "16", "failures": "0", "errors": "0"}
     assert [case.attrib["name"] for case in suite][:5] == [
         "jit-verify/memory: the agent did not fail every session",
@@ -64,55 +81,52 @@ def test_junit_has_one_case_per_gate(run_folder: tuple[Path, dict[str, Any], dic
         "jit-verify/memory: leaks == 0",
         "jit-verify/memory: expiry_violations == 0",
     ]
+    assert [case.attrib["name"] for case in suite][-1] == "jit-verify/memory: not significantly worse than the control"
 
 
-def test_a_significant_regression_fails_its_gate(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+def test_results_json_round_trips(run_folder: Folder) -> None:
+    folder, results, _ = run_folder
+    from memstore.harness.analysis.results import load_results
+
+    again = load_results(folder)
+    assert again.arms == results.arms
+    assert again.to_json() == json.loads((folder / "results.json").read_text())  # comparisons kept to 6 digits
+    assert again.arms["no-memory/memory"].role is Role.CONTROL
+    assert again.arms["trusting/memory"].role is Role.HARM_PROBE
+
+
+def test_a_significant_regression_fails_its_gate(run_folder: Folder) -> None:
     _, results, _ = run_folder
-    worse = {
-        **results,
-        "arms": {arm: {**data, "overall": {**data["overall"]}} for arm, data in results["arms"].items()},
-    }
-    worse["arms"]["jit-verify/memory"]["overall"]["detection_recall"] = {"value": 0.0, "k": 0, "n": 300}
-    better = {
-        **results,
-        "arms": {arm: {**data, "overall": {**data["overall"]}} for arm, data in results["arms"].items()},
-    }
-    better["arms"]["jit-verify/memory"]["overall"]["detection_recall"] = {"value": 1.0, "k": 300, "n": 300}
-    failed = [g for g in gates(worse, [c.to_dict() for c in compare_runs(worse, better)]) if not g.passed]
+    worse = _with(results, "jit-verify/memory", detection_recall=Rate(0, 300))
+    better = _with(results, "jit-verify/memory", detection_recall=Rate(300, 300))
+    failed = [g for g in gates(worse, compare_runs(worse, better)) if not g.passed]
     assert [g.name for g in failed] == ["jit-verify/memory: detection_recall not regressed"]
     assert failed[0].message.startswith("regressed: 0.000 now vs 1.000 in the baseline")
-    suite = ET.fromstring(render_junit(gates(worse, [c.to_dict() for c in compare_runs(worse, better)])))
+    suite = ET.fromstring(render_junit(gates(worse, compare_runs(worse, better))))
     assert suite.attrib["failures"] == "1"
 
 
-def test_an_invariant_broken_fails_its_gate(run_folder: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
+def test_an_invariant_broken_fails_its_gate_and_tops_the_report(run_folder: Folder) -> None:
     _, results, _ = run_folder
-    leaky = {
-        **results,
-        "arms": {arm: {**data, "overall": {**data["overall"]}} for arm, data in results["arms"].items()},
-    }
-    leaky["arms"]["trusting/memory"]["overall"]["leaks"] = 3
+    leaky = _with(results, "trusting/memory", leaks=3)
     failed = [g for g in gates(leaky) if not g.passed]
     assert [(g.name, g.message) for g in failed] == [("trusting/memory: leaks == 0", "3 leaks")]
+    text = render_markdown(leaky, gates(leaky))
+    assert text.index("**1 gate(s) failed:**") < text.index("| arm |")
+    assert "- FAILED trusting/memory: leaks == 0: 3 leaks" in text
 
 
 def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-def test_html_report_loads_in_headless_chromium(
-    run_folder: tuple[Path, dict[str, Any], dict[str, Any]], tmp_path: Path
-) -> None:
+def _dump_dom(page: Path, profile: Path) -> str:
+    """The page as headless Chromium rendered it, after its script ran (skips without Chromium)."""
     browser = _chromium()
     if browser is None:
         if os.environ.get("CI"):
             pytest.fail("Chromium is not installed: .ci/run installs Debian's chromium package")
         pytest.skip("Chromium is not installed here (CI installs it)")
-    folder, _, _ = run_folder
-    page = folder / "report.html"
-    html = page.read_text()
-    for external in ('src="http', "src='http", 'href="http', "<link ", "@import", "url(http"):
-        assert external not in html  # self-contained: nothing is fetched
     done = subprocess.run(
         [
             browser,
@@ -123,7 +137,7 @@ def test_html_report_loads_in_headless_chromium(
             "--disable-component-update",
             "--disable-sync",
             "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--user-data-dir={profile}",
             "--enable-logging=stderr",
             "--v=0",
             "--dump-dom",
@@ -135,101 +149,110 @@ def test_html_report_loads_in_headless_chromium(
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    dom = done.stdout
     errors = [
         line for line in done.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)
     ]
     assert errors == []
+    return done.stdout
+
+
+def test_html_report_loads_in_headless_chromium(run_folder: Folder, tmp_path: Path) -> None:
+    folder, _, _ = run_folder
+    page = folder / "report.html"
+    html = page.read_text()
+    for external in ('src="http', "src='http", 'href="http', "<link ", "@import", "url(http"):
+        assert external not in html  # self-contained: nothing is fetched
+    dom = _dump_dom(page, tmp_path / "profile")
     assert 'data-charts="4"' in dom  # every chart is there
     assert 'data-ready="1"' in dom  # and the page's script ran to the end
     for chart in ("rates", "forest", "confusion", "healing"):
         assert f'data-chart="{chart}"' in dom
+    # the headline comes first: each comparison that matters, in one sentence
+    assert dom.index('id="headline"') < dom.index('id="arms"')
+    assert "trusting/memory: task success" in dom
+    assert 'id="banner"' not in dom  # nothing failed
 
 
-def _comparison(metric: str, a: str, b: str, verdict: str, a_value: float, b_value: float) -> dict[str, Any]:
-    return {
-        "metric": metric,
-        "a": a,
-        "b": b,
-        "verdict": verdict,
-        "a_value": a_value,
-        "b_value": b_value,
-        "p_adjusted": 0.001 if verdict in {"improved", "regressed"} else 0.4,
-    }
+def test_a_failed_gate_is_a_red_banner_at_the_top_of_the_page(evaluation: Evaluation, tmp_path: Path) -> None:
+    leaky = _with(evaluation.results, "trusting/memory", leaks=3)
+    (tmp_path / "run").mkdir()
+    write_reports(tmp_path / "run", leaky, evaluation.tables, gates(leaky), ("html",))
+    dom = _dump_dom(tmp_path / "run" / "report.html", tmp_path / "profile")
+    assert 'id="banner"' in dom
+    assert dom.index('id="banner"') < dom.index('id="headline"') < dom.index('id="arms"')
+    assert "1 gate(s) failed" in dom
+    assert "trusting/memory: leaks == 0: 3 leaks" in dom
+
+
+def _comparison(metric: str, a: str, b: str, verdict: Verdict, a_value: float, b_value: float) -> Comparison:
+    p = 0.001 if verdict in {Verdict.IMPROVED, Verdict.REGRESSED} else 0.4
+    diff = a_value - b_value
+    return Comparison(metric, a, b, "mcnemar-exact", a_value, b_value, diff, diff, diff, p, 100, p, verdict)
 
 
 ARMS = {
-    "no-memory/sqlite": {"agent": "no-memory", "store": "sqlite", "overall": {}},
-    "trusting/sqlite": {"agent": "trusting", "store": "sqlite", "overall": {}},
-    "jit-verify/sqlite": {"agent": "jit-verify", "store": "sqlite", "overall": {}},
+    "no-memory/sqlite": ArmResult("no-memory", "sqlite", Role.CONTROL, {}),
+    "trusting/sqlite": ArmResult("trusting", "sqlite", Role.HARM_PROBE, {}),
+    "jit-verify/sqlite": ArmResult("jit-verify", "sqlite", Role.TREATMENT, {}),
 }
 
 
-def test_the_no_harm_gate_fails_when_jit_verify_is_significantly_worse() -> None:
+def _run(*comparisons: Comparison) -> RunResults:
+    return RunResults({}, ARMS, comparisons)
+
+
+def test_the_no_harm_gate_fails_when_a_treatment_is_significantly_worse() -> None:
     from memstore.harness.report import no_harm_gates
 
-    fine = {
-        "arms": ARMS,
-        "comparisons": [
-            _comparison("merge_rate", "jit-verify/sqlite", "no-memory/sqlite", "improved", 0.9, 0.8),
-            _comparison("answer_accuracy", "jit-verify/sqlite", "no-memory/sqlite", "no significant change", 0.9, 0.9),
-        ],
-    }
-    worse = {
-        "arms": ARMS,
-        "comparisons": [
-            *fine["comparisons"],
-            _comparison("review_precision", "jit-verify/sqlite", "no-memory/sqlite", "regressed", 0.7, 0.95),
-        ],
-    }
-    (passed,) = no_harm_gates(fine)
+    good = [
+        _comparison("merge_rate", "jit-verify/sqlite", "no-memory/sqlite", Verdict.IMPROVED, 0.9, 0.8),
+        _comparison("answer_accuracy", "jit-verify/sqlite", "no-memory/sqlite", Verdict.NO_CHANGE, 0.9, 0.9),
+    ]
+    bad = _comparison("review_precision", "jit-verify/sqlite", "no-memory/sqlite", Verdict.REGRESSED, 0.7, 0.95)
+    (passed,) = no_harm_gates(_run(*good))
     assert passed.passed
-    assert passed.name == "jit-verify/sqlite: not significantly worse than no-memory"
-    (failed,) = no_harm_gates(worse)
+    assert passed.name == "jit-verify/sqlite: not significantly worse than the control"
+    (failed,) = no_harm_gates(_run(*good, bad))
     assert not failed.passed
     assert failed.message == "review_precision 0.700 vs 0.950 (p = 0.001)"
-    (unmeasured,) = no_harm_gates({"arms": ARMS, "comparisons": []})
+    (unmeasured,) = no_harm_gates(_run())
     assert not unmeasured.passed  # a gate with nothing compared does not pass by default
-    assert [g.name for g in gates({"arms": ARMS, "comparisons": worse["comparisons"]}) if not g.passed] == [
-        "jit-verify/sqlite: not significantly worse than no-memory"
+    assert [g.name for g in gates(_run(*good, bad)) if not g.passed] == [
+        "jit-verify/sqlite: not significantly worse than the control"
     ]
 
 
 def test_the_harm_seen_gate_fails_when_trusting_is_not_measurably_harmed() -> None:
     from memstore.harness.report import harm_seen_gate
 
-    harmed = {
-        "arms": ARMS,
-        "comparisons": [
-            _comparison("merge_rate", "trusting/sqlite", "no-memory/sqlite", "regressed", 0.4, 0.8),
-        ],
-    }
-    unharmed = {
-        "arms": ARMS,
-        "comparisons": [
-            _comparison("merge_rate", "trusting/sqlite", "no-memory/sqlite", "underpowered", 0.78, 0.8),
-            _comparison("stale_use_rate", "trusting/sqlite", "no-memory/sqlite", "regressed", 0.3, 0.0),
-        ],
-    }
+    harmed = _run(_comparison("merge_rate", "trusting/sqlite", "no-memory/sqlite", Verdict.REGRESSED, 0.4, 0.8))
+    unharmed = _run(
+        _comparison("merge_rate", "trusting/sqlite", "no-memory/sqlite", Verdict.UNDERPOWERED, 0.78, 0.8),
+        _comparison("stale_use_rate", "trusting/sqlite", "no-memory/sqlite", Verdict.REGRESSED, 0.3, 0.0),
+    )
     assert harm_seen_gate(harmed).passed
     gate = harm_seen_gate(unharmed)
     assert not gate.passed  # stale use alone is not harm to an outcome
     assert gate.message == "merge_rate 0.780 vs 0.800 (underpowered, p = 0.4)"
-    assert not harm_seen_gate({"arms": ARMS, "comparisons": []}).passed
+    assert not harm_seen_gate(_run()).passed
 
 
 def test_the_verifier_gates_fail_below_their_bars() -> None:
     from memstore.harness.report import verifier_gates
 
     good = {
-        "detection_recall": {"value": 0.97, "k": 97, "n": 100},
-        "false_invalidation_rate": {"value": 0.01, "k": 1, "n": 100},
-        "reanchor_accuracy": {"value": 0.95, "k": 19, "n": 20},
+        "detection_recall": Rate(97, 100),
+        "false_invalidation_rate": Rate(1, 100),
+        "reanchor_accuracy": Rate(19, 20),
     }
-    assert all(g.passed for g in verifier_gates(good, "jit-verify/sqlite"))
-    bad = {**good, "detection_recall": {"value": 0.9, "k": 90, "n": 100}, "reanchor_accuracy": None}
-    failed = [(g.name, g.message) for g in verifier_gates(bad, "jit-verify/sqlite") if not g.passed]
+    assert all(g.passed for g in verifier_gates(ArmResult("jit-verify", "sqlite", Role.TREATMENT, good), "jit"))
+    bad = {**good, "detection_recall": Rate(90, 100), "reanchor_accuracy": None}
+    failed = [
+        (g.name, g.message)
+        for g in verifier_gates(ArmResult("jit-verify", "sqlite", Role.TREATMENT, bad), "jit")
+        if not g.passed
+    ]
     assert failed == [
-        ("jit-verify/sqlite: detection_recall >= 0.95", "0.900 (bar >= 0.95)"),
-        ("jit-verify/sqlite: reanchor_accuracy >= 0.9", "not measured (bar >= 0.9)"),
+        ("jit: detection_recall >= 0.95", "0.900 (bar >= 0.95)"),
+        ("jit: reanchor_accuracy >= 0.9", "not measured (bar >= 0.9)"),
     ]

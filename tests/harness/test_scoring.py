@@ -10,7 +10,7 @@ from memstore.access import Access, AccessPolicy, Actor
 from memstore.clock import FakeClock
 from memstore.harness.analysis.actions import Actions, parse_diff
 from memstore.harness.analysis.scoring import healed, outcome, stale_uses, states
-from memstore.harness.scenario import Check, Claim, Finding, Location, Origin, SeedMemory, Task, Truth
+from memstore.harness.scenarios.model import Check, Claim, Finding, Location, Origin, SeedMemory, Task, Truth
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

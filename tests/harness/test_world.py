@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from memstore import Access, AccessPolicy, Actor, Clock, MemoryStore, Surface, open_store
-from memstore.harness.data import scenarios_dir
-from memstore.harness.loader import load_file
-from memstore.harness.scenario import Scenario
+from memstore.harness.scenarios.data import scenarios_dir
+from memstore.harness.scenarios.loader import load_file
+from memstore.harness.scenarios.model import Scenario
 from memstore.harness.world import Template, build_template
 
 

@@ -13,7 +13,7 @@ import re
 
 import regex
 
-from memstore.harness.scenario import AnswerMatch
+from memstore.harness.scenarios.model import AnswerMatch
 
 __all__ = ["answer_is_right", "normalise", "same_value", "values_in"]
 

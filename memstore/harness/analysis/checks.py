@@ -17,7 +17,7 @@ from collections.abc import Collection
 import regex
 
 from memstore.harness.run.process import run_bounded
-from memstore.harness.scenario import Location, Task
+from memstore.harness.scenarios.model import Location, Task
 from memstore.verify import GitCodebase
 from memstore.verify.workspace import Workspace
 

@@ -12,12 +12,15 @@ minimum detectable effect and the sample size that would be needed are given).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from enum import StrEnum
 from typing import Any
 
 import pandas as pd
 
-from memstore.harness.analysis.metrics import OUTCOME_RATES
+from memstore.harness.analysis.metrics import _with_roles
+from memstore.harness.analysis.model import Rate, Role, RunResults
+from memstore.harness.analysis.registry import Direction, Metric, Test, metrics
 from memstore.harness.stats import (
     adjust_pvalues,
     mcnemar,
@@ -29,18 +32,26 @@ from memstore.harness.stats import (
     two_proportion_ztest,
 )
 
-__all__ = ["ALPHA", "MIN_EFFECT", "Comparison", "compare_runs", "compare_within", "verdict_of"]
+__all__ = ["ALPHA", "MIN_EFFECT", "Comparison", "Verdict", "compare_runs", "compare_within", "verdict_of"]
 
 ALPHA = 0.05
 MIN_EFFECT = 0.05  # five points: the smallest change worth acting on (the seeds' merge-rate gain was seven)
-LOWER_IS_BETTER = {"stale_use_rate", "false_invalidation_rate", "harm_rate", "leaks", "expiry_violations"}
-BINARY = {  # metric: (surface, or None for every session; the session column it counts)
-    "task_success_rate": (None, "task_success"),
-    "merge_rate": ("coding_agent", "merged"),
-    "answer_accuracy": ("cli", "answer_correct"),
-    "stale_use_rate": (None, "stale_use"),
-}
 KEY = ["scenario", "trial", "task"]
+
+
+def _lower_is_better(name: str) -> bool:
+    found = next((m for m in metrics() if m.name == name), None)
+    return found is not None and found.direction in {Direction.LOWER, Direction.ZERO}
+
+
+class Verdict(StrEnum):
+    """What a comparison says, after Holm's adjustment."""
+
+    IMPROVED = "improved"
+    REGRESSED = "regressed"
+    NO_CHANGE = "no significant change"
+    UNDERPOWERED = "underpowered"  # the effect that matters could not have been seen
+    PENDING = ""  # not adjusted yet
 
 
 @dataclass(frozen=True)
@@ -59,7 +70,7 @@ class Comparison:
     p_value: float
     n: int
     p_adjusted: float = 1.0
-    verdict: str = ""
+    verdict: Verdict = Verdict.PENDING
     mde: float | None = None
     needed_n: float | None = None
 
@@ -71,17 +82,32 @@ class Comparison:
                 return float(f"{value:.6g}") if math.isfinite(value) else None
             return value
 
-        return {k: clean(v) for k, v in asdict(self).items()}
+        return {k: clean(v.value if isinstance(v, Verdict) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Comparison:
+        """A comparison as results.json holds it (a None interval or effect read back as infinite)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for name in ("diff", "low", "high", "a_value", "b_value", "p_value", "p_adjusted"):
+            if values.get(name) is None and name in values:
+                values[name] = math.nan
+        values["verdict"] = Verdict(values.get("verdict", ""))
+        return cls(**values)
+
+    @property
+    def worse(self) -> bool:
+        return self.verdict is Verdict.REGRESSED
 
 
-def verdict_of(c: Comparison, *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT) -> str:
+def verdict_of(c: Comparison, *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT) -> Verdict:
     """The verdict on a comparison whose ``p_adjusted`` and ``mde`` are set."""
     if c.p_adjusted < alpha and c.diff != 0:
-        better = c.diff < 0 if c.metric in LOWER_IS_BETTER else c.diff > 0
-        return "improved" if better else "regressed"
+        better = c.diff < 0 if _lower_is_better(c.metric) else c.diff > 0
+        return Verdict.IMPROVED if better else Verdict.REGRESSED
     if c.mde is None or not math.isfinite(c.mde) or c.mde > min_effect:
-        return "underpowered"
-    return "no significant change"
+        return Verdict.UNDERPOWERED
+    return Verdict.NO_CHANGE
 
 
 def _finish(found: list[Comparison], alpha: float, min_effect: float) -> list[Comparison]:
@@ -93,9 +119,9 @@ def _finish(found: list[Comparison], alpha: float, min_effect: float) -> list[Co
     return done
 
 
-def _paired_binary(metric: str, a: str, b: str, sessions: pd.DataFrame, min_effect: float) -> Comparison | None:
-    surface, column = BINARY[metric]
-    rows = sessions if surface is None else sessions[sessions.surface == surface]
+def _paired_binary(metric: Metric, a: str, b: str, sessions: pd.DataFrame, min_effect: float) -> Comparison | None:
+    column = metric.column or ""
+    rows = sessions if metric.surface is None else sessions[sessions.surface == metric.surface]
     left = rows[rows.arm == a].set_index(KEY)[column]
     right = rows[rows.arm == b].set_index(KEY)[column]
     both = pd.concat([left.rename("a"), right.rename("b")], axis=1, join="inner").dropna()
@@ -111,10 +137,10 @@ def _paired_binary(metric: str, a: str, b: str, sessions: pd.DataFrame, min_effe
     target = min(base + min_effect, 0.999) if base + min_effect < 1 else max(base - min_effect, 0.001)
     needed = sample_size_two_proportions(base, target, paired=True, rho=max(rho, 0.0)) if 0 < base < 1 else None
     return Comparison(
-        metric,
+        metric.name,
         a,
         b,
-        "mcnemar-exact",
+        Test.MCNEMAR.value,
         float(x.mean()),
         base,
         diff.mean_diff,
@@ -127,7 +153,7 @@ def _paired_binary(metric: str, a: str, b: str, sessions: pd.DataFrame, min_effe
     )
 
 
-def _bootstrap(metric: str, a: str, b: str, sessions: pd.DataFrame, seed: int) -> Comparison | None:
+def _bootstrap(metric: Metric, a: str, b: str, sessions: pd.DataFrame, seed: int) -> Comparison | None:
     rows = sessions[sessions.surface == "code_review"].copy()
     if rows.empty:
         return None
@@ -141,7 +167,7 @@ def _bootstrap(metric: str, a: str, b: str, sessions: pd.DataFrame, seed: int) -
         return None
     xa = list(both[["tp_a", "fp_a", "fn_a"]].itertuples(index=False, name=None))
     xb = list(both[["tp_b", "fp_b", "fn_b"]].itertuples(index=False, name=None))
-    which = metric.removeprefix("review_")
+    which = metric.name.removeprefix("review_")
     result = paired_bootstrap(xa, xb, metric=which, seed=seed, n_resamples=2000)
     tp_a, fp_a, fn_a = (sum(v[i] for v in xa) for i in range(3))
     tp_b, fp_b, fn_b = (sum(v[i] for v in xb) for i in range(3))
@@ -149,10 +175,10 @@ def _bootstrap(metric: str, a: str, b: str, sessions: pd.DataFrame, seed: int) -
     value_b = tp_b / (tp_b + (fp_b if which == "precision" else fn_b) or 1)
     mde = (result.high - result.low) / 2 * 2.8 / 1.96  # the half-width at 80% power, from the bootstrap spread
     return Comparison(
-        metric,
+        metric.name,
         a,
         b,
-        "paired-bootstrap",
+        Test.BOOTSTRAP.value,
         value_a,
         value_b,
         result.estimate,
@@ -165,17 +191,19 @@ def _bootstrap(metric: str, a: str, b: str, sessions: pd.DataFrame, seed: int) -
 
 
 def _pairs(arms: pd.DataFrame) -> list[tuple[str, str]]:
-    """(arm, reference arm): each against the no-memory control, agent against agent on one store,
-    store against store for one agent."""
+    """(arm, reference arm): each against the control (its role), agent against agent on one
+    store, store against store for one agent."""
     rows = arms.drop_duplicates("arm").sort_values("arm").to_dict("records")
     pairs: list[tuple[str, str]] = []
-    control = next((r["arm"] for r in rows if r["agent"] == "no-memory"), None)
+    controls = [r for r in rows if r["role"] == Role.CONTROL]
     for r in rows:
-        if control and r["arm"] != control:
-            pairs.append((r["arm"], control))
+        if r["role"] == Role.CONTROL or not controls:
+            continue
+        same = [c for c in controls if c["store"] == r["store"]] or controls
+        pairs.append((r["arm"], same[0]["arm"]))
     for r in rows:
         for q in rows:
-            if r["arm"] >= q["arm"] or "no-memory" in {r["agent"], q["agent"]}:
+            if r["arm"] >= q["arm"] or Role.CONTROL in {r["role"], q["role"]}:
                 continue
             if r["store"] == q["store"] or r["agent"] == q["agent"]:
                 pairs.append((r["arm"], q["arm"]))
@@ -185,15 +213,16 @@ def _pairs(arms: pd.DataFrame) -> list[tuple[str, str]]:
 def compare_within(
     tables: dict[str, pd.DataFrame], *, seed: int = 0, alpha: float = ALPHA, min_effect: float = MIN_EFFECT
 ) -> list[Comparison]:
-    """Every comparison of a run's arms (see the module docstring)."""
-    sessions = tables["sessions"]
+    """Every comparison of a run's arms (see the module docstring), on every metric the
+    registry says is compared within a run."""
+    sessions = _with_roles(tables["sessions"])
     found: list[Comparison] = []
-    for a, b in _pairs(sessions[["arm", "agent", "store"]]):
-        for metric in BINARY:
+    for a, b in _pairs(sessions[["arm", "agent", "store", "role"]]):
+        for metric in metrics(test=Test.MCNEMAR):
             c = _paired_binary(metric, a, b, sessions, min_effect)
             if c is not None:
                 found.append(c)
-        for metric in ("review_precision", "review_recall"):
+        for metric in metrics(test=Test.BOOTSTRAP):
             c = _bootstrap(metric, a, b, sessions, seed)
             if c is not None:
                 found.append(c)
@@ -201,34 +230,35 @@ def compare_within(
 
 
 def compare_runs(
-    current: dict[str, Any], baseline: dict[str, Any], *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT
+    current: RunResults, baseline: RunResults, *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT
 ) -> list[Comparison]:
     """Each arm's rates in ``current`` against the same arm in ``baseline`` (unpaired)."""
     found: list[Comparison] = []
-    for arm in sorted(set(current["arms"]) & set(baseline["arms"])):
-        now, then = current["arms"][arm]["overall"], baseline["arms"][arm]["overall"]
-        for metric in OUTCOME_RATES:
-            x, y = now.get(metric), then.get(metric)
-            if not x or not y:
+    for arm in sorted(set(current.arms) & set(baseline.arms)):
+        for metric in metrics(rate=True):
+            x, y = current.arms[arm].rate(metric.name), baseline.arms[arm].rate(metric.name)
+            if x is None or y is None:
                 continue
-            test = two_proportion_ztest(x["k"], x["n"], y["k"], y["n"])
-            low, high = newcombe_diff_ci(x["k"], x["n"], y["k"], y["n"])
-            n = min(x["n"], y["n"])
-            mde = min_detectable_effect(min(y["value"], 1 - 1e-6), n) if y["value"] < 1 else math.inf
-            found.append(
-                Comparison(
-                    metric,
-                    f"{arm} (this run)",
-                    f"{arm} (baseline)",
-                    "two-proportion-z",
-                    x["value"],
-                    y["value"],
-                    x["value"] - y["value"],
-                    low,
-                    high,
-                    test.p_value,
-                    n,
-                    mde=mde,
-                )
-            )
+            found.append(_unpaired(metric.name, arm, x, y))
     return _finish(found, alpha, min_effect)
+
+
+def _unpaired(metric: str, arm: str, x: Rate, y: Rate) -> Comparison:
+    test = two_proportion_ztest(x.k, x.n, y.k, y.n)
+    low, high = newcombe_diff_ci(x.k, x.n, y.k, y.n)
+    n = min(x.n, y.n)
+    mde = min_detectable_effect(min(y.value, 1 - 1e-6), n) if y.value < 1 else math.inf
+    return Comparison(
+        metric,
+        f"{arm} (this run)",
+        f"{arm} (baseline)",
+        "two-proportion-z",
+        x.value,
+        y.value,
+        x.value - y.value,
+        low,
+        high,
+        test.p_value,
+        n,
+        mde=mde,
+    )

@@ -1,66 +1,361 @@
-"""Metrics of a run, computed from its tables (DESIGN.md, "The harness").
+"""Every metric of a run, each declared once (`memstore.harness.analysis.registry`), and
+`compute`, which evaluates them per arm: overall, per scenario and per memory origin.
 
-Rates keep their numerator and denominator (``{"value": 0.95, "k": 19, "n": 20}``) so that
-the statistics can put intervals on them; a rate with nothing to count is ``None``.
-Memory-level metrics (detection, false invalidation) are counted over (session, memory)
-pairs: a memory handed in two sessions is judged twice. Every outcome is measured from what
-the agent did (its merged change, findings, answer; ``stale_use`` from the harness comparing
-those actions with the bad memories it was handed), never from what it says it did. Harm and
-rescue pair each arm with the no-memory control on the same task.
+Every outcome comes from what an agent did (its merged change, findings, answer; stale use
+from the harness comparing those actions with the bad memories handed), never from what it
+says it did. Memory-level rates count (session, memory) pairs: a memory handed in two
+sessions is judged twice. Harm and rescue pair each arm with the control arm (its role:
+the agent without memory) on the same task.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
-__all__ = [
-    "CONTROL",
-    "METRICS",
-    "OUTCOME_RATES",
-    "RATES",
-    "compute",
-    "control_arm",
-    "memory_pairs",
-    "paired_with_control",
-    "rate",
-]
+from memstore.harness.analysis.model import ArmResult, Rate, Role, Value
+from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Test, metric, metrics
+from memstore.harness.run.events import EventKind
+from memstore.model import Surface
 
-OUTCOME_RATES = (  # what the agents achieve, and what memory does to them
-    "task_success_rate",
-    "merge_rate",
-    "review_precision",
-    "review_recall",
-    "answer_accuracy",
-    "harm_rate",
-    "rescue_rate",
-    "detection_recall",
-    "false_invalidation_rate",
-    "stale_use_rate",
-    "self_heal_rate",
-)
-RATES = (*OUTCOME_RATES, "reanchor_accuracy", "needed_recall_at_k")
-METRICS = (
-    *RATES,
-    "leaks",
-    "expiry_violations",
-    "agent_error_rate",
-    "tampering",
-    "failed_units",
-    "injected_chars",
-    "verify_reads",
-)
-CONTROL = "no-memory"  # the agent every other arm is paired with for harm and rescue
+__all__ = ["RECALL_KS", "Slice", "compute", "control_arm", "memory_pairs", "paired_with_control", "rate"]
+
+RECALL_KS = (5, 10, 20, 50)
 SESSION_KEY = ["arm", "scenario", "trial", "task"]
 _PAIR_KEY = ["scenario", "trial", "task"]
+USABLE, BAD = ("valid", "moved"), ("contradicted", "unsupported", "missing")  # "lapsed" labels are neither
 
 
-def rate(k: float, n: float) -> dict[str, Any] | None:
+def rate(k: float, n: float) -> Rate | None:
     """A rate with its counts, or None when there is nothing to count."""
-    if n == 0:
+    return Rate(int(k), int(n)) if n else None
+
+
+@dataclass(frozen=True)
+class Slice:
+    """What one breakdown of one arm is computed from.
+
+    Attributes:
+        sessions: the arm's sessions in the breakdown.
+        pairs: its (session, memory handed) pairs (`memory_pairs`).
+        trials: its trials.
+        paired: its sessions joined with the control's (`paired_with_control`).
+        failures: its units that could not run.
+        origin: for a per-origin breakdown, the memory origin.
+    """
+
+    sessions: pd.DataFrame
+    pairs: pd.DataFrame
+    trials: pd.DataFrame
+    paired: pd.DataFrame
+    failures: pd.DataFrame
+    origin: str | None = None
+
+
+# -- what agents achieve ---------------------------------------------------------------------
+
+
+def _binary(sessions: pd.DataFrame, column: str, surface: Surface | None = None) -> Rate | None:
+    rows = sessions if surface is None else sessions[sessions.surface == surface.value]
+    # a missing value counts nothing (a task that needs no memory); a missing column, written
+    # before the metric existed, counts every session as False
+    values = rows[column].dropna() if column in rows else pd.Series(False, index=rows.index)
+    return rate(int(values.astype(bool).sum()), len(values))
+
+
+@metric(
+    "task_success_rate",
+    label="success",
+    counts="tasks that went right as a whole (merged; every expected finding and no other; the answer right) / tasks",
+    test=Test.MCNEMAR,
+    column="task_success",
+    chart=True,
+)
+def _task_success(s: Slice) -> Rate | None:
+    return _binary(s.sessions, "task_success")
+
+
+@metric(
+    "merge_rate",
+    label="merge",
+    counts="coding tasks whose change passes the scenario's merge check / coding tasks",
+    test=Test.MCNEMAR,
+    column="merged",
+    surface=Surface.CODING_AGENT,
+    chart=True,
+)
+def _merge(s: Slice) -> Rate | None:
+    return _binary(s.sessions, "merged", Surface.CODING_AGENT)
+
+
+def _review(s: Slice, denominator: str) -> Rate | None:
+    review = s.sessions[s.sessions.surface == Surface.CODE_REVIEW.value]
+    if review.empty:
         return None
-    return {"value": round(float(k) / float(n), 6), "k": int(k), "n": int(n)}
+    return rate(review.correct_findings.sum(), review[denominator].sum())
+
+
+@metric(
+    "review_precision",
+    label="review P",
+    counts="correct findings / findings",
+    test=Test.BOOTSTRAP,
+)
+def _precision(s: Slice) -> Rate | None:
+    return _review(s, "findings")
+
+
+@metric(
+    "review_recall",
+    label="review R",
+    counts="correct findings / expected findings",
+    test=Test.BOOTSTRAP,
+    chart=True,
+)
+def _recall(s: Slice) -> Rate | None:
+    return _review(s, "expected_findings")
+
+
+@metric(
+    "answer_accuracy",
+    label="answer",
+    counts="CLI tasks answered right (by the scenario's matcher: values by default, so `30 days` is `30d`) / CLI tasks",
+    test=Test.MCNEMAR,
+    column="answer_correct",
+    surface=Surface.CLI,
+    chart=True,
+)
+def _answer(s: Slice) -> Rate | None:
+    return _binary(s.sessions, "answer_correct", Surface.CLI)
+
+
+# -- what memory does to them ------------------------------------------------------------------
+
+
+def _harm_rows(s: Slice) -> tuple[pd.DataFrame, pd.Series]:
+    """The paired tasks of the slice, and which of them an action of this origin's memories misled."""
+    paired = s.paired
+    if s.origin is None:
+        return paired, pd.Series(True, index=paired.index)
+    rows = paired[[s.origin in found.split(";") for found in paired.origins]]
+    misled = pd.Series([s.origin in found.split(";") for found in rows.misled_origins], index=rows.index, dtype=bool)
+    return rows, misled
+
+
+@metric(
+    "harm_rate",
+    label="harm",
+    counts="paired tasks the control (no memory) got right and this arm got wrong / paired tasks; per origin: "
+    "over tasks handed a memory of that origin, harm where an action repeated such a memory's error",
+    direction=Direction.LOWER,
+    levels=EVERY_LEVEL,
+)
+def _harm(s: Slice) -> Rate | None:
+    if s.paired.empty:
+        return None
+    rows, misled = _harm_rows(s)
+    return rate(int((rows.control_ok & ~rows.ok & misled).sum()), len(rows))
+
+
+@metric(
+    "rescue_rate",
+    label="rescue",
+    counts="paired tasks the control got wrong and this arm got right / paired tasks (per origin: tasks handed "
+    "a memory of that origin)",
+    levels=EVERY_LEVEL,
+)
+def _rescue(s: Slice) -> Rate | None:
+    if s.paired.empty:
+        return None
+    rows, _ = _harm_rows(s)
+    return rate(int((~rows.control_ok & rows.ok).sum()), len(rows))
+
+
+@metric(
+    "stale_use_rate",
+    label="stale use",
+    counts="sessions in which an action (an edit, a finding, an answer) reproduces a bad memory's error, "
+    "found by the harness from the action / sessions",
+    direction=Direction.LOWER,
+    test=Test.MCNEMAR,
+    column="stale_use",
+    chart=True,
+)
+def _stale_use(s: Slice) -> Rate | None:
+    return _binary(s.sessions, "stale_use")
+
+
+@metric(
+    "detection_recall",
+    label="detect",
+    counts="bad memories the agent refused to use / bad memories it was given",
+    levels=EVERY_LEVEL,
+    chart=True,
+)
+def _detection(s: Slice) -> Rate | None:
+    bad = s.pairs.truth.isin(BAD)
+    return rate(int((s.pairs.refused & bad).sum()), int(bad.sum()))
+
+
+@metric(
+    "false_invalidation_rate",
+    label="false inv.",
+    counts="usable memories it refused or retired / usable memories it was given",
+    direction=Direction.LOWER,
+    levels=EVERY_LEVEL,
+)
+def _false_invalidation(s: Slice) -> Rate | None:
+    usable = s.pairs.truth.isin(USABLE)
+    return rate(int((s.pairs.refused & usable).sum()), int(usable.sum()))
+
+
+@metric(
+    "refresh_rate",
+    label="refresh",
+    counts="usable memories the agent refreshed (validated and used: their 28 days start again) / usable memories "
+    "it was given",
+    levels=EVERY_LEVEL,
+    summary=False,
+)
+def _refresh(s: Slice) -> Rate | None:
+    usable = s.pairs.truth.isin(USABLE)
+    return rate(int((s.pairs.refreshed & usable).sum()), int(usable.sum()))
+
+
+@metric(
+    "reanchor_accuracy",
+    label="reanchor",
+    counts="moved memories re-anchored to the true lines (git's own diff is the truth) / moved memories",
+    summary=False,
+)
+def _reanchor(s: Slice) -> Rate | None:
+    return rate(s.sessions.moved_reanchored.sum(), s.sessions.moved_given.sum())
+
+
+@metric(
+    "self_heal_rate",
+    label="heal",
+    counts="bad memories of the initial pool retired, or superseded by a version whose fact states the value the "
+    "code holds (read by the harness), at the end of a trial / bad memories",
+)
+def _self_heal(s: Slice) -> Rate | None:
+    return rate(s.trials.healed.sum(), s.trials.bad_initial.sum()) if len(s.trials) else None
+
+
+def _needed(k: int) -> None:
+    @metric(
+        f"needed_recall_at_{k}",
+        label=f"needed@{k}",
+        counts=f"tasks whose needed memory was among the first {k} memories handed / tasks that need one",
+        summary=False,
+    )
+    def _recall_at(s: Slice) -> Rate | None:
+        return _binary(s.sessions, f"needed_at_{k}")
+
+
+for _k in RECALL_KS:
+    _needed(_k)
+
+
+# -- rules that must hold, and what a session costs ------------------------------------------------
+
+
+@metric(
+    "leaks",
+    label="leaks",
+    counts="memories shown to someone not entitled to see them (checked by the harness from the rules)",
+    direction=Direction.ZERO,
+    rate=False,
+)
+def _leaks(s: Slice) -> int:
+    return int(_column(s.sessions, "leaks").sum())
+
+
+@metric(
+    "expiry_violations",
+    label="expiry",
+    counts="expired memories returned, or live ones lost",
+    direction=Direction.ZERO,
+    rate=False,
+)
+def _expiry(s: Slice) -> int:
+    return int(_column(s.sessions, "expiry_violations").sum())
+
+
+@metric(
+    "agent_error_rate",
+    label="errors",
+    counts="sessions the agent failed (it raised, exited non-zero, timed out, or wrote a result the schema refuses) "
+    "/ sessions",
+    direction=Direction.LOWER,
+)
+def _agent_errors(s: Slice) -> Rate | None:
+    return _binary(s.sessions, "agent_error")
+
+
+@metric(
+    "tampering",
+    label="tampered",
+    counts="changes to a trial's store or template behind the harness's back",
+    direction=Direction.ZERO,
+    rate=False,
+    summary=False,
+)
+def _tampering(s: Slice) -> int:
+    return int(_column(s.sessions, "tampered").sum())
+
+
+@metric(
+    "failed_units",
+    label="failed",
+    counts="units (one trial of one scenario in one arm) that could not run",
+    direction=Direction.ZERO,
+    rate=False,
+    summary=False,
+    levels=frozenset({Level.OVERALL}),
+)
+def _failed(s: Slice) -> int:
+    return len(s.failures)
+
+
+@metric(
+    "injected_chars",
+    label="chars",
+    counts="characters of memory handed to a session (subject, fact, reason, citations), mean",
+    direction=Direction.COST,
+    rate=False,
+    summary=False,
+)
+def _chars(s: Slice) -> float | None:
+    return round(float(s.sessions.injected_chars.mean()), 3) if len(s.sessions) else None
+
+
+@metric(
+    "verify_reads",
+    label="reads",
+    counts="blob reads the verifier made per session, mean",
+    direction=Direction.COST,
+    rate=False,
+    summary=False,
+)
+def _verify_reads(s: Slice) -> float | None:
+    return round(float(s.sessions.verify_reads.mean()), 3) if len(s.sessions) else None
+
+
+@metric(
+    "sessions",
+    label="sessions",
+    counts="sessions the arm ran",
+    direction=Direction.COST,
+    rate=False,
+    summary=False,
+)
+def _sessions(s: Slice) -> int:
+    return len(s.sessions)
+
+
+# -- tables ----------------------------------------------------------------------------------------
 
 
 def memory_pairs(events: pd.DataFrame) -> pd.DataFrame:
@@ -68,35 +363,28 @@ def memory_pairs(events: pd.DataFrame) -> pd.DataFrame:
     (refuse or retire), and whether an action repeated its error (``misled``, found by the
     harness from the session's actions; an agent's own ``use`` events count for nothing)."""
     if events.empty:
-        return pd.DataFrame(columns=[*SESSION_KEY, "memory_id", "origin", "truth", "refused", "misled"])
-    handed = events[(events.kind == "retrieve") & (events.truth != "")][[*SESSION_KEY, "memory_id", "origin", "truth"]]
-    handed = handed.drop_duplicates()
-    pairs = handed
-    for column, kinds in (("refused", ["refuse", "retire"]), ("misled", ["misled"])):
+        return pd.DataFrame(columns=[*SESSION_KEY, "memory_id", "origin", "truth", "refused", "misled", "refreshed"])
+    handed = events[(events.kind == EventKind.RETRIEVE) & (events.truth != "")]
+    pairs = handed[[*SESSION_KEY, "memory_id", "origin", "truth"]].drop_duplicates()
+    marks = (
+        ("refused", [EventKind.REFUSE, EventKind.RETIRE]),
+        ("misled", [EventKind.MISLED]),
+        ("refreshed", [EventKind.REFRESH]),
+    )
+    for column, kinds in marks:
         marked = events[events.kind.isin(kinds)][[*SESSION_KEY, "memory_id"]].drop_duplicates().assign(**{column: True})
         pairs = pairs.merge(marked, how="left", on=[*SESSION_KEY, "memory_id"])
         pairs[column] = pairs[column].astype("boolean").fillna(False).astype(bool)
     return pairs
 
 
-USABLE, BAD = ("valid", "moved"), ("contradicted", "unsupported", "missing")  # "lapsed" labels are neither
-
-
-def _memory_metrics(pairs: pd.DataFrame) -> dict[str, Any]:
-    usable, bad = pairs.truth.isin(USABLE), pairs.truth.isin(BAD)
-    return {
-        "detection_recall": rate(int((pairs.refused & bad).sum()), int(bad.sum())),
-        "false_invalidation_rate": rate(int((pairs.refused & usable).sum()), int(usable.sum())),
-    }
-
-
 def control_arm(sessions: pd.DataFrame, arm: str) -> str | None:
-    """The no-memory arm ``arm`` is paired with: the one on the same store, else the first; None
-    for a no-memory arm, or a run without one."""
-    arms = sessions[["arm", "agent", "store"]].drop_duplicates("arm").set_index("arm")
-    if arm not in arms.index or arms.loc[arm, "agent"] == CONTROL:
+    """The control arm ``arm`` is paired with: the one on the same store, else the first; None
+    for a control arm itself, or a run without one."""
+    arms = _with_roles(sessions)[["arm", "store", "role"]].drop_duplicates("arm").set_index("arm")
+    if arm not in arms.index or arms.loc[arm, "role"] == Role.CONTROL:
         return None
-    controls = arms[arms.agent == CONTROL]
+    controls = arms[arms.role == Role.CONTROL]
     same = controls[controls.store == arms.loc[arm, "store"]]
     chosen = same if len(same) else controls
     return str(sorted(chosen.index)[0]) if len(chosen) else None
@@ -105,66 +393,25 @@ def control_arm(sessions: pd.DataFrame, arm: str) -> str | None:
 def paired_with_control(sessions: pd.DataFrame, arm: str) -> pd.DataFrame:
     """The arm's sessions joined with the control's on the same task: ``ok`` (this arm's
     task_success), ``control_ok``, ``origins`` handed and ``misled_origins``; empty without a control."""
+    columns = [*_PAIR_KEY, "ok", "control_ok", "origins", "misled_origins"]
     control = control_arm(sessions, arm)
     if control is None:
-        return pd.DataFrame(columns=[*_PAIR_KEY, "ok", "control_ok", "origins", "misled_origins"])
+        return pd.DataFrame(columns=columns)
     mine = sessions[sessions.arm == arm][[*_PAIR_KEY, "task_success", "origins", "misled_origins"]]
     theirs = sessions[sessions.arm == control][[*_PAIR_KEY, "task_success"]]
     both = mine.merge(theirs, on=_PAIR_KEY, suffixes=("", "_control")).dropna(
         subset=["task_success", "task_success_control"]
     )
-    return both.rename(columns={"task_success": "ok", "task_success_control": "control_ok"}).assign(
-        ok=lambda f: f.ok.astype(bool),
-        control_ok=lambda f: f.control_ok.astype(bool),
-        origins=lambda f: f.origins.fillna("").astype(str),
-        misled_origins=lambda f: f.misled_origins.fillna("").astype(str),
+    return pd.DataFrame(
+        {
+            **{k: both[k] for k in _PAIR_KEY},
+            "ok": both.task_success.astype(bool),
+            "control_ok": both.task_success_control.astype(bool),
+            "origins": both.origins.fillna("").astype(str),
+            "misled_origins": both.misled_origins.fillna("").astype(str),
+        },
+        columns=columns,
     )
-
-
-def _harm(paired: pd.DataFrame, origin: str | None = None) -> dict[str, Any]:
-    """``harm_rate``: tasks the control got right and this arm got wrong, over the paired tasks;
-    ``rescue_rate``: its mirror. For one origin: over the tasks handed a memory of that origin,
-    harm counted where an action repeated the error of a memory of that origin."""
-    if paired.empty:
-        return {"harm_rate": None, "rescue_rate": None}
-    if origin is None:
-        rows, misled = paired, pd.Series(True, index=paired.index)
-    else:
-        rows = paired[[origin in found.split(";") for found in paired.origins]]
-        misled = pd.Series([origin in found.split(";") for found in rows.misled_origins], index=rows.index, dtype=bool)
-    harmed = rows.control_ok & ~rows.ok & misled
-    rescued = ~rows.control_ok & rows.ok
-    return {"harm_rate": rate(int(harmed.sum()), len(rows)), "rescue_rate": rate(int(rescued.sum()), len(rows))}
-
-
-def _session_metrics(sessions: pd.DataFrame, trials: pd.DataFrame, k: int) -> dict[str, Any]:
-    coding = sessions[sessions.surface == "coding_agent"]
-    review = sessions[sessions.surface == "code_review"]
-    cli = sessions[sessions.surface == "cli"]
-    needed = sessions[f"needed_at_{k}"].dropna() if f"needed_at_{k}" in sessions else pd.Series(dtype=bool)
-    return {
-        "task_success_rate": rate(int(_column(sessions, "task_success").astype(bool).sum()), len(sessions)),
-        "merge_rate": rate(int(coding.merged.astype(bool).sum()), len(coding)),
-        "review_precision": rate(review.correct_findings.sum(), review.findings.sum()) if len(review) else None,
-        "review_recall": rate(review.correct_findings.sum(), review.expected_findings.sum()) if len(review) else None,
-        "answer_accuracy": rate(int(cli.answer_correct.astype(bool).sum()), len(cli)),
-        "reanchor_accuracy": rate(sessions.moved_reanchored.sum(), sessions.moved_given.sum()),
-        "stale_use_rate": rate(int(sessions.stale_use.astype(bool).sum()), len(sessions)),
-        "self_heal_rate": rate(trials.healed.sum(), trials.bad_initial.sum()) if len(trials) else None,
-        "needed_recall_at_k": rate(int(needed.astype(bool).sum()), len(needed)),
-        "leaks": int(sessions.leaks.sum()),
-        "expiry_violations": int(sessions.expiry_violations.sum()),
-        "agent_error_rate": rate(int(_column(sessions, "agent_error").astype(bool).sum()), len(sessions)),
-        "tampering": int(_column(sessions, "tampered").sum()),
-        "injected_chars": round(float(sessions.injected_chars.mean()), 3) if len(sessions) else None,
-        "verify_reads": round(float(sessions.verify_reads.mean()), 3) if len(sessions) else None,
-        "sessions": len(sessions),
-    }
-
-
-def _none_if_empty(found: dict[str, Any], paired: pd.DataFrame) -> dict[str, Any]:
-    """Harm and rescue are None for the control itself and in a run without one."""
-    return found if len(paired) else dict.fromkeys(found)
 
 
 def _column(frame: pd.DataFrame, name: str) -> pd.Series:
@@ -172,50 +419,71 @@ def _column(frame: pd.DataFrame, name: str) -> pd.Series:
     return frame[name].fillna(0) if name in frame else pd.Series(0, index=frame.index)
 
 
-def compute(tables: dict[str, pd.DataFrame], *, k: int = 50) -> dict[str, dict[str, Any]]:
-    """Per arm: ``overall``, ``per_scenario`` and ``per_origin`` metrics."""
-    sessions, events, trials = tables["sessions"], tables["events"], tables["trials"]
+def _evaluate(level: Level, found: Slice) -> dict[str, Value]:
+    return {m.name: m.compute(found) for m in metrics(level=level)}
+
+
+def _with_roles(sessions: pd.DataFrame) -> pd.DataFrame:
+    """Sessions with a ``role`` column (tables written before roles were recorded get them
+    from the built-in agents' and stores' declarations)."""
+    if "role" in sessions and sessions.role.notna().all():
+        return sessions
+    from memstore.harness.analysis.model import _guessed_role
+
+    roles = [_guessed_role({"agent": a, "store": s}).value for a, s in zip(sessions.agent, sessions.store, strict=True)]
+    return sessions.assign(role=roles)
+
+
+def compute(tables: dict[str, pd.DataFrame]) -> dict[str, ArmResult]:
+    """Every registered metric, per arm: overall, per scenario and per memory origin."""
+    sessions, trials = tables["sessions"], tables["trials"]
     failures = tables.get("failures", pd.DataFrame())
-    pairs = memory_pairs(events)
-    result: dict[str, dict[str, Any]] = {}
-    if not failures.empty:  # an arm whose every unit failed has no sessions, but must still be reported
-        for arm in sorted(set(failures.arm) - set(sessions.arm if "arm" in sessions else ())):
-            first = failures[failures.arm == arm].iloc[0]
-            result[arm] = {
-                "agent": first.agent,
-                "store": first.store,
-                "overall": {"failed_units": int((failures.arm == arm).sum()), "sessions": 0},
-                "per_scenario": {},
-                "per_origin": {},
-            }
-    if "arm" not in sessions:
-        return result
+    if failures.empty:
+        failures = pd.DataFrame(columns=["arm", "agent", "store", "scenario", "trial"])
+    pairs = memory_pairs(tables["events"])
+    result: dict[str, ArmResult] = {}
+    for arm in sorted(set(failures.arm) - set(sessions.arm if "arm" in sessions else ())):
+        first = failures[failures.arm == arm].iloc[0]  # every unit failed: reported all the same
+        role = _with_roles(pd.DataFrame({"agent": [first.agent], "store": [first.store]})).role.iloc[0]
+        overall = {"failed_units": int((failures.arm == arm).sum()), "sessions": 0}
+        result[arm] = ArmResult(str(first.agent), str(first.store), Role(role), overall)
+    if "arm" not in sessions or sessions.empty:
+        return dict(sorted(result.items()))
+    sessions = _with_roles(sessions)
     for arm in sorted(sessions.arm.unique()):
-        s, t, p = sessions[sessions.arm == arm], trials[trials.arm == arm], pairs[pairs.arm == arm]
-        paired = paired_with_control(sessions, arm)
-        overall = {**_session_metrics(s, t, k), **_memory_metrics(p), **_none_if_empty(_harm(paired), paired)}
-        per_scenario = {}
-        for scenario in sorted(s.scenario.unique()):
-            here = paired[paired.scenario == scenario]
-            per_scenario[scenario] = {
-                **_session_metrics(s[s.scenario == scenario], t[t.scenario == scenario], k),
-                **_memory_metrics(p[p.scenario == scenario]),
-                **_none_if_empty(_harm(here), here),
-            }
+        whole = Slice(
+            sessions[sessions.arm == arm],
+            pairs[pairs.arm == arm],
+            trials[trials.arm == arm],
+            paired_with_control(sessions, arm),
+            failures[failures.arm == arm],
+        )
+        per_scenario = {
+            scenario: _evaluate(
+                Level.SCENARIO,
+                replace(
+                    whole,
+                    sessions=whole.sessions[whole.sessions.scenario == scenario],
+                    pairs=whole.pairs[whole.pairs.scenario == scenario],
+                    trials=whole.trials[whole.trials.scenario == scenario],
+                    paired=whole.paired[whole.paired.scenario == scenario],
+                ),
+            )
+            for scenario in sorted(whole.sessions.scenario.unique())
+        }
         per_origin = {
-            origin: {**_memory_metrics(p[p.origin == origin]), **_none_if_empty(_harm(paired, origin), paired)}
-            for origin in sorted(p.origin.unique())
+            origin: _evaluate(
+                Level.ORIGIN, replace(whole, pairs=whole.pairs[whole.pairs.origin == origin], origin=origin)
+            )
+            for origin in sorted(whole.pairs.origin.unique())
         }
-        overall["failed_units"] = int((failures.arm == arm).sum()) if not failures.empty else 0
-        first = s.iloc[0]
-        result[arm] = {
-            "agent": first.agent,
-            "store": first.store,
-            "overall": overall,
-            "per_scenario": per_scenario,
-            "per_origin": per_origin,
-        }
-        for k_ in (5, 10, 20, 50):
-            column = s[f"needed_at_{k_}"].dropna() if f"needed_at_{k_}" in s else pd.Series(dtype=bool)
-            overall[f"needed_recall_at_{k_}"] = rate(int(column.astype(bool).sum()), len(column))
+        first = whole.sessions.iloc[0]
+        result[arm] = ArmResult(
+            str(first.agent),
+            str(first.store),
+            Role(first.role),
+            _evaluate(Level.OVERALL, whole),
+            per_scenario,
+            per_origin,
+        )
     return dict(sorted(result.items()))

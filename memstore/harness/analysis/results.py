@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -20,13 +21,22 @@ from memstore import __version__
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis.compare import compare_within
 from memstore.harness.analysis.metrics import compute
+from memstore.harness.analysis.model import RunResults
 from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
 from memstore.harness.run.process import read_bounded
 from memstore.harness.run.runner import RunConfig
-from memstore.harness.scenario import Scenario
+from memstore.harness.scenarios.model import Scenario
 from memstore.harness.world import fixture_files
 
-__all__ = ["TABLES", "check_same_scenarios", "load_results", "load_tables", "scenario_set_hash", "write_run"]
+__all__ = [
+    "TABLES",
+    "check_same_scenarios",
+    "load_results",
+    "load_tables",
+    "scenario_set_hash",
+    "table_path",
+    "write_run",
+]
 
 _OPTIONAL = {"failures"}  # tables a run folder of an older memstore may lack
 _ORDER = {
@@ -103,17 +113,33 @@ def metadata(config: RunConfig) -> dict[str, Any]:
     }
 
 
+def table_path(folder: Path, name: str) -> Path:
+    """Where table ``name`` of a run folder is: gzipped CSV, or plain CSV in older runs."""
+    plain = folder / f"{name}.csv"
+    return plain if plain.exists() and not (folder / f"{name}.csv.gz").exists() else folder / f"{name}.csv.gz"
+
+
 def write_run(
     folder: Path, config: RunConfig, output: RunOutput, *, seconds: float
-) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
-    """Write tables, results.json and timings.json into ``folder``; return the results and tables."""
+) -> tuple[RunResults, dict[str, pd.DataFrame]]:
+    """Write tables, results.json and timings.json into ``folder``; return the results and tables.
+
+    Tables are gzipped CSV with a zero timestamp in the gzip header, so one seed gives the same
+    bytes every time."""
     folder.mkdir(parents=True, exist_ok=True)
     frames = _frames(output)
     for name, frame in frames.items():
-        frame.to_csv(folder / f"{name}.csv", index=False, float_format="%.6g", lineterminator="\n")
-    results: dict[str, Any] = {"run": metadata(config), "arms": compute(frames)}
-    results["comparisons"] = [c.to_dict() for c in compare_within(frames, seed=config.seed)]
-    (folder / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+        frame.to_csv(
+            folder / f"{name}.csv.gz",
+            index=False,
+            float_format="%.6g",
+            lineterminator="\n",
+            compression={"method": "gzip", "mtime": 0},
+        )
+    results = RunResults(
+        run=metadata(config), arms=compute(frames), comparisons=tuple(compare_within(frames, seed=config.seed))
+    )
+    (folder / "results.json").write_text(json.dumps(results.to_json(), indent=2, sort_keys=True) + "\n")
     timings = pd.DataFrame(output.timings)
     per_arm = {}
     for arm in sorted(timings.arm.unique()) if not timings.empty else []:
@@ -143,9 +169,10 @@ def write_run(
     return results, frames
 
 
-def check_same_scenarios(current: dict[str, Any], other: dict[str, Any], *, force: bool, what: str) -> None:
-    """Refuse to compare runs of different scenario sets (their numbers measure different things)."""
-    mine, theirs = current["run"]["scenario_set_hash"], other["run"]["scenario_set_hash"]
+def check_same_scenarios(current: Mapping[str, Any], other: Mapping[str, Any], *, force: bool, what: str) -> None:
+    """Refuse to compare runs (their ``run`` descriptions) of different scenario sets: their
+    numbers measure different things."""
+    mine, theirs = current["scenario_set_hash"], other["scenario_set_hash"]
     if mine != theirs and not force:
         raise ConfigurationError(
             f"{what} ran another scenario set ({theirs}, this run {mine}); comparing them would mislead. "
@@ -153,7 +180,7 @@ def check_same_scenarios(current: dict[str, Any], other: dict[str, Any], *, forc
         )
 
 
-def load_results(folder_or_file: Path) -> dict[str, Any]:
+def load_results(folder_or_file: Path) -> RunResults:
     """The results of a run folder (or a results.json file)."""
     path = folder_or_file / "results.json" if folder_or_file.is_dir() else folder_or_file
     try:
@@ -165,7 +192,10 @@ def load_results(folder_or_file: Path) -> dict[str, Any]:
     if missing or not isinstance(arms, dict) or not all(isinstance(a, dict) and "overall" in a for a in arms.values()):
         what = f"run.{missing[0]}" if missing else "arms"
         raise ConfigurationError(f"{path} is not the results of a memstore run ({what} is missing or malformed)")
-    return data  # type: ignore[no-any-return]
+    try:
+        return RunResults.from_json(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigurationError(f"{path} is not the results of a memstore run: {exc}") from exc
 
 
 _RESULTS_CAP = 512 * 1024 * 1024
@@ -176,7 +206,7 @@ def load_tables(folder: Path) -> dict[str, pd.DataFrame]:
     """The tables of a run folder."""
     tables = {}
     for name in TABLES:
-        path = folder / f"{name}.csv"
+        path = table_path(folder, name)
         if name in _OPTIONAL and not path.exists():
             tables[name] = pd.DataFrame()
             continue

@@ -16,7 +16,7 @@ from memstore.access import Actor
 from memstore.errors import MemstoreError
 from memstore.harness.analysis.actions import Actions
 from memstore.harness.analysis.answers import answer_is_right, normalise, values_in
-from memstore.harness.scenario import Location, SeedMemory, Task, Truth
+from memstore.harness.scenarios.model import Location, SeedMemory, Task, Truth
 from memstore.model import Memory, Status, Surface
 from memstore.store import MemoryStore
 

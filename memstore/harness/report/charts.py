@@ -1,120 +1,155 @@
-"""Charts for the HTML report, drawn with matplotlib as inline SVG (no files, no external assets)."""
+"""Charts for the HTML report, drawn with matplotlib as inline SVG (no files, no external assets).
+
+Figures are made with `matplotlib.figure.Figure` and drawn under a local `rc_context`, so
+importing this module changes none of matplotlib's global state (no backend switch, no
+rcParams of the host program touched).
+"""
 
 from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
+from memstore.harness.analysis.compare import Comparison, Verdict
+from memstore.harness.analysis.model import ArmResult
+from memstore.harness.analysis.registry import Direction, Metric
 from memstore.harness.stats import wilson_ci
 
 __all__ = ["confusion_chart", "forest_chart", "healing_chart", "rates_chart"]
 
-plt.rcParams.update({"svg.hashsalt": "memstore", "font.size": 9, "svg.fonttype": "none"})
+_STYLE: dict[str, Any] = {"svg.hashsalt": "memstore", "font.size": 9, "svg.fonttype": "none"}
 _COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
+_VERDICT_COLORS = {Verdict.IMPROVED: "#55a868", Verdict.REGRESSED: "#c44e52"}
 
 
-def _svg(fig: Any, name: str) -> str:
+@contextmanager
+def _figure(width: float, height: float) -> Iterator[Figure]:
+    with matplotlib.rc_context(_STYLE):  # type: ignore[arg-type]
+        yield Figure(figsize=(width, height), layout="constrained")
+
+
+def _svg(fig: Figure, name: str) -> str:
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
+    with matplotlib.rc_context(_STYLE):  # type: ignore[arg-type]
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]
     return re.sub(r"<svg ", f'<svg data-chart="{name}" role="img" ', svg, count=1)
 
 
-def rates_chart(arms: dict[str, Any], metrics: list[str]) -> str:
-    """Each arm's rate per metric, with its Wilson 95% interval ("" when there is nothing to draw)."""
-    if not metrics or not arms:
+def rates_chart(arms: Mapping[str, ArmResult], shown: Sequence[Metric], labels: Mapping[str, str]) -> str:
+    """Each arm's rate per metric with its Wilson 95% interval, each panel titled with the
+    metric and which way is better ("" when there is nothing to draw)."""
+    if not shown or not arms:
         return ""
-    fig, grid = plt.subplots(
-        1, len(metrics), figsize=(2.6 * len(metrics), 0.5 + 0.45 * len(arms)), sharey=True, squeeze=False
-    )
-    axes = list(grid[0])
     names = list(arms)
-    for ax, metric in zip(axes, metrics, strict=True):
-        for i, arm in enumerate(names):
-            value = arms[arm]["overall"].get(metric)
-            if not value:
-                continue
-            low, high = wilson_ci(value["k"], value["n"])
-            ax.errorbar(
-                value["value"],
-                i,
-                xerr=[[max(value["value"] - low, 0.0)], [max(high - value["value"], 0.0)]],
-                fmt="o",
-                color=_COLORS[i % len(_COLORS)],
-                capsize=3,
-            )
-        ax.set_title(metric.replace("_", " "))
-        ax.set_xlim(-0.02, 1.02)
-        ax.grid(axis="x", alpha=0.3)
-    axes[0].set_yticks(range(len(names)), names)
-    axes[0].invert_yaxis()
-    return _svg(fig, "rates")
+    with _figure(2.6 * len(shown), 0.7 + 0.45 * len(names)) as fig:
+        axes = fig.subplots(1, len(shown), sharey=True, squeeze=False)[0]
+        for ax, metric in zip(axes, shown, strict=True):
+            for i, arm in enumerate(names):
+                value = arms[arm].rate(metric.name)
+                if value is None:
+                    continue
+                low, high = wilson_ci(value.k, value.n)
+                ax.errorbar(
+                    value.value,
+                    i,
+                    xerr=[[max(value.value - low, 0.0)], [max(high - value.value, 0.0)]],
+                    fmt="o",
+                    color=_COLORS[i % len(_COLORS)],
+                    capsize=3,
+                )
+            arrow = "higher is better" if metric.direction is Direction.HIGHER else "lower is better"
+            ax.set_title(f"{metric.name.replace('_', ' ')}\n({arrow})")
+            ax.set_xlim(-0.02, 1.02)
+            ax.grid(axis="x", alpha=0.3)
+        axes[0].set_yticks(range(len(names)), [labels.get(n, n) for n in names])
+        axes[0].invert_yaxis()
+        return _svg(fig, "rates")
 
 
-def forest_chart(comparisons: list[dict[str, Any]]) -> str:
-    """Paired differences (a - b) with 95% intervals, one row per comparison ("" when there is none)."""
-    rows = [c for c in comparisons if c["low"] is not None and c["high"] is not None]
+def forest_chart(comparisons: Sequence[Comparison]) -> str:
+    """Paired differences (a - b) with their 95% intervals, one row per comparison, coloured by
+    the Holm-adjusted verdict ("" when there is none)."""
+    rows = [c for c in comparisons if _finite(c.low) and _finite(c.high)]
     if not rows:
         return ""
-    fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.32 * max(len(rows), 1)))
-    colors = {"improved": "#55a868", "regressed": "#c44e52"}
-    for i, c in enumerate(rows):
-        ax.errorbar(
-            c["diff"],
-            i,
-            xerr=[[max(c["diff"] - c["low"], 0.0)], [max(c["high"] - c["diff"], 0.0)]],
-            fmt="s",
-            color=colors.get(c["verdict"], "#8c8c8c"),
-            capsize=3,
+    with _figure(7.5, 0.8 + 0.32 * len(rows)) as fig:
+        ax = fig.subplots()
+        for i, c in enumerate(rows):
+            ax.errorbar(
+                c.diff,
+                i,
+                xerr=[[max(c.diff - c.low, 0.0)], [max(c.high - c.diff, 0.0)]],
+                fmt="s",
+                color=_VERDICT_COLORS.get(c.verdict, "#8c8c8c"),
+                capsize=3,
+            )
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(range(len(rows)), [f"{c.metric}: {c.a} - {c.b}" for c in rows])
+        ax.invert_yaxis()
+        ax.set_xlabel(
+            "difference (a - b) with its 95% interval (unadjusted);\n"
+            "colour: the Holm-adjusted verdict (green improved, red regressed, grey neither)"
         )
-    ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_yticks(range(len(rows)), [f"{c['metric']}: {c['a']} - {c['b']}" for c in rows])
-    ax.invert_yaxis()
-    ax.set_xlabel("difference (a - b), 95% interval; green improved, red regressed, grey neither")
-    ax.grid(axis="x", alpha=0.3)
-    return _svg(fig, "forest")
+        ax.grid(axis="x", alpha=0.3)
+        return _svg(fig, "forest")
 
 
-def confusion_chart(confusion: dict[str, dict[str, dict[str, int]]]) -> str:
-    """Per arm and memory origin: how many memories handed were refused, repeated by an action
-    (misled: found by the harness), or neither."""
+def confusion_chart(confusion: Mapping[str, Mapping[str, Mapping[str, int]]]) -> str:
+    """Per arm and memory origin: the share of memories handed that the agent refused, that an
+    action repeated (misled), or neither; each origin's bar sums to 1, its count beside it."""
     arms = list(confusion)
     origins = sorted({o for per in confusion.values() for o in per})
     if not arms or not origins:
         return ""
-    fig, grid = plt.subplots(1, len(arms), figsize=(3.2 * len(arms), 2.8), sharey=True, squeeze=False)
-    axes = list(grid[0])
-    for ax, arm in zip(axes, arms, strict=True):
-        bottom = [0] * len(origins)
-        for j, action in enumerate(("refused", "misled", "other")):
-            values = [confusion[arm].get(o, {}).get(action, 0) for o in origins]
-            ax.bar(origins, values, bottom=bottom, label=action, color=_COLORS[j])
-            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-        ax.set_title(arm)
-        ax.tick_params(axis="x", rotation=30)
-    axes[0].legend(fontsize=7)
-    axes[0].set_ylabel("memories handed (session, memory pairs)")
-    return _svg(fig, "confusion")
+    actions = ("refused", "misled", "other")
+    with _figure(3.2 * len(arms), 3.0) as fig:
+        axes = fig.subplots(1, len(arms), sharey=True, squeeze=False)[0]
+        for ax, arm in zip(axes, arms, strict=True):
+            totals = [sum(confusion[arm].get(o, {}).values()) for o in origins]
+            bottom = [0.0] * len(origins)
+            for j, action in enumerate(actions):
+                shares = [
+                    confusion[arm].get(o, {}).get(action, 0) / total if total else 0.0
+                    for o, total in zip(origins, totals, strict=True)
+                ]
+                ax.bar(origins, shares, bottom=bottom, label=action, color=_COLORS[j])
+                bottom = [b + v for b, v in zip(bottom, shares, strict=True)]
+            for x, total in enumerate(totals):
+                ax.annotate(f"n={total}", (x, 1.0), ha="center", va="bottom", fontsize=7)
+            ax.set_title(arm)
+            ax.set_ylim(0, 1.12)
+            ax.tick_params(axis="x", rotation=30)
+        axes[0].set_ylabel("share of memories handed")
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize=7)
+        return _svg(fig, "confusion")
 
 
-def healing_chart(curves: dict[str, list[float]]) -> str:
-    """Share of the initial pool's bad memories healed (retired or corrected) by session number."""
+def healing_chart(curves: Mapping[str, Sequence[float]]) -> str:
+    """Share of the initial pool's bad memories healed (retired, or corrected to what the code
+    says) by the end of each session of a trial; the last point is the table's self-heal rate."""
     if not curves:
         return ""
-    fig, ax = plt.subplots(figsize=(6, 2.8))
-    for i, (arm, curve) in enumerate(curves.items()):
-        ax.step(range(1, len(curve) + 1), curve, where="post", label=arm, color=_COLORS[i % len(_COLORS)])
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("session of the trial")
-    ax.set_ylabel("bad memories healed")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    return _svg(fig, "healing")
+    with _figure(6.5, 2.8) as fig:
+        ax = fig.subplots()
+        for i, (arm, curve) in enumerate(curves.items()):
+            ax.step(range(1, len(curve) + 1), curve, where="post", label=arm, color=_COLORS[i % len(_COLORS)])
+        ax.set_ylim(-0.02, 1.02)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("session of the trial")
+        ax.set_ylabel("bad memories healed")
+        ax.grid(alpha=0.3)
+        fig.legend(loc="outside right upper", fontsize=7)
+        return _svg(fig, "healing")
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and value == value and abs(value) != float("inf")

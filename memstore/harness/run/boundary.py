@@ -23,8 +23,9 @@ from pathlib import Path
 
 from memstore.access import Actor
 from memstore.errors import MemstoreError, ValidationError
+from memstore.harness.run.events import EventKind
 from memstore.harness.run.guard import StoreGuard
-from memstore.harness.scenario import Intent
+from memstore.harness.scenarios.model import Intent
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.store import MemoryStore
 from memstore.verify import Codebase, GitCodebase, Verdict, Verifier, WorkingTree, anchor, verify_memory
@@ -194,7 +195,7 @@ class Tools:
         """Put ``text`` in place of line ``line`` (1-based) of ``path``; False if there is no such line."""
         lines = self.lines(path)
         if lines is None or not 1 <= line <= len(lines):
-            self._gateway.record("edit", "", f"{path}:{line} (no such line)")
+            self._gateway.record(EventKind.EDIT, "", f"{path}:{line} (no such line)")
             return False
         lines[line - 1] = text
         return self._write(path, lines, f"{path}:{line}")
@@ -203,7 +204,7 @@ class Tools:
         """Insert ``texts`` before line ``before`` (1-based; one past the end appends)."""
         lines = self.lines(path)
         if lines is None or not 1 <= before <= len(lines) + 1:
-            self._gateway.record("edit", "", f"{path}:{before} (no such place)")
+            self._gateway.record(EventKind.EDIT, "", f"{path}:{before} (no such place)")
             return False
         lines[before - 1 : before - 1] = texts
         return self._write(path, lines, f"{path}:{before}+{len(texts)}")
@@ -212,7 +213,7 @@ class Tools:
         """Write a whole file of the working copy (never outside it, never into ``.git``)."""
         g = self._gateway
         done = g.workspace.write(path, text)
-        g.record("edit", "", path if done else f"{path} (refused)")
+        g.record(EventKind.EDIT, "", path if done else f"{path} (refused)")
         return done
 
     def _write(self, path: str, lines: list[str], where: str) -> bool:
@@ -220,7 +221,7 @@ class Tools:
         original = g.workspace.read(path) or ""
         ending = "\n" if original.endswith("\n") or not original else ""
         done = g.workspace.write(path, "\n".join(lines) + ending)
-        g.record("edit", "", where if done else f"{where} (refused)")
+        g.record(EventKind.EDIT, "", where if done else f"{where} (refused)")
         return done
 
     # -- memories ---------------------------------------------------------------------------
@@ -230,16 +231,16 @@ class Tools:
         g = self._gateway
         verdict = verify_memory(memory, g.codebase(), verifier=g.verifier)
         g.counts["verify_reads"] += len(memory.citations)
-        g.record("verdict", memory.id, verdict.status.value)
+        g.record(EventKind.VERDICT, memory.id, verdict.status.value)
         return verdict
 
     def use(self, memory: Memory) -> None:
         """Say that the agent relies on ``memory`` (its own account; scoring reads actions)."""
-        self._gateway.record("use", memory.id)
+        self._gateway.record(EventKind.USE, memory.id)
 
     def refuse(self, memory: Memory, why: str) -> None:
         """Say that the agent will not use ``memory``."""
-        self._gateway.record("refuse", memory.id, why)
+        self._gateway.record(EventKind.REFUSE, memory.id, why)
 
     def store_memory(
         self,
@@ -262,7 +263,7 @@ class Tools:
                 cited = [anchor(codebase, c) for c in cited]
             return self.store_draft(MemoryDraft(g.repo, kind, subject, fact, cited, reason), supersedes=supersedes)
         except MemstoreError as exc:
-            g.record("denied", supersedes or "", f"store: {exc}")
+            g.record(EventKind.DENIED, supersedes or "", f"store: {exc}")
             return None
 
     def store_draft(self, draft: MemoryDraft, *, supersedes: str | None = None) -> Memory | None:
@@ -271,9 +272,9 @@ class Tools:
         try:
             made = g.store.store(draft, actor=g.actor, surface=g.surface, supersedes=supersedes)
         except MemstoreError as exc:
-            g.record("denied", supersedes or "", f"{'correct' if supersedes else 'store'}: {exc}")
+            g.record(EventKind.DENIED, supersedes or "", f"{'correct' if supersedes else 'store'}: {exc}")
             return None
-        g.record("correct" if supersedes else "store", made.id, supersedes or "")
+        g.record(EventKind.CORRECT if supersedes else "store", made.id, supersedes or "")
         return made
 
     def refresh(self, memory: Memory) -> None:
@@ -281,18 +282,18 @@ class Tools:
         g = self._gateway
         try:
             g.store.refresh(memory.id, actor=g.actor)
-            g.record("refresh", memory.id)
+            g.record(EventKind.REFRESH, memory.id)
         except MemstoreError as exc:
-            g.record("denied", memory.id, f"refresh: {exc}")
+            g.record(EventKind.DENIED, memory.id, f"refresh: {exc}")
 
     def retire(self, memory: Memory, reason: str) -> None:
         """Take ``memory`` out of use."""
         g = self._gateway
         try:
             g.store.retire(memory.id, actor=g.actor, reason=reason)
-            g.record("retire", memory.id, reason)
+            g.record(EventKind.RETIRE, memory.id, reason)
         except MemstoreError as exc:
-            g.record("denied", memory.id, f"retire: {exc}")
+            g.record(EventKind.DENIED, memory.id, f"retire: {exc}")
 
     # -- outcomes ---------------------------------------------------------------------------
 
@@ -301,13 +302,13 @@ class Tools:
         g = self._gateway
         if path not in {p for p, _ in g.findings}:
             g.findings.append((path, note))
-            g.record("finding", "", path)
+            g.record(EventKind.FINDING, "", path)
 
     def give_answer(self, text: str) -> None:
         """Answer the CLI task's question (the last answer given counts)."""
         g = self._gateway
         g.answer = text
-        g.record("answer", "", text[:300])
+        g.record(EventKind.ANSWER, "", text[:300])
 
     # -- for adapters of out-of-process agents ------------------------------------------------
 

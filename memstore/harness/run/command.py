@@ -53,6 +53,7 @@ import jsonschema
 
 from memstore.errors import ConfigurationError
 from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.events import EventKind
 from memstore.harness.run.process import read_bounded, run_bounded
 from memstore.harness.run.scratch import scratch
 from memstore.model import Kind, Memory
@@ -176,13 +177,13 @@ class CommandAgent:
                 with tools.guarded():
                     finished = run_bounded(self.argv, cwd=session.task.workdir, env=env, timeout=self.timeout)
             except OSError as exc:
-                tools.record("agent_error", "", f"cannot run {self.argv[0]}: {exc}")
+                tools.record(EventKind.AGENT_ERROR, "", f"cannot run {self.argv[0]}: {exc}")
                 return
             if finished.timed_out:
-                tools.record("agent_error", "", f"timed out after {self.timeout:g} s")
+                tools.record(EventKind.AGENT_ERROR, "", f"timed out after {self.timeout:g} s")
                 return
             if finished.returncode != 0:
-                tools.record("agent_error", "", f"exit status {finished.returncode}: {finished.stderr_tail()}")
+                tools.record(EventKind.AGENT_ERROR, "", f"exit status {finished.returncode}: {finished.stderr_tail()}")
             result = self._read(session, result_file)
         if result is not None:
             self._apply(session, result)
@@ -193,11 +194,11 @@ class CommandAgent:
         try:
             data = json.loads(read_bounded(path))
         except (OSError, ValueError, RecursionError) as exc:
-            session.tools.record("agent_error", "", f"no readable result: {str(exc)[:300]}")
+            session.tools.record(EventKind.AGENT_ERROR, "", f"no readable result: {str(exc)[:300]}")
             return None
         problem = validate_result(data)
         if problem is not None:
-            session.tools.record("agent_error", "", f"result.json does not match the schema: {problem}")
+            session.tools.record(EventKind.AGENT_ERROR, "", f"result.json does not match the schema: {problem}")
             return None
         return data  # type: ignore[no-any-return]
 
@@ -218,7 +219,7 @@ class CommandAgent:
                 continue
             memory = handed.get(op["id"])
             if memory is None:
-                tools.record("agent_error", op["id"][:200], f"{kind}: not a memory it was given")
+                tools.record(EventKind.AGENT_ERROR, op["id"][:200], f"{kind}: not a memory it was given")
             elif kind == "use":
                 tools.use(memory)
             elif kind == "refuse":

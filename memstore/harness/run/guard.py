@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
+from memstore.harness.run.events import EventKind
+
 __all__ = ["Recorder", "StoreGuard"]
 
 Fingerprint = tuple[tuple[str, int, int, int], ...]
@@ -64,5 +66,5 @@ class StoreGuard:
         before, after = {m[0]: m for m in mark}, {m[0]: m for m in now}
         changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
         names = ", ".join(Path(p).name for p in changed[:5])
-        session.record("tampered", "", f"the store's files changed while the agent ran ({names})")
+        session.record(EventKind.TAMPERED, "", f"the store's files changed while the agent ran ({names})")
         return False

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memstore.harness.run.stubs import AgentConfig
-from memstore.harness.scenario import Scenario
+from memstore.harness.scenarios.model import Scenario
 
 __all__ = ["SESSION_COLUMNS", "TABLES", "Arm", "RunOutput", "Unit"]
 
@@ -17,6 +17,7 @@ SESSION_COLUMNS = (
     "arm",
     "agent",
     "store",
+    "role",
     "scenario",
     "trial",
     "task",
@@ -47,6 +48,7 @@ SESSION_COLUMNS = (
     "moved_reanchored",
     "stale_use",
     "misled_origins",
+    "healed",
 )
 
 

@@ -23,14 +23,18 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from memstore.harness.run.agents import make_agent
+from memstore import backends
+from memstore.errors import Interrupted
+from memstore.harness.analysis.model import Role
+from memstore.harness.run import agents
+from memstore.harness.run.agents import agent_role, make_agent
 from memstore.harness.run.command import DEFAULT_TIMEOUT
 from memstore.harness.run.output import Arm, RunOutput, Unit
 from memstore.harness.run.scratch import clean_stale, release_all
 from memstore.harness.run.stores import check_store_uri
 from memstore.harness.run.stubs import AgentConfig
 from memstore.harness.run.trial import forget_templates, run_unit
-from memstore.harness.scenario import Scenario
+from memstore.harness.scenarios.model import Scenario
 from memstore.store import DEFAULT_EXPIRY
 
 __all__ = ["Arm", "Interrupted", "RunConfig", "RunOutput", "check_config", "iter_arms", "run", "units"]
@@ -78,7 +82,8 @@ def units(config: RunConfig) -> list[Unit]:
 
 
 def check_config(config: RunConfig) -> None:
-    """Refuse, before anything runs, agents and stores that cannot be used as given.
+    """Refuse, before anything runs, agents and stores that cannot be used as given (in
+    workers too: what was registered in this process must be importable there).
 
     Raises:
         ConfigurationError: naming the agent or store and what is wrong with it.
@@ -86,10 +91,16 @@ def check_config(config: RunConfig) -> None:
     for arm in config.arms:
         make_agent(arm.agent, config.agent_config, timeout=config.timeout_for(arm.agent), base_dir=config.base_dir)
         check_store_uri(arm.store)
+    if config.workers > 1:
+        _registrations(config)
 
 
-class Interrupted(KeyboardInterrupt):
-    """The run was asked to stop (SIGTERM, or Ctrl-C); its workers and scratch space are gone."""
+def _registrations(config: RunConfig) -> tuple[dict[str, str], dict[str, str]]:
+    """This process's agent and store registrations the run uses, as worker-importable references."""
+    return (
+        agents.portable_registrations([arm.agent for arm in config.arms]),
+        backends.portable_registrations([arm.store for arm in config.arms]),
+    )
 
 
 @contextlib.contextmanager
@@ -109,8 +120,15 @@ def _stop_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _start_worker(parent: int, registered: tuple[dict[str, str], dict[str, str]]) -> None:
+    """Worker start-up: register the parent's agents and stores, and die with the parent."""
+    agents.restore_registrations(registered[0])
+    backends.restore_registrations(registered[1])
+    _die_with_parent(parent)
+
+
 def _die_with_parent(parent: int) -> None:
-    """Worker start-up: die when the process that started the run dies, however it dies.
+    """Die when the process that started the run dies, however it dies.
 
     Linux's parent-death signal kills the worker at once; a watchdog thread polling the
     parent's id covers the rest. Ctrl-C is the parent's to handle: workers ignore it.
@@ -144,13 +162,13 @@ def _lost(unit: Unit) -> RunOutput:
 class _Pool:
     """A spawn process pool whose workers die with the run, and can be killed at once."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, registered: tuple[dict[str, str], dict[str, str]]) -> None:
         # Fresh interpreters ("spawn"): a forked worker would share the parent's git readers and scratch folder.
         self.executor = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_die_with_parent,
-            initargs=(os.getpid(),),
+            initializer=_start_worker,
+            initargs=(os.getpid(), registered),
         )
 
     def kill(self) -> None:
@@ -162,11 +180,15 @@ class _Pool:
 
 
 def _in_pool(
-    work: list[Unit], batches: list[list[int]], workers: int, finish: Callable[[int, RunOutput], None]
+    work: list[Unit],
+    batches: list[list[int]],
+    workers: int,
+    finish: Callable[[int, RunOutput], None],
+    registered: tuple[dict[str, str], dict[str, str]],
 ) -> list[int]:
     """Run ``batches`` (positions in ``work``) on a pool; the positions lost when a worker died."""
     lost: list[int] = []
-    pool = _Pool(workers)
+    pool = _Pool(workers, registered)
     try:
         futures: dict[Future[list[RunOutput]], list[int]] = {
             pool.executor.submit(_run_batch, [work[i] for i in batch]): batch for batch in batches
@@ -218,9 +240,10 @@ def run(config: RunConfig, progress: Callable[[int, int], None] | None = None) -
                 # Contiguous batches keep one scenario's trials in one process, so its template is built once there.
                 size = max(1, len(work) // (config.workers * 8))
                 batches = [list(range(i, min(i + size, len(work)))) for i in range(0, len(work), size)]
-                lost = _in_pool(work, batches, config.workers, finish)
+                registered = _registrations(config)
+                lost = _in_pool(work, batches, config.workers, finish, registered)
                 for position in sorted(lost):  # again, alone: a death now names its unit
-                    if _in_pool(work, [[position]], 1, finish):
+                    if _in_pool(work, [[position]], 1, finish, registered):
                         finish(position, _lost(work[position]))
     except BaseException:
         forget_templates()
@@ -242,10 +265,15 @@ def merge_outputs(results: Sequence[RunOutput]) -> RunOutput:
     return merged
 
 
-def iter_arms(agents: Sequence[str], stores: Sequence[str]) -> Iterator[Arm]:
-    """Every agent with every store (the no-memory control only once: it reads no store)."""
+def iter_arms(specs: Sequence[str], stores: Sequence[str], config: AgentConfig | None = None) -> Iterator[Arm]:
+    """Every agent with every store (a control only once: it reads no store)."""
+    controls = {
+        spec
+        for spec in specs
+        if not spec.startswith("command:") and agent_role(make_agent(spec, config)) is Role.CONTROL
+    }
     for store in stores:
-        for agent in agents:
-            if agent == "no-memory" and store != stores[0]:
+        for spec in specs:
+            if spec in controls and store != stores[0]:
                 continue
-            yield Arm(agent, store)
+            yield Arm(spec, store)

@@ -34,9 +34,11 @@ from dataclasses import dataclass, fields, replace
 from pathlib import PurePosixPath
 
 from memstore.errors import ConfigurationError
+from memstore.harness.analysis.model import Role
 from memstore.harness.run import craft
 from memstore.harness.run.boundary import AgentSession, Hit, PullRequest
-from memstore.harness.scenario import Intent, IntentAction
+from memstore.harness.run.events import EventKind
+from memstore.harness.scenarios.model import Intent, IntentAction
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.verify import VerdictStatus
 from memstore.verify.claims import terms
@@ -488,6 +490,7 @@ class NoMemoryAgent(_Stub):
 
     name = "no-memory"
     uses_memory = False
+    role = Role.CONTROL
 
     def assess(self, session: AgentSession, memory: Memory) -> _Known | None:
         return None
@@ -497,6 +500,7 @@ class TrustingAgent(_Stub):
     """Uses what it is given, as it is stored."""
 
     name = "trusting"
+    role = Role.HARM_PROBE
 
     def assess(self, session: AgentSession, memory: Memory) -> _Known | None:
         return _Known(memory, memory.citations, memory.fact, used=memory)
@@ -506,6 +510,7 @@ class JitVerifyAgent(_Stub):
     """Verify before use; correct, re-anchor, retire, refresh (the seeds' loop)."""
 
     name = "jit-verify"
+    role = Role.TREATMENT
 
     def assess(self, session: AgentSession, memory: Memory) -> _Known | None:
         if memory.kind is Kind.PREFERENCE:
@@ -519,7 +524,7 @@ class JitVerifyAgent(_Stub):
             if verdict.status is VerdictStatus.CONTRADICTED:
                 tools.refuse(memory, f"contradicted: {verdict.reason}")  # the old claim is not used; its correction is
             cited = tuple(c for c in draft.citations if isinstance(c, Citation))
-            tools.record("reanchor", memory.id, ";".join(str(c) for c in cited))
+            tools.record(EventKind.REANCHOR, memory.id, ";".join(str(c) for c in cited))
             stored = tools.store_draft(draft, supersedes=memory.id)
             return _Known(memory, cited, draft.fact, used=stored)
         tools.refuse(memory, f"{verdict.status.value}: {verdict.reason}")

@@ -21,14 +21,15 @@ from memstore.access import Actor
 from memstore.harness.analysis import scoring
 from memstore.harness.analysis.actions import Actions, parse_diff
 from memstore.harness.analysis.checks import check_change, read_value
-from memstore.harness.run.agents import Agent, make_agent
+from memstore.harness.run.agents import Agent, arm_role, make_agent
 from memstore.harness.run.boundary import AgentSession, Limits, PullRequest, TaskView, Tools, _Gateway
+from memstore.harness.run.events import EventKind
 from memstore.harness.run.guard import StoreGuard
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.scratch import scratch
 from memstore.harness.run.stores import trial_store
 from memstore.harness.run.watch import StoreWatch
-from memstore.harness.scenario import Scenario, SeedMemory, Task
+from memstore.harness.scenarios.model import Scenario, SeedMemory, Task
 from memstore.harness.world import Template, World, build_template, remove_tree
 from memstore.model import Memory, Surface
 from memstore.store import MemoryStore
@@ -99,7 +100,9 @@ def _run_unit(unit: Unit) -> RunOutput:
         world = template.instantiate(where / "repo", factory)
         trial = _Trial(unit, template, world, guard, out)
         if rebuilt:
-            trial.event({}, "tampered", "", "the scenario's template was changed by an earlier trial; it was rebuilt")
+            trial.event(
+                {}, EventKind.TAMPERED, "", "the scenario's template was changed by an earlier trial; it was rebuilt"
+            )
         for index, task in enumerate(unit.scenario.tasks):
             trial.session(index, task)
         trial.finish(time.perf_counter() - started)
@@ -114,7 +117,7 @@ def _work(agent: Agent, session: AgentSession) -> None:
     try:
         agent.work(session)
     except Exception as exc:
-        session.tools.record("agent_error", "", f"the agent raised {type(exc).__name__}: {str(exc)[:300]}")
+        session.tools.record(EventKind.AGENT_ERROR, "", f"the agent raised {type(exc).__name__}: {str(exc)[:300]}")
 
 
 def _true_lines(template: Template) -> dict[str, list[tuple[str, int] | None]]:
@@ -158,6 +161,7 @@ class _Trial:
         self.unit, self.world, self.guard, self.out = unit, world, guard, out
         self.workspace = Workspace(world.path)
         self.agent = make_agent(unit.arm.agent, unit.agent_config, timeout=unit.agent_timeout, base_dir=unit.base_dir)
+        self.role = arm_role(self.agent, world.store)
         self.labels = world.truth()  # grading data: memory id -> seeded memory (truth, origin, claim)
         self.key_of = {m.id: k for k, ms in world.seeded.items() for m in ms}
         self.chains: dict[str, str] = dict(self.key_of)  # memory id -> seeded key; corrections inherit theirs
@@ -168,6 +172,7 @@ class _Trial:
         self.lapsed: set[str] = set()  # files the trial's merges changed: labels that depend on them lapse
         self.in_force: dict[str, SeedMemory] = dict(self.labels)  # the labels in force this session
         self.store_seconds = 0.0
+        self.healing: dict[str, int] | None = None  # the initial pool's bad memories, and how many are healed
         self.evaluate_at = template.evaluate_at
 
     # -- grading data, as it stands now ------------------------------------------------------
@@ -240,7 +245,7 @@ class _Trial:
         for kind, memory_id, detail in watched:
             self.event(key, kind, memory_id, detail)
         for position, memory in enumerate(handed):
-            self.event(key, "retrieve", memory.id, str(position))
+            self.event(key, EventKind.RETRIEVE, memory.id, str(position))
         gateway = _Gateway(
             workspace=self.workspace,
             store=self.world.store,
@@ -278,7 +283,7 @@ class _Trial:
         if passed:
             self.workspace.merge(f"task/{task.key}")
             self.lapsed |= set(self.workspace.touched(base, self.workspace.head("main")))
-            gateway.record("merge", "", commit)
+            gateway.record(EventKind.MERGE, "", commit)
         else:
             self.workspace.abandon()
         return actions, passed
@@ -298,20 +303,24 @@ class _Trial:
         """Score the session and keep its rows (grading data is read here, after the session)."""
         events = [(e.kind, e.memory_id, e.detail) for e in gateway.events]
         for kind, memory_id, detail in events:
-            if kind == "correct" and detail in self.chains:
+            if kind == EventKind.CORRECT and detail in self.chains:
                 self.chains[memory_id] = self.chains[detail]
-            if kind == "store":
+            if kind == EventKind.STORE:
                 self.learned.setdefault(task.key, set()).add(memory_id)
             self.watch.follow(kind, memory_id, detail, Actor(task.user))
             self.event(key, kind, memory_id, detail)
+        healing = self.healing
+        if healing is None or any(kind in {EventKind.RETIRE, EventKind.CORRECT} for kind, _, _ in events):
+            healing = self.healing = self.healed_now()  # only a retirement or a correction can change it
         misled = scoring.stale_uses(task, actions, handed, truth, self.moved_to)
         for memory_id in misled:
-            self.event(key, "misled", memory_id, "an action repeated this memory's error")
+            self.event(key, EventKind.MISLED, memory_id, "an action repeated this memory's error")
         moved_given, moved_right = scoring.reanchored(events, handed, truth, self.true_lines, self.key_of)
         handed_ids = [m.id for m in handed]
         needed = [self._needed(need) for need in task.needs]
         row: dict[str, Any] = {
             **self.unit.key(),
+            "role": self.role.value,
             **key,
             "index": index,
             "handed": len(handed),
@@ -321,14 +330,15 @@ class _Trial:
             "verify_reads": gateway.counts["verify_reads"],
             "searches": gateway.counts["searches"],
             "reads": gateway.counts["reads"],
-            "leaks": sum(kind == "leak" for kind, _, _ in watched),
-            "expiry_violations": sum(kind == "expiry_violation" for kind, _, _ in watched),
-            "agent_error": any(kind == "agent_error" for kind, _, _ in events),
-            "tampered": sum(kind == "tampered" for kind, _, _ in events),
+            "leaks": sum(kind == EventKind.LEAK for kind, _, _ in watched),
+            "expiry_violations": sum(kind == EventKind.EXPIRY_VIOLATION for kind, _, _ in watched),
+            "agent_error": any(kind == EventKind.AGENT_ERROR for kind, _, _ in events),
+            "tampered": sum(kind == EventKind.TAMPERED for kind, _, _ in events),
             "origins": ";".join(sorted({self.labels[i].origin.value for i in handed_ids if i in self.labels})),
             "moved_given": moved_given,
             "moved_reanchored": moved_right,
             "stale_use": bool(misled),
+            "healed": healing["healed"],
             "misled_origins": ";".join(sorted({self.labels[i].origin.value for i in misled})),
             **scoring.outcome(task, actions, merged, self.expected_answer(task)),
         }
@@ -344,7 +354,7 @@ class _Trial:
         """The answer read off ``main`` now, for a task that says where it is."""
         if task.answer_at is None:
             return None
-        return read_value(GitCodebase(self.workspace.repo, "main"), task.answer_at)
+        return read_value(GitCodebase(self.workspace.repo, self.workspace.head("main")), task.answer_at)
 
     def _needed(self, need: str) -> set[str]:
         if need.startswith("learned:"):
@@ -354,11 +364,17 @@ class _Trial:
 
     # -- the end of the trial -----------------------------------------------------------------
 
-    def finish(self, seconds: float) -> None:
+    def healed_now(self) -> dict[str, int]:
+        """How many of the initial pool's bad memories are healed now (`scoring.healed`)."""
         repo = self.world.scenario.repo
         bad = {i: spec for i, spec in self.labels.items() if not spec.truth.usable and spec.repo == repo}
-        at_start, at_end = (GitCodebase(self.workspace.repo, ref) for ref in (self.evaluate_at, "main"))
+        at_start = GitCodebase(self.workspace.repo, self.evaluate_at)
+        at_end = GitCodebase(self.workspace.repo, self.workspace.head("main"))  # now: a name resolves once per repo
         readers = [lambda where: read_value(at_start, where), lambda where: read_value(at_end, where)]
+        return scoring.healed(self.world.store, bad, readers)
+
+    def finish(self, seconds: float) -> None:
+        healing = self.healing or self.healed_now()
         self.out.trials.append(
             {
                 **self.unit.key(),
@@ -366,7 +382,8 @@ class _Trial:
                 "sessions": len(self.world.scenario.tasks),
                 "seeded": sum(len(ms) for ms in self.world.seeded.values()),
                 "refused_seeds": len(self.world.refused),
-                **scoring.healed(self.world.store, bad, readers),
+                "bad_initial": healing["bad_initial"],
+                "healed": healing["healed"],
             }
         )
         self.out.timings.append({**self.unit.key(), "task": "", "store_s": self.store_seconds, "trial_s": seconds})

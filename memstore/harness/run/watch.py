@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from memstore.access import Access, AccessPolicy, Actor
 from memstore.errors import MemstoreError, NotFound
+from memstore.harness.run.events import EventKind
 from memstore.harness.world import World
 from memstore.model import Kind, Memory, Surface
 
@@ -41,9 +42,9 @@ class StoreWatch:
         now, repo = self.world.clock.now(), self.world.scenario.repo
         for memory in memories:
             if not entitled(self.world.access, memory, user, repo, surface):
-                found.append(("leak", memory.id, "handed to someone not entitled"))
+                found.append((EventKind.LEAK, memory.id, "handed to someone not entitled"))
             if now >= memory.refreshed_at + self.expiry:
-                found.append(("expiry_violation", memory.id, "expired memory returned"))
+                found.append((EventKind.EXPIRY_VIOLATION, memory.id, "expired memory returned"))
         return found
 
     def expire(self) -> list[Found]:
@@ -63,19 +64,19 @@ class StoreWatch:
             if expired:
                 if memory_id not in self._reported:
                     self._reported.add(memory_id)
-                    found.append(("expired", memory_id, ""))
+                    found.append((EventKind.EXPIRED, memory_id, ""))
                 if present:
-                    found.append(("expiry_violation", memory_id, "expired memory still returned by get()"))
+                    found.append((EventKind.EXPIRY_VIOLATION, memory_id, "expired memory still returned by get()"))
                 del self.live[memory_id]
             elif not present and self.world.access.level(memory.author, memory.repo) >= Access.READ:
-                found.append(("expiry_violation", memory_id, "live memory lost"))
+                found.append((EventKind.EXPIRY_VIOLATION, memory_id, "live memory lost"))
                 del self.live[memory_id]
         return found
 
     def follow(self, kind: str, memory_id: str, detail: str, actor: Actor) -> None:
         """Keep the account in step with one thing a session did to the store."""
-        if kind in {"store", "correct"}:
-            if kind == "correct":
+        if kind in {EventKind.STORE, EventKind.CORRECT}:
+            if kind == EventKind.CORRECT:
                 self.live.pop(detail, None)
             try:
                 made = self.world.store.get(memory_id, actor=actor)
@@ -83,7 +84,7 @@ class StoreWatch:
                 return
             self.live[made.id] = made
             self.refreshed[made.id] = made.refreshed_at
-        elif kind == "retire":
+        elif kind == EventKind.RETIRE:
             self.live.pop(memory_id, None)
-        elif kind == "refresh" and memory_id in self.live:
+        elif kind == EventKind.REFRESH and memory_id in self.live:
             self.refreshed[memory_id] = self.world.clock.now()

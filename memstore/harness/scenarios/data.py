@@ -10,7 +10,7 @@ from pathlib import Path
 
 __all__ = ["data_dir", "fixtures_dir", "scenarios_dir"]
 
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parents[2]  # memstore/
 
 
 def data_dir(name: str) -> Path:

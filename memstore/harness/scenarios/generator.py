@@ -24,7 +24,7 @@ from datetime import timedelta
 from typing import Any
 
 from memstore.access import Access
-from memstore.harness.scenario import (
+from memstore.harness.scenarios.model import (
     Check,
     Claim,
     Edit,

@@ -8,7 +8,7 @@ once; nothing is built from a file that has any. A file holds one scenario, or a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -19,9 +19,9 @@ import regex
 import yaml
 
 from memstore.access import Access
-from memstore.errors import MemstoreError, ValidationError
-from memstore.harness.data import fixtures_dir, scenarios_dir
-from memstore.harness.scenario import (
+from memstore.errors import ScenarioError, ValidationError
+from memstore.harness.scenarios.data import fixtures_dir, scenarios_dir
+from memstore.harness.scenarios.model import (
     AnswerMatch,
     Check,
     Claim,
@@ -42,7 +42,16 @@ from memstore.harness.scenario import (
 )
 from memstore.model import Citation, Kind, Surface, clean_path
 
-__all__ = ["Problem", "ScenarioError", "load_file", "load_library", "scenario_files", "validate_file"]
+__all__ = [
+    "Problem",
+    "ScenarioError",
+    "check_labels",
+    "load_file",
+    "load_library",
+    "read_file",
+    "scenario_files",
+    "validate_file",
+]
 
 FieldPath = tuple[str | int, ...]
 
@@ -60,14 +69,6 @@ class Problem:
     def __str__(self) -> str:
         where = f" at {self.path}:" if self.path else ""
         return f"{self.file}:{self.line}:{self.column}:{where} {self.message}"
-
-
-class ScenarioError(MemstoreError):
-    """A scenario file that cannot be used; ``problems`` lists every reason."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
 
 
 @cache
@@ -548,7 +549,7 @@ def read_file(file: Path) -> tuple[list[Scenario], list[Problem]]:
     if report.problems:
         return [], sorted(report.problems, key=lambda p: (p.line, p.column))
     if "generator" in data:
-        from memstore.harness.generator import generate
+        from memstore.harness.scenarios.generator import generate
 
         try:
             return generate(data["name"], data["description"], data["generator"], source=str(file)), []
@@ -558,17 +559,35 @@ def read_file(file: Path) -> tuple[list[Scenario], list[Problem]]:
     _semantic_checks(data, report)
     if report.problems:
         return [], report.problems
-    scenario = _parse(data, file)
+    return [_parse(data, file)], []
+
+
+def check_labels(scenarios: Iterable[Scenario], *, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
+    """Build each hand-written scenario in a scratch folder and check that its history applies
+    and its truth labels hold there; every problem, located in the scenario's file. (Generated
+    scenarios are labelled by construction, and checked again whenever a trial builds one.)"""
     from memstore.harness.world import build_problems
 
-    for path, message in build_problems(scenario):
-        report.add(path, message)
-    return ([], report.problems) if report.problems else ([scenario], [])
+    chosen = [s for s in scenarios if s.files is None]
+    problems: list[Problem] = []
+    for done, scenario in enumerate(chosen, 1):
+        found = build_problems(scenario)
+        if found:
+            positions = _load_yaml(Path(scenario.source))[1] if scenario.source else _Positions(None)
+            report = _Reporter(scenario.source or scenario.name, positions)
+            for path, message in found:
+                report.add(path, message)
+            problems += report.problems
+        if progress:
+            progress(done, len(chosen))
+    return problems
 
 
 def validate_file(file: Path) -> list[Problem]:
-    """Every problem of one scenario file (empty when it is fine)."""
-    return read_file(file)[1]
+    """Every problem of one scenario file, its truth labels checked on the built repository
+    (empty when it is fine)."""
+    scenarios, problems = read_file(file)
+    return problems or check_labels(scenarios)
 
 
 def load_file(file: Path) -> list[Scenario]:

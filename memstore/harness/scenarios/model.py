@@ -1,7 +1,7 @@
 """Scenarios as values: what a scenario file describes, parsed and checked.
 
 A `Scenario` is a world's recipe: a fixture codebase, a scripted history, users with
-access levels, seeded memories whose truth is known, and tasks. `memstore.harness.loader`
+access levels, seeded memories whose truth is known, and tasks. `memstore.harness.scenarios.loader`
 turns YAML into these; `memstore.harness.world` builds them into real repositories and
 stores.
 """

@@ -1,0 +1,146 @@
+"""The metric registry: one definition per metric, and everything else derived from it.
+
+A metric is declared once, next to the function that computes it (`memstore.harness.analysis.metrics`),
+with its name, what it counts, which direction is better, how two arms are compared on it,
+its short label and whether it is charted. The comparison families, the outcome list that
+runs are compared on, the report's columns and charts, the terminal summary and the metric
+table in the docs (``memstore metrics``) all read this registry, so adding a metric is one
+decorated function::
+
+    @metric("refresh_rate", label="refresh", counts="usable memories refreshed / usable memories given")
+    def _refresh(s: Slice) -> Rate | None: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memstore.harness.analysis.metrics import Slice
+
+__all__ = ["REGISTRY", "Direction", "Level", "Metric", "Test", "metric", "metric_table", "metrics"]
+
+
+class Direction(StrEnum):
+    """Which way a metric is better."""
+
+    HIGHER = "higher is better"
+    LOWER = "lower is better"
+    ZERO = "must be 0"
+    COST = "a cost"
+
+
+class Test(StrEnum):
+    """How two arms of one run are compared on a metric (paired by scenario, trial and task)."""
+
+    MCNEMAR = "mcnemar-exact"  # a binary session outcome: McNemar's exact test, clustered interval
+    BOOTSTRAP = "paired-bootstrap"  # precision or recall: a seeded paired bootstrap
+    NONE = ""  # not compared within a run
+
+
+class Level(StrEnum):
+    """The breakdowns a metric is computed for."""
+
+    OVERALL = "overall"
+    SCENARIO = "per_scenario"
+    ORIGIN = "per_origin"
+
+
+EVERY_LEVEL = frozenset(Level)
+RUN_LEVELS = frozenset({Level.OVERALL, Level.SCENARIO})
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric's declaration.
+
+    Attributes:
+        name: as it appears in results.json.
+        label: a short header for tables ("merge").
+        counts: what it counts, as the docs' metric table says it.
+        direction: which way is better.
+        test: how two arms of a run are compared on it.
+        column: for a McNemar comparison, the session column that holds the outcome.
+        surface: for a McNemar comparison, the surface whose sessions count (None: every session).
+        chart: drawn in the report's rates chart.
+        summary: shown in the terminal summary.
+        rate: a rate with counts (compared between runs); otherwise a count or a mean.
+        levels: the breakdowns it is computed for.
+        compute: the function of a `Slice` that computes it.
+    """
+
+    name: str
+    label: str
+    counts: str
+    direction: Direction
+    test: Test
+    column: str | None
+    surface: str | None
+    chart: bool
+    summary: bool
+    rate: bool
+    levels: frozenset[Level]
+    compute: Callable[[Slice], Any]
+
+
+REGISTRY: dict[str, Metric] = {}
+
+
+def metric(
+    name: str,
+    *,
+    label: str,
+    counts: str,
+    direction: Direction = Direction.HIGHER,
+    test: Test = Test.NONE,
+    column: str | None = None,
+    surface: str | None = None,
+    chart: bool = False,
+    summary: bool = True,
+    rate: bool = True,
+    levels: frozenset[Level] = RUN_LEVELS,
+) -> Callable[[Callable[[Slice], Any]], Callable[[Slice], Any]]:
+    """Register the decorated function as the metric ``name`` (see `Metric` for the fields)."""
+    if test is Test.MCNEMAR and column is None:
+        raise ValueError(f"metric {name!r}: a McNemar comparison needs the session column it counts")
+
+    def register(compute: Callable[[Slice], Any]) -> Callable[[Slice], Any]:
+        if name in REGISTRY:
+            raise ValueError(f"metric {name!r} is registered twice")
+        REGISTRY[name] = Metric(
+            name, label, counts, direction, test, column, surface, chart, summary, rate, levels, compute
+        )
+        return compute
+
+    return register
+
+
+def metrics(
+    *, test: Test | None = None, rate: bool | None = None, level: Level | None = None, chart: bool | None = None
+) -> list[Metric]:
+    """The registered metrics that match every filter given, in registration order."""
+    _load()
+    return [
+        m
+        for m in REGISTRY.values()
+        if (test is None or m.test is test)
+        and (rate is None or m.rate is rate)
+        and (level is None or level in m.levels)
+        and (chart is None or m.chart is chart)
+    ]
+
+
+def metric_table() -> str:
+    """The Markdown table of every metric: name, what it counts, direction, how arms are compared."""
+    lines = ["| metric | what it counts | better | compared by |", "|---|---|---|---|"]
+    for m in metrics():
+        lines.append(f"| `{m.name}` | {m.counts} | {m.direction.value} | {m.test.value or '-'} |")
+    return "\n".join(lines) + "\n"
+
+
+def _load() -> None:
+    """Import the module whose decorators fill the registry."""
+    import memstore.harness.analysis.metrics  # noqa: F401

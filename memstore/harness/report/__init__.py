@@ -1,0 +1,76 @@
+"""Reports of a run: gates, and the HTML, Markdown, JUnit and JSON renderings with their charts.
+
+`write_reports` writes the formats asked for into a run folder; each renderer is a module of
+its own (`html`, `markdown`, `junit`), and what they all say (headline, failures, what is
+simulated, harm and rescue) is in `content`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+
+from memstore.harness.analysis.model import RunResults
+from memstore.harness.report.content import arm_label, harm_rows, headlines, simulation_notes
+from memstore.harness.report.gates import (
+    Gate,
+    gates,
+    harm_seen_gate,
+    invariant_gates,
+    no_harm_gates,
+    verifier_gates,
+)
+from memstore.harness.report.html import render_html
+from memstore.harness.report.junit import render_junit
+from memstore.harness.report.markdown import render_markdown
+
+__all__ = [
+    "FORMATS",
+    "Gate",
+    "arm_label",
+    "gates",
+    "harm_rows",
+    "harm_seen_gate",
+    "headlines",
+    "invariant_gates",
+    "no_harm_gates",
+    "render_html",
+    "render_junit",
+    "render_markdown",
+    "simulation_notes",
+    "verifier_gates",
+    "write_reports",
+]
+
+FORMATS = ("html", "md", "json", "junit")
+
+
+def write_reports(
+    folder: Path,
+    results: RunResults,
+    tables: dict[str, pd.DataFrame],
+    gate_list: list[Gate],
+    formats: tuple[str, ...] = ("html", "md", "junit"),
+) -> list[Path]:
+    """Write the reports of ``formats`` into ``folder``; the paths written."""
+    written = []
+    timing_file = folder / "timings.json"
+    timings = json.loads(timing_file.read_text()) if timing_file.exists() else None
+    for fmt in formats:
+        if fmt == "html":
+            path, text = folder / "report.html", render_html(results, tables, gate_list, timings)
+        elif fmt == "md":
+            path, text = folder / "report.md", render_markdown(results, gate_list, timings)
+        elif fmt == "junit":
+            path, text = folder / "junit.xml", render_junit(gate_list)
+        elif fmt == "json":
+            document = {**results.to_json(), "gates": [asdict(g) for g in gate_list]}
+            path, text = folder / "report.json", json.dumps(document, indent=2, sort_keys=True) + "\n"
+        else:
+            raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(FORMATS)}")
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,206 @@
+"""What every rendering of a run says: the headline, the failures, what is simulated, harm and
+rescue, costs, and the numbers formatted the way people read them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from memstore.harness.analysis.compare import Comparison, Verdict
+from memstore.harness.analysis.metrics import RECALL_KS, memory_pairs
+from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults, Value
+from memstore.harness.report.gates import Gate
+from memstore.harness.run.agents import BUILT_IN
+from memstore.harness.stats import wilson_ci
+
+__all__ = [
+    "Headline",
+    "arm_label",
+    "confusion",
+    "cost_rows",
+    "failures",
+    "fmt",
+    "fmt_ci",
+    "format_p",
+    "harm_rows",
+    "headlines",
+    "healing_curves",
+    "simulation_notes",
+]
+
+_ROLE_NOTE = {Role.NEGATIVE_CONTROL: " (negative control)", Role.CONTROL: " (control)"}
+HEADLINE_METRICS = ("task_success_rate", "merge_rate", "answer_accuracy", "review_precision")
+
+
+def format_p(p: float) -> str:
+    """A p-value as people read it; below double precision it is a bound, not zero."""
+    if p != p:
+        return "-"
+    return "< 1e-16" if p < 1e-16 else f"{p:.3g}"
+
+
+def fmt(value: Value) -> str:
+    """A metric's value: a rate to three places, a count as is, nothing as a dash."""
+    if value is None:
+        return "-"
+    if isinstance(value, Rate):
+        return f"{value.value:.3f}"
+    return str(value)
+
+
+def fmt_ci(value: Value) -> str:
+    """A rate with its Wilson 95% interval and counts."""
+    if not isinstance(value, Rate):
+        return fmt(value)
+    low, high = wilson_ci(value.k, value.n)
+    return f"{value.value:.3f} [{low:.3f}, {high:.3f}] {value.k}/{value.n}"
+
+
+def arm_label(name: str, arm: ArmResult) -> str:
+    """An arm's name, with a control or negative control labelled as such wherever it appears."""
+    return name + _ROLE_NOTE.get(arm.role, "")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One sentence of the report's headline; ``tone`` is good, bad or neutral."""
+
+    text: str
+    tone: str
+
+
+def _points(c: Comparison) -> str:
+    interval = "" if not _finite(c.low) else f", 95% CI [{100 * c.low:+.1f}, {100 * c.high:+.1f}]"
+    return f"{100 * c.diff:+.1f} points{interval}, p {_p_phrase(c.p_adjusted)}"
+
+
+def _p_phrase(p: float) -> str:
+    shown = format_p(p)
+    return shown if shown.startswith("<") else f"= {shown}"
+
+
+def headlines(results: RunResults) -> list[Headline]:
+    """Each comparison that matters, in one sentence: every arm against the control on task
+    success (and on the outcome where it moved most), and what memory did to it (harm, rescue)."""
+    found: list[Headline] = []
+    controls = set(results.arms_of(Role.CONTROL))
+    for name, arm in results.arms.items():
+        if arm.role is Role.CONTROL:
+            continue
+        mine = [c for c in results.comparisons if c.a == name and c.b in controls and c.metric in HEADLINE_METRICS]
+        if not mine:
+            continue
+        main = next((c for c in mine if c.metric == "task_success_rate"), mine[0])
+        what = main.metric.replace("_rate", "").replace("_", " ")
+        tone = {Verdict.IMPROVED: "good", Verdict.REGRESSED: "bad"}.get(main.verdict, "neutral")
+        text = (
+            f"{name}: {what} {100 * main.a_value:.1f}% vs {100 * main.b_value:.1f}% without memory "
+            f"({_points(main)}): {main.verdict.value}."
+        )
+        harm, rescue = arm.rate("harm_rate"), arm.rate("rescue_rate")
+        if harm is not None and rescue is not None:
+            text += f" Of {harm.n:,} paired tasks, memory harmed {harm.k:,} and rescued {rescue.k:,}."
+        found.append(Headline(text, tone))
+    return found
+
+
+def failures(results: RunResults, gate_list: list[Gate]) -> list[str]:
+    """What must be seen first: every failed gate (leaks and expiry violations among them)."""
+    return [f"{g.name}: {g.message}" for g in gate_list if not g.passed]
+
+
+def simulation_notes(results: RunResults) -> list[str]:
+    """What in the run is a simulation, named as one, with its parameters and how they were chosen."""
+    run = results.run
+    notes = []
+    stubs = [a for a in BUILT_IN if any(arm.agent == a for arm in results.arms.values())]
+    if stubs:
+        budget = ", ".join(f"{k}={v}" for k, v in run.get("agent_config", {}).items())
+        notes.append(
+            f"{', '.join(stubs)} {'is a' if len(stubs) == 1 else 'are'} built-in stub agent"
+            f"{'' if len(stubs) == 1 else 's'}: deterministic programs that act on what they read and what "
+            f"they are handed, standing in for real agents (simulations, not language models). Their "
+            f'exploration budget ({budget}) is a modelling choice, not a measurement (README, "The stub agents").'
+        )
+    for name, population in sorted(run.get("populations", {}).items()):
+        parameters = ", ".join(f"{k}={v}" for k, v in population.get("parameters", {}).items())
+        notes.append(
+            f"{name} is a generated population (synthetic repositories, a simulation): "
+            f"{population.get('description', '')} Parameters: {parameters}."
+        )
+    return notes
+
+
+def harm_rows(results: RunResults) -> list[dict[str, str]]:
+    """Per arm paired with the control: harm and rescue, overall and per memory origin."""
+    rows = []
+    for name, arm in results.arms.items():
+        if arm.rate("harm_rate") is None:
+            continue
+        rows.append({"arm": arm_label(name, arm), "origin": "all", **_harm_cells(arm.overall)})
+        for origin, found in sorted(arm.per_origin.items()):
+            if isinstance(found.get("harm_rate"), Rate):
+                rows.append({"arm": arm_label(name, arm), "origin": origin, **_harm_cells(found)})
+    return rows
+
+
+def _harm_cells(found: Any) -> dict[str, str]:
+    def cell(value: Value) -> str:
+        return f"{value.value:.3f} ({value.k}/{value.n})" if isinstance(value, Rate) else "-"
+
+    return {"harm": cell(found.get("harm_rate")), "rescue": cell(found.get("rescue_rate"))}
+
+
+def cost_rows(results: RunResults, timings: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Per arm: retrieval recall at each k, and what a session costs (characters, reads, store time)."""
+    per_arm = (timings or {}).get("per_arm", {})
+    return [
+        {
+            "arm": arm_label(name, arm),
+            "recall": {k: fmt(arm.overall.get(f"needed_recall_at_{k}")) for k in RECALL_KS},
+            "chars": fmt(arm.overall.get("injected_chars")),
+            "reads": fmt(arm.overall.get("verify_reads")),
+            "store_ms": per_arm.get(name, {}).get("store_ms_per_session"),
+        }
+        for name, arm in results.arms.items()
+    ]
+
+
+def confusion(tables: dict[str, pd.DataFrame]) -> dict[str, dict[str, dict[str, int]]]:
+    """Per arm and memory origin: memories handed that were refused, that misled an action, or neither."""
+    pairs = memory_pairs(tables["events"])
+    result: dict[str, dict[str, dict[str, int]]] = {}
+    for (arm, origin), rows in pairs.groupby(["arm", "origin"]):
+        result.setdefault(str(arm), {})[str(origin)] = {
+            "refused": int(rows.refused.sum()),
+            "misled": int((rows.misled & ~rows.refused).sum()),
+            "other": int((~rows.misled & ~rows.refused).sum()),
+        }
+    return result
+
+
+def healing_curves(tables: dict[str, pd.DataFrame]) -> dict[str, list[float]]:
+    """Per arm: the share of the initial pool's bad memories healed by the end of each session
+    (the harness's own count after every session; the last point is the self-heal rate)."""
+    sessions, trials = tables["sessions"], tables["trials"]
+    if sessions.empty or "healed" not in sessions or trials.empty:
+        return {}
+    curves = {}
+    depth = int(sessions["index"].max()) + 1
+    for arm in sorted(sessions.arm.unique()):
+        total = int(trials[trials.arm == arm].bad_initial.sum())
+        if not total:
+            continue
+        mine = sessions[sessions.arm == arm].pivot_table(
+            index=["scenario", "trial"], columns="index", values="healed", aggfunc="max"
+        )
+        mine = mine.reindex(columns=range(depth)).ffill(axis=1).fillna(0)
+        curves[arm] = [round(float(mine[i].sum()) / total, 4) for i in range(depth)]
+    return curves
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)

@@ -1,0 +1,138 @@
+"""The self-contained HTML report: no external assets; charts are inline SVG, styles and the
+one small script (sortable tables) are inline.
+
+It opens with the headline (each comparison that matters, in a sentence) and, in red, every
+failed gate; then the per-arm table with intervals, what is simulated, harm and rescue, the
+charts, the comparisons, the gates, and drill-down to scenario, task and memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jinja2
+import pandas as pd
+
+from memstore.harness.analysis.model import Rate, RunResults, Value
+from memstore.harness.analysis.registry import Level, metrics
+from memstore.harness.report.charts import confusion_chart, forest_chart, healing_chart, rates_chart
+from memstore.harness.report.content import (
+    arm_label,
+    confusion,
+    cost_rows,
+    failures,
+    format_p,
+    harm_rows,
+    headlines,
+    healing_curves,
+    simulation_notes,
+)
+from memstore.harness.report.gates import Gate
+from memstore.harness.run.events import EventKind
+from memstore.harness.stats import wilson_ci
+
+__all__ = ["render_html"]
+
+_DRILL_TASKS = 400
+_DRILL_MEMORIES = 200
+
+
+def _environment() -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("memstore.harness.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters["p"] = format_p
+    return environment
+
+
+def _cell(value: Value) -> dict[str, Any]:
+    if value is None:
+        return {"text": "-", "sort": -1}
+    if isinstance(value, Rate):
+        low, high = wilson_ci(value.k, value.n)
+        return {
+            "text": f"{value.value:.3f}",
+            "detail": f"[{low:.3f}, {high:.3f}] {value.k}/{value.n}",
+            "sort": value.value,
+        }
+    return {"text": str(value), "sort": value}
+
+
+def _memories(events: pd.DataFrame) -> tuple[list[dict[str, Any]], int]:
+    if events.empty:
+        return [], 0
+    labelled = events[(events.truth != "") & (events.kind != EventKind.RETRIEVE)]
+    found = []
+    for memory_id, rows in list(labelled.groupby("memory_id", sort=True))[:_DRILL_MEMORIES]:
+        first = rows.iloc[0]
+        found.append(
+            {
+                "id": memory_id,
+                "scenario": first.scenario,
+                "origin": first.origin,
+                "truth": first.truth,
+                "events": rows[["arm", "trial", "task", "kind", "detail"]].to_dict("records"),
+            }
+        )
+    return found, int(labelled.memory_id.nunique())
+
+
+def render_html(
+    results: RunResults, tables: dict[str, pd.DataFrame], gate_list: list[Gate], timings: dict[str, Any] | None = None
+) -> str:
+    """The self-contained HTML report."""
+    arms = results.arms
+    shown = [
+        m
+        for m in metrics(level=Level.OVERALL)
+        if m.summary and any(a.overall.get(m.name) is not None for a in arms.values())
+    ]
+    sessions = tables["sessions"]
+    scenarios = sorted(sessions.scenario.unique()) if not sessions.empty else []
+    per_scenario = [
+        {
+            "name": s,
+            "rows": [
+                {"arm": name, "cells": [_cell(arm.per_scenario.get(s, {}).get(m.name)) for m in shown]}
+                for name, arm in arms.items()
+            ],
+        }
+        for s in scenarios
+    ]
+    head = sessions.head(_DRILL_TASKS).astype(object)
+    memories, memory_total = _memories(tables["events"])
+    labels = {name: arm_label(name, arm) for name, arm in arms.items()}
+    charted = [m for m in metrics(chart=True, rate=True) if any(a.rate(m.name) for a in arms.values())]
+    charts = {
+        "rates": rates_chart(arms, charted, labels),
+        "forest": forest_chart(results.comparisons),
+        "confusion": confusion_chart(confusion(tables)),
+        "healing": healing_chart(healing_curves(tables)),
+    }
+    return (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            run=results.run,
+            arms=arms,
+            metrics=shown,
+            cells={name: [_cell(arm.overall.get(m.name)) for m in shown] for name, arm in arms.items()},
+            comparisons=results.comparisons,
+            charts=charts,
+            per_scenario=per_scenario,
+            tasks=head.where(head.notna(), "").to_dict("records"),
+            task_total=len(sessions),
+            memories=memories,
+            memory_total=memory_total,
+            gates=gate_list,
+            labels=labels,
+            costs=cost_rows(results, timings),
+            notes=simulation_notes(results),
+            harm=harm_rows(results),
+            headlines=headlines(results),
+            failures=failures(results, gate_list),
+        )
+    )

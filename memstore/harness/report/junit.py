@@ -1,0 +1,27 @@
+"""JUnit XML: one test case per gate, so CI systems show the gates as tests."""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import escape, quoteattr
+
+from memstore.harness.report.gates import Gate
+
+__all__ = ["render_junit"]
+
+
+def render_junit(gate_list: list[Gate]) -> str:
+    """One JUnit test case per gate."""
+    failures = sum(not g.passed for g in gate_list)
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<testsuite name="memstore" tests="{len(gate_list)}" failures="{failures}" errors="0">',
+    ]
+    for g in gate_list:
+        out.append(f'  <testcase classname="memstore.gates" name={quoteattr(g.name)}>')
+        if not g.passed:
+            out.append(f"    <failure message={quoteattr(g.message)}/>")
+        else:
+            out.append(f"    <system-out>{escape(g.message)}</system-out>")
+        out.append("  </testcase>")
+    out.append("</testsuite>")
+    return "\n".join(out) + "\n"

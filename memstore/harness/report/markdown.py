@@ -1,0 +1,118 @@
+"""The Markdown report: a summary fit for a CI job summary, headline and failures first."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from memstore.harness.analysis.compare import Comparison, Verdict
+from memstore.harness.analysis.model import RunResults
+from memstore.harness.analysis.registry import Level, metrics
+from memstore.harness.report.content import (
+    arm_label,
+    cost_rows,
+    failures,
+    fmt_ci,
+    format_p,
+    harm_rows,
+    headlines,
+    simulation_notes,
+)
+from memstore.harness.report.gates import Gate
+
+__all__ = ["comparison_table", "render_markdown"]
+
+
+def _header(run: dict[str, Any], arms: int) -> str:
+    return (
+        f"{run['tasks']} tasks, {arms} arms, seed {run['seed']}, {run['trials']} trial(s); scenario set "
+        f"`{run['scenario_set_hash']}`; memstore {run['memstore_version']}"
+        + (f", commit `{run['git_commit'][:12]}`" if run.get("git_commit") else "")
+    )
+
+
+def _detectable(c: Comparison) -> str:
+    if c.verdict is not Verdict.UNDERPOWERED:
+        return ""
+    if c.mde is None or not math.isfinite(c.mde) or c.mde >= 1:
+        return " (no change of any size was detectable)"
+    return f" (detectable: {c.mde:.3f}" + (f"; needs {math.ceil(c.needed_n)}" if c.needed_n else "") + ")"
+
+
+def comparison_table(comparisons: tuple[Comparison, ...] | list[Comparison], *, title: str, note: str) -> list[str]:
+    """The comparisons as a Markdown section."""
+    if not comparisons:
+        return []
+    lines = [
+        f"## {title}",
+        "",
+        "| metric | a | b | a - b [95% CI] | adjusted p | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in comparisons:
+        interval = f"[{c.low:+.3f}, {c.high:+.3f}]" if math.isfinite(c.low) and math.isfinite(c.high) else "[-]"
+        lines.append(
+            f"| {c.metric} | {c.a} | {c.b} | {c.diff:+.3f} {interval} | {format_p(c.p_adjusted)} | "
+            f"{c.verdict.value}{_detectable(c)} |"
+        )
+    return [*lines, "", note, ""]
+
+
+def render_markdown(
+    results: RunResults,
+    gate_list: list[Gate],
+    timings: dict[str, Any] | None = None,
+    *,
+    comparisons_title: str = "Paired comparisons",
+) -> str:
+    """A summary fit for a CI job summary: headline and failed gates first."""
+    shown = [m for m in metrics(level=Level.OVERALL) if m.summary]
+    shown = [m for m in shown if any(a.overall.get(m.name) is not None for a in results.arms.values())]
+    lines = ["# memstore eval", "", _header(dict(results.run), len(results.arms)), ""]
+    failed = failures(results, gate_list)
+    if failed:
+        lines += [f"**{len(failed)} gate(s) failed:**", "", *[f"- FAILED {f}" for f in failed], ""]
+    lines += [f"- {h.text}" for h in headlines(results)]
+    lines += [
+        "",
+        "| arm | " + " | ".join(m.name.replace("_", " ") for m in shown) + " |",
+        "|---|" + "---|" * len(shown),
+    ]
+    for name, arm in results.arms.items():
+        lines.append(f"| {arm_label(name, arm)} | " + " | ".join(fmt_ci(arm.overall.get(m.name)) for m in shown) + " |")
+    lines += ["", "Rates with Wilson 95% intervals and their counts.", ""]
+    notes = simulation_notes(results)
+    if notes:
+        lines += ["## What is simulated", "", *[f"- {n}" for n in notes], ""]
+    harm = harm_rows(results)
+    if harm:
+        lines += [
+            "## Harm and rescue against the control",
+            "",
+            "| arm | memories of origin | harm | rescue |",
+            "|---|---|---|---|",
+            *[f"| {r['arm']} | {r['origin']} | {r['harm']} | {r['rescue']} |" for r in harm],
+            "",
+            "Harm: paired tasks the control (no memory) got right and the arm got wrong; rescue: the reverse. Per "
+            "origin: over the tasks handed a memory of that origin, harm counted where an action repeated such a "
+            "memory's error.",
+            "",
+        ]
+    lines += [
+        "## Retrieval and cost",
+        "",
+        "| arm | needed recall at 5 | at 10 | at 20 | at 50 | injected chars / session | verify reads / session "
+        "| store ms / session |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in cost_rows(results, timings):
+        store_ms = "-" if row["store_ms"] is None else f"{row['store_ms']:.2f}"
+        recall = " | ".join(row["recall"].values())
+        lines.append(f"| {row['arm']} | {recall} | {row['chars']} | {row['reads']} | {store_ms} |")
+    lines.append("")
+    lines += comparison_table(
+        results.comparisons, title=comparisons_title, note="Holm-adjusted across the family of comparisons."
+    )
+    passed = sum(g.passed for g in gate_list)
+    lines += ["## Gates", "", f"{passed} of {len(gate_list)} passed.", ""]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,40 @@
+"""The kinds of event a session records, one vocabulary for the tools, the harness and scoring."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["EventKind"]
+
+
+class EventKind(StrEnum):
+    """What happened, as a row of ``events.csv`` says it.
+
+    The agent's tools record what it did; the harness records what it saw (expiry, leaks,
+    tampering) and what it found by comparing actions with the grading data (``misled``).
+    """
+
+    # handed and judged
+    RETRIEVE = "retrieve"  # a memory handed to the session (detail: its position)
+    VERDICT = "verdict"  # the verifier's verdict on a memory
+    USE = "use"  # the agent says it relied on a memory (recorded, never scored)
+    REFUSE = "refuse"  # the agent refused a memory
+    REANCHOR = "reanchor"  # the verifier put a memory's citations where they stand now
+    # written to the store
+    STORE = "store"
+    CORRECT = "correct"  # a new version superseding a memory (detail: the old id)
+    REFRESH = "refresh"
+    RETIRE = "retire"
+    DENIED = "denied"  # the store refused an operation (no write access, bad input)
+    # the work
+    EDIT = "edit"
+    FINDING = "finding"
+    ANSWER = "answer"
+    MERGE = "merge"
+    AGENT_ERROR = "agent_error"
+    # the harness's own observations
+    EXPIRED = "expired"
+    LEAK = "leak"
+    EXPIRY_VIOLATION = "expiry_violation"
+    TAMPERED = "tampered"
+    MISLED = "misled"  # an action repeated this memory's error
