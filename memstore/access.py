@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from memstore.errors import PermissionDenied, ValidationError
-from memstore.model import Kind, Memory, Surface, check_text, shown, validate_repo
+from memstore.model import Kind, Memory, Surface, check_text, validate_repo
+from memstore.validation import shown
 
 __all__ = [
     "Access",

@@ -40,9 +40,9 @@ from memstore.model import (
     Status,
     Surface,
     check_text,
-    shown,
     validate_repo,
 )
+from memstore.validation import shown
 
 __all__ = [
     "MAX_RECENT_LIMIT",

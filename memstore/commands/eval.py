@@ -116,6 +116,42 @@ def _prepare_folder(folder: Path, overwrite: bool) -> None:
         (folder / name).unlink(missing_ok=True)
 
 
+def _config(
+    scenarios: tuple[Path, ...],
+    stores: tuple[str, ...],
+    agents: tuple[str, ...],
+    trials: int,
+    seed: int,
+    workers: int,
+    limit: int,
+    agent_params: tuple[str, ...],
+    agent_timeouts: tuple[str, ...],
+) -> RunConfig:
+    """The run the options describe (scenarios loaded and checked as files)."""
+    timeout, per_agent = _timeouts(agent_timeouts)
+    try:
+        library = tuple(load_library(scenarios))
+    except ScenarioError as exc:
+        raise CommandError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
+    agent_config = AgentConfig.parse(agent_params)
+    config = RunConfig(
+        scenarios=library,
+        arms=tuple(iter_arms(agents or DEFAULT_AGENTS, stores or (DEFAULT_STORE,), agent_config)),
+        trials=trials,
+        seed=seed,
+        workers=workers,
+        limit=limit,
+        agent_config=agent_config,
+        agent_timeout=timeout,
+        agent_timeouts=per_agent,
+        base_dir=Path.cwd(),
+    )
+    unknown = sorted({agent for agent, _ in per_agent} - {arm.agent for arm in config.arms})
+    if unknown:
+        raise ConfigurationError(f"--agent-timeout names agent(s) not in this run: {', '.join(unknown)}")
+    return config
+
+
 @click.command(name="eval")
 @click.argument("scenarios", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--store", "stores", multiple=True, help=f"Store URI; repeat to compare. Default: {DEFAULT_STORE}")
@@ -190,31 +226,12 @@ def eval_command(
     run, or its store was changed behind the harness's back); 2 for a usage or configuration
     error, before anything runs.
     """
-    timeout, per_agent = _timeouts(agent_timeouts)
-    try:
-        library = tuple(load_library(scenarios))
-    except ScenarioError as exc:
-        raise CommandError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
-    agent_config = AgentConfig.parse(agent_params)
-    config = RunConfig(
-        scenarios=library,
-        arms=tuple(iter_arms(agents or DEFAULT_AGENTS, stores or (DEFAULT_STORE,), agent_config)),
-        trials=trials,
-        seed=seed,
-        workers=workers,
-        limit=limit,
-        agent_config=agent_config,
-        agent_timeout=timeout,
-        agent_timeouts=per_agent,
-        base_dir=Path.cwd(),
-    )
-    unknown = sorted({agent for agent, _ in per_agent} - {arm.agent for arm in config.arms})
-    if unknown:
-        raise ConfigurationError(f"--agent-timeout names agent(s) not in this run: {', '.join(unknown)}")
+    config = _config(scenarios, stores, agents, trials, seed, workers, limit, agent_params, agent_timeouts)
     folder = out or Path("reports") / "runs" / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-seed{seed}"
     _prepare_folder(folder, overwrite)
     console(stderr=True).print(
-        f"memstore eval: {len(library)} scenarios, {sum(len(s.tasks) for s in library) * trials} tasks, "
+        f"memstore eval: {len(config.scenarios)} scenarios, "
+        f"{sum(len(s.tasks) for s in config.scenarios) * trials} tasks, "
         f"{len(config.arms)} arms, {workers} worker(s) -> {folder}"
     )
     previous = load_results(baseline) if baseline is not None else None  # a bad baseline is refused first

@@ -81,10 +81,6 @@ class BootstrapResult:
     n_resamples: int
 
 
-def _z(confidence: float) -> float:
-    return float(sps.norm.ppf(1 - (1 - confidence) / 2))
-
-
 def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a proportion ``k / n``."""
     if n <= 0:

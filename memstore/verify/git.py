@@ -33,6 +33,7 @@ __all__ = [
     "map_line",
     "repo_name_of_url",
     "repository_root",
+    "source_commit",
 ]
 
 Hunk = tuple[int, int, int, int]  # old start, old length, new start, new length, as ``git diff -U0`` prints them
@@ -56,6 +57,26 @@ def repository_root(cwd: str | Path) -> Path | None:
         return None
     common = Path(done.stdout.strip())
     return common.parent if common.name == ".git" else common
+
+
+def source_commit(package: Path) -> str | None:
+    """The commit a package directory was loaded from, when it is the ``memstore/`` folder of a
+    git checkout (its parent is the work tree's top level); None for an installed copy, even one
+    inside someone else's repository, and when git cannot tell."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(package), "rev-parse", "--show-toplevel", "HEAD"],
+            capture_output=True,
+            text=True,
+            env=git_env(),
+            check=False,
+        )
+    except OSError:
+        return None
+    lines = done.stdout.split()
+    if done.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != package.resolve().parent:
+        return None
+    return lines[1]
 
 
 _SCP_LIKE = re.compile(r"^(?:[^@/:]+@)?[^/:]+:(?!//)(?P<path>.+)$")  # git@host:owner/name.git

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from memstore import AccessPolicy, Actor, Memory, Surface, backends
+from memstore import Actor, Memory, Surface, backends
 from memstore.backends import register_backend
 from memstore.backends.memory import InMemoryStore
 from memstore.harness.run.agents import AgentConfig
@@ -111,8 +111,3 @@ def test_workers_do_not_change_the_results(workers: int) -> None:
     arms = [Arm("jit-verify", "memory://"), Arm("trusting", "memory://")]
     names = ["api-version-moved", "db-pool-revert", "jest-to-vitest"]
     assert run_arms(names, arms, trials=2, workers=workers).sessions == run_arms(names, arms, trials=2).sessions
-
-
-def test_access_policy_is_unchanged_by_a_run() -> None:
-    policy = AccessPolicy()
-    assert policy.grants() == []

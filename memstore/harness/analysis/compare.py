@@ -18,8 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from memstore.harness.analysis.metrics import _with_roles
 from memstore.harness.analysis.model import Rate, Role, RunResults
+from memstore.harness.analysis.pairs import with_roles
 from memstore.harness.analysis.registry import Direction, Metric, Test, metrics
 from memstore.harness.stats import (
     adjust_pvalues,
@@ -215,7 +215,7 @@ def compare_within(
 ) -> list[Comparison]:
     """Every comparison of a run's arms (see the module docstring), on every metric the
     registry says is compared within a run."""
-    sessions = _with_roles(tables["sessions"])
+    sessions = with_roles(tables["sessions"])
     found: list[Comparison] = []
     for a, b in _pairs(sessions[["arm", "agent", "store", "role"]]):
         for metric in metrics(test=Test.MCNEMAR):

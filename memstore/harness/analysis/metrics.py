@@ -15,15 +15,13 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from memstore.harness.analysis.model import ArmResult, Rate, Role, Value
+from memstore.harness.analysis.pairs import control_arm, memory_pairs, paired_with_control, with_roles
 from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Test, metric, metrics
-from memstore.harness.run.events import EventKind
 from memstore.model import Surface
 
 __all__ = ["RECALL_KS", "Slice", "compute", "control_arm", "memory_pairs", "paired_with_control", "rate"]
 
 RECALL_KS = (5, 10, 20, 50)
-SESSION_KEY = ["arm", "scenario", "trial", "task"]
-_PAIR_KEY = ["scenario", "trial", "task"]
 USABLE, BAD = ("valid", "moved"), ("contradicted", "unsupported", "missing")  # "lapsed" labels are neither
 
 
@@ -258,180 +256,8 @@ for _k in RECALL_KS:
     _needed(_k)
 
 
-# -- rules that must hold, and what a session costs ------------------------------------------------
-
-
-@metric(
-    "leaks",
-    label="leaks",
-    counts="memories shown to someone not entitled to see them (checked by the harness from the rules)",
-    direction=Direction.ZERO,
-    rate=False,
-)
-def _leaks(s: Slice) -> int:
-    return int(_column(s.sessions, "leaks").sum())
-
-
-@metric(
-    "expiry_violations",
-    label="expiry",
-    counts="expired memories returned, or live ones lost",
-    direction=Direction.ZERO,
-    rate=False,
-)
-def _expiry(s: Slice) -> int:
-    return int(_column(s.sessions, "expiry_violations").sum())
-
-
-@metric(
-    "agent_error_rate",
-    label="errors",
-    counts="sessions the agent failed (it raised, exited non-zero, timed out, or wrote a result the schema refuses) "
-    "/ sessions",
-    direction=Direction.LOWER,
-)
-def _agent_errors(s: Slice) -> Rate | None:
-    return _binary(s.sessions, "agent_error")
-
-
-@metric(
-    "tampering",
-    label="tampered",
-    counts="changes to a trial's store or template behind the harness's back",
-    direction=Direction.ZERO,
-    rate=False,
-    summary=False,
-)
-def _tampering(s: Slice) -> int:
-    return int(_column(s.sessions, "tampered").sum())
-
-
-@metric(
-    "failed_units",
-    label="failed",
-    counts="units (one trial of one scenario in one arm) that could not run",
-    direction=Direction.ZERO,
-    rate=False,
-    summary=False,
-    levels=frozenset({Level.OVERALL}),
-)
-def _failed(s: Slice) -> int:
-    return len(s.failures)
-
-
-@metric(
-    "injected_chars",
-    label="chars",
-    counts="characters of memory handed to a session (subject, fact, reason, citations), mean",
-    direction=Direction.COST,
-    rate=False,
-    summary=False,
-)
-def _chars(s: Slice) -> float | None:
-    return round(float(s.sessions.injected_chars.mean()), 3) if len(s.sessions) else None
-
-
-@metric(
-    "verify_reads",
-    label="reads",
-    counts="blob reads the verifier made per session, mean",
-    direction=Direction.COST,
-    rate=False,
-    summary=False,
-)
-def _verify_reads(s: Slice) -> float | None:
-    return round(float(s.sessions.verify_reads.mean()), 3) if len(s.sessions) else None
-
-
-@metric(
-    "sessions",
-    label="sessions",
-    counts="sessions the arm ran",
-    direction=Direction.COST,
-    rate=False,
-    summary=False,
-)
-def _sessions(s: Slice) -> int:
-    return len(s.sessions)
-
-
-# -- tables ----------------------------------------------------------------------------------------
-
-
-def memory_pairs(events: pd.DataFrame) -> pd.DataFrame:
-    """One row per (session, memory handed): its origin and truth, whether the agent refused it
-    (refuse or retire), and whether an action repeated its error (``misled``, found by the
-    harness from the session's actions; an agent's own ``use`` events count for nothing)."""
-    if events.empty:
-        return pd.DataFrame(columns=[*SESSION_KEY, "memory_id", "origin", "truth", "refused", "misled", "refreshed"])
-    handed = events[(events.kind == EventKind.RETRIEVE) & (events.truth != "")]
-    pairs = handed[[*SESSION_KEY, "memory_id", "origin", "truth"]].drop_duplicates()
-    marks = (
-        ("refused", [EventKind.REFUSE, EventKind.RETIRE]),
-        ("misled", [EventKind.MISLED]),
-        ("refreshed", [EventKind.REFRESH]),
-    )
-    for column, kinds in marks:
-        marked = events[events.kind.isin(kinds)][[*SESSION_KEY, "memory_id"]].drop_duplicates().assign(**{column: True})
-        pairs = pairs.merge(marked, how="left", on=[*SESSION_KEY, "memory_id"])
-        pairs[column] = pairs[column].astype("boolean").fillna(False).astype(bool)
-    return pairs
-
-
-def control_arm(sessions: pd.DataFrame, arm: str) -> str | None:
-    """The control arm ``arm`` is paired with: the one on the same store, else the first; None
-    for a control arm itself, or a run without one."""
-    arms = _with_roles(sessions)[["arm", "store", "role"]].drop_duplicates("arm").set_index("arm")
-    if arm not in arms.index or arms.loc[arm, "role"] == Role.CONTROL:
-        return None
-    controls = arms[arms.role == Role.CONTROL]
-    same = controls[controls.store == arms.loc[arm, "store"]]
-    chosen = same if len(same) else controls
-    return str(sorted(chosen.index)[0]) if len(chosen) else None
-
-
-def paired_with_control(sessions: pd.DataFrame, arm: str) -> pd.DataFrame:
-    """The arm's sessions joined with the control's on the same task: ``ok`` (this arm's
-    task_success), ``control_ok``, ``origins`` handed and ``misled_origins``; empty without a control."""
-    columns = [*_PAIR_KEY, "ok", "control_ok", "origins", "misled_origins"]
-    control = control_arm(sessions, arm)
-    if control is None:
-        return pd.DataFrame(columns=columns)
-    mine = sessions[sessions.arm == arm][[*_PAIR_KEY, "task_success", "origins", "misled_origins"]]
-    theirs = sessions[sessions.arm == control][[*_PAIR_KEY, "task_success"]]
-    both = mine.merge(theirs, on=_PAIR_KEY, suffixes=("", "_control")).dropna(
-        subset=["task_success", "task_success_control"]
-    )
-    return pd.DataFrame(
-        {
-            **{k: both[k] for k in _PAIR_KEY},
-            "ok": both.task_success.astype(bool),
-            "control_ok": both.task_success_control.astype(bool),
-            "origins": both.origins.fillna("").astype(str),
-            "misled_origins": both.misled_origins.fillna("").astype(str),
-        },
-        columns=columns,
-    )
-
-
-def _column(frame: pd.DataFrame, name: str) -> pd.Series:
-    """A column, or zeros for tables written before it existed."""
-    return frame[name].fillna(0) if name in frame else pd.Series(0, index=frame.index)
-
-
 def _evaluate(level: Level, found: Slice) -> dict[str, Value]:
     return {m.name: m.compute(found) for m in metrics(level=level)}
-
-
-def _with_roles(sessions: pd.DataFrame) -> pd.DataFrame:
-    """Sessions with a ``role`` column (tables written before roles were recorded get them
-    from the built-in agents' and stores' declarations)."""
-    if "role" in sessions and sessions.role.notna().all():
-        return sessions
-    from memstore.harness.analysis.model import _guessed_role
-
-    roles = [_guessed_role({"agent": a, "store": s}).value for a, s in zip(sessions.agent, sessions.store, strict=True)]
-    return sessions.assign(role=roles)
 
 
 def compute(tables: dict[str, pd.DataFrame]) -> dict[str, ArmResult]:
@@ -444,12 +270,12 @@ def compute(tables: dict[str, pd.DataFrame]) -> dict[str, ArmResult]:
     result: dict[str, ArmResult] = {}
     for arm in sorted(set(failures.arm) - set(sessions.arm if "arm" in sessions else ())):
         first = failures[failures.arm == arm].iloc[0]  # every unit failed: reported all the same
-        role = _with_roles(pd.DataFrame({"agent": [first.agent], "store": [first.store]})).role.iloc[0]
+        role = with_roles(pd.DataFrame({"agent": [first.agent], "store": [first.store]})).role.iloc[0]
         overall = {"failed_units": int((failures.arm == arm).sum()), "sessions": 0}
         result[arm] = ArmResult(str(first.agent), str(first.store), Role(role), overall)
     if "arm" not in sessions or sessions.empty:
         return dict(sorted(result.items()))
-    sessions = _with_roles(sessions)
+    sessions = with_roles(sessions)
     for arm in sorted(sessions.arm.unique()):
         whole = Slice(
             sessions[sessions.arm == arm],

@@ -1,6 +1,7 @@
 """The metric registry: one definition per metric, and everything else derived from it.
 
-A metric is declared once, next to the function that computes it (`memstore.harness.analysis.metrics`),
+A metric is declared once, next to the function that computes it (`memstore.harness.analysis.metrics`
+for outcomes and memory, `memstore.harness.analysis.health` for invariants and costs),
 with its name, what it counts, which direction is better, how two arms are compared on it,
 its short label and whether it is charted. The comparison families, the outcome list that
 runs are compared on, the report's columns and charts, the terminal summary and the metric
@@ -143,4 +144,5 @@ def metric_table() -> str:
 
 def _load() -> None:
     """Import the module whose decorators fill the registry."""
+    import memstore.harness.analysis.health
     import memstore.harness.analysis.metrics  # noqa: F401

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
@@ -27,6 +26,7 @@ from memstore.harness.run.process import read_bounded
 from memstore.harness.run.runner import RunConfig
 from memstore.harness.scenarios.model import Scenario
 from memstore.harness.world import fixture_files
+from memstore.verify.git import source_commit
 
 __all__ = [
     "TABLES",
@@ -74,9 +74,8 @@ def scenario_set_hash(scenarios: tuple[Scenario, ...]) -> str:
 
 
 def _git_commit() -> str | None:
-    here = Path(__file__).resolve().parent
-    done = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    """The commit of the memstore checkout running this, if it runs from one."""
+    return source_commit(Path(__file__).resolve().parents[2])
 
 
 def _frames(output: RunOutput) -> dict[str, pd.DataFrame]:

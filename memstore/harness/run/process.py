@@ -110,8 +110,30 @@ def run_bounded(
     assert process.stdout is not None
     assert process.stderr is not None
     stdout_tail, stderr_tail = _Tail(output_cap), _Tail(output_cap)
-    tails = {process.stdout.fileno(): stdout_tail, process.stderr.fileno(): stderr_tail}
-    deadline, timed_out, exited_at = started + timeout, False, None
+    timed_out = _drain(
+        process, {process.stdout.fileno(): stdout_tail, process.stderr.fileno(): stderr_tail}, started + timeout
+    )
+    if process.poll() is None:
+        _kill_group(process)
+    returncode = process.wait()
+    process.stdout.close()
+    process.stderr.close()
+    return Finished(
+        returncode=returncode,
+        timed_out=timed_out,
+        stdout=bytes(stdout_tail.data),
+        stderr=bytes(stderr_tail.data),
+        stdout_bytes=stdout_tail.total,
+        stderr_bytes=stderr_tail.total,
+        seconds=time.monotonic() - started,
+    )
+
+
+def _drain(process: subprocess.Popen[bytes], tails: dict[int, _Tail], deadline: float) -> bool:
+    """Read the process's pipes into their tails until it exits (its group killed then) or the
+    deadline passes (the group killed, and True returned); stop listening a grace period after
+    either, whatever still holds a pipe."""
+    timed_out, exited_at = False, None
     with selectors.DefaultSelector() as selector:
         for fd in tails:
             os.set_blocking(fd, False)
@@ -137,20 +159,7 @@ def run_bounded(
                     tails[fd].add(chunk)
                 else:
                     selector.unregister(fd)
-    if process.poll() is None:
-        _kill_group(process)
-    returncode = process.wait()
-    process.stdout.close()
-    process.stderr.close()
-    return Finished(
-        returncode=returncode,
-        timed_out=timed_out,
-        stdout=bytes(stdout_tail.data),
-        stderr=bytes(stderr_tail.data),
-        stdout_bytes=stdout_tail.total,
-        stderr_bytes=stderr_tail.total,
-        seconds=time.monotonic() - started,
-    )
+    return timed_out
 
 
 def read_bounded(path: Path, *, cap: int = RESULT_CAP) -> bytes:

@@ -301,14 +301,7 @@ class _Trial:
         watched: list[tuple[str, str, str]],
     ) -> None:
         """Score the session and keep its rows (grading data is read here, after the session)."""
-        events = [(e.kind, e.memory_id, e.detail) for e in gateway.events]
-        for kind, memory_id, detail in events:
-            if kind == EventKind.CORRECT and detail in self.chains:
-                self.chains[memory_id] = self.chains[detail]
-            if kind == EventKind.STORE:
-                self.learned.setdefault(task.key, set()).add(memory_id)
-            self.watch.follow(kind, memory_id, detail, Actor(task.user))
-            self.event(key, kind, memory_id, detail)
+        events = self._follow(task, key, gateway)
         healing = self.healing
         if healing is None or any(kind in {EventKind.RETIRE, EventKind.CORRECT} for kind, _, _ in events):
             healing = self.healing = self.healed_now()  # only a retirement or a correction can change it
@@ -347,8 +340,21 @@ class _Trial:
         self.out.sessions.append(row)
         expected = {f.path for f in task.findings}
         for path, note in actions.findings:
-            row = {**self.unit.key(), **key, "path": path, "correct": path in expected, "note": note}
-            self.out.findings.append(row)
+            found = {**self.unit.key(), **key, "path": path, "correct": path in expected, "note": note}
+            self.out.findings.append(found)
+
+    def _follow(self, task: Task, key: dict[str, Any], gateway: _Gateway) -> list[tuple[str, str, str]]:
+        """Keep the session's events, and what they change: corrections inherit their memory's
+        seeded key, stores are what the task learned, the watch follows every store operation."""
+        events = [(e.kind, e.memory_id, e.detail) for e in gateway.events]
+        for kind, memory_id, detail in events:
+            if kind == EventKind.CORRECT and detail in self.chains:
+                self.chains[memory_id] = self.chains[detail]
+            if kind == EventKind.STORE:
+                self.learned.setdefault(task.key, set()).add(memory_id)
+            self.watch.follow(kind, memory_id, detail, Actor(task.user))
+            self.event(key, kind, memory_id, detail)
+        return events
 
     def expected_answer(self, task: Task) -> str | None:
         """The answer read off ``main`` now, for a task that says where it is."""

@@ -1,0 +1,105 @@
+"""Metrics of a run's health: the rules that must hold (leaks, expiry, tampering, units that
+ran) and what a session costs. Declared in the registry like every other metric."""
+
+from __future__ import annotations
+
+from memstore.harness.analysis.metrics import Slice, _binary
+from memstore.harness.analysis.model import Rate
+from memstore.harness.analysis.pairs import column
+from memstore.harness.analysis.registry import Direction, Level, metric
+
+__all__: list[str] = []
+
+
+@metric(
+    "leaks",
+    label="leaks",
+    counts="memories shown to someone not entitled to see them (checked by the harness from the rules)",
+    direction=Direction.ZERO,
+    rate=False,
+)
+def _leaks(s: Slice) -> int:
+    return int(column(s.sessions, "leaks").sum())
+
+
+@metric(
+    "expiry_violations",
+    label="expiry",
+    counts="expired memories returned, or live ones lost",
+    direction=Direction.ZERO,
+    rate=False,
+)
+def _expiry(s: Slice) -> int:
+    return int(column(s.sessions, "expiry_violations").sum())
+
+
+@metric(
+    "agent_error_rate",
+    label="errors",
+    counts="sessions the agent failed (it raised, exited non-zero, timed out, or wrote a result the schema refuses) "
+    "/ sessions",
+    direction=Direction.LOWER,
+)
+def _agent_errors(s: Slice) -> Rate | None:
+    return _binary(s.sessions, "agent_error")
+
+
+@metric(
+    "tampering",
+    label="tampered",
+    counts="changes to a trial's store or template behind the harness's back",
+    direction=Direction.ZERO,
+    rate=False,
+    summary=False,
+)
+def _tampering(s: Slice) -> int:
+    return int(column(s.sessions, "tampered").sum())
+
+
+@metric(
+    "failed_units",
+    label="failed",
+    counts="units (one trial of one scenario in one arm) that could not run",
+    direction=Direction.ZERO,
+    rate=False,
+    summary=False,
+    levels=frozenset({Level.OVERALL}),
+)
+def _failed(s: Slice) -> int:
+    return len(s.failures)
+
+
+@metric(
+    "injected_chars",
+    label="chars",
+    counts="characters of memory handed to a session (subject, fact, reason, citations), mean",
+    direction=Direction.COST,
+    rate=False,
+    summary=False,
+)
+def _chars(s: Slice) -> float | None:
+    return round(float(s.sessions.injected_chars.mean()), 3) if len(s.sessions) else None
+
+
+@metric(
+    "verify_reads",
+    label="reads",
+    counts="blob reads the verifier made per session, mean",
+    direction=Direction.COST,
+    rate=False,
+    summary=False,
+)
+def _verify_reads(s: Slice) -> float | None:
+    return round(float(s.sessions.verify_reads.mean()), 3) if len(s.sessions) else None
+
+
+@metric(
+    "sessions",
+    label="sessions",
+    counts="sessions the arm ran",
+    direction=Direction.COST,
+    rate=False,
+    summary=False,
+)
+def _sessions(s: Slice) -> int:
+    return len(s.sessions)

@@ -1,0 +1,84 @@
+"""The tables metrics are computed from: (session, memory) pairs, and each arm's sessions paired
+with the control arm's on the same task."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from memstore.harness.analysis.model import Role, _guessed_role
+from memstore.harness.run.events import EventKind
+
+__all__ = ["SESSION_KEY", "column", "control_arm", "memory_pairs", "paired_with_control", "with_roles"]
+
+SESSION_KEY = ["arm", "scenario", "trial", "task"]
+PAIR_KEY = ["scenario", "trial", "task"]
+
+
+def memory_pairs(events: pd.DataFrame) -> pd.DataFrame:
+    """One row per (session, memory handed): its origin and truth, whether the agent refused it
+    (refuse or retire), and whether an action repeated its error (``misled``, found by the
+    harness from the session's actions; an agent's own ``use`` events count for nothing)."""
+    if events.empty:
+        return pd.DataFrame(columns=[*SESSION_KEY, "memory_id", "origin", "truth", "refused", "misled", "refreshed"])
+    handed = events[(events.kind == EventKind.RETRIEVE) & (events.truth != "")]
+    pairs = handed[[*SESSION_KEY, "memory_id", "origin", "truth"]].drop_duplicates()
+    marks = (
+        ("refused", [EventKind.REFUSE, EventKind.RETIRE]),
+        ("misled", [EventKind.MISLED]),
+        ("refreshed", [EventKind.REFRESH]),
+    )
+    for column, kinds in marks:
+        marked = events[events.kind.isin(kinds)][[*SESSION_KEY, "memory_id"]].drop_duplicates().assign(**{column: True})
+        pairs = pairs.merge(marked, how="left", on=[*SESSION_KEY, "memory_id"])
+        pairs[column] = pairs[column].astype("boolean").fillna(False).astype(bool)
+    return pairs
+
+
+def control_arm(sessions: pd.DataFrame, arm: str) -> str | None:
+    """The control arm ``arm`` is paired with: the one on the same store, else the first; None
+    for a control arm itself, or a run without one."""
+    arms = with_roles(sessions)[["arm", "store", "role"]].drop_duplicates("arm").set_index("arm")
+    if arm not in arms.index or arms.loc[arm, "role"] == Role.CONTROL:
+        return None
+    controls = arms[arms.role == Role.CONTROL]
+    same = controls[controls.store == arms.loc[arm, "store"]]
+    chosen = same if len(same) else controls
+    return str(sorted(chosen.index)[0]) if len(chosen) else None
+
+
+def paired_with_control(sessions: pd.DataFrame, arm: str) -> pd.DataFrame:
+    """The arm's sessions joined with the control's on the same task: ``ok`` (this arm's
+    task_success), ``control_ok``, ``origins`` handed and ``misled_origins``; empty without a control."""
+    columns = [*PAIR_KEY, "ok", "control_ok", "origins", "misled_origins"]
+    control = control_arm(sessions, arm)
+    if control is None:
+        return pd.DataFrame(columns=columns)
+    mine = sessions[sessions.arm == arm][[*PAIR_KEY, "task_success", "origins", "misled_origins"]]
+    theirs = sessions[sessions.arm == control][[*PAIR_KEY, "task_success"]]
+    both = mine.merge(theirs, on=PAIR_KEY, suffixes=("", "_control")).dropna(
+        subset=["task_success", "task_success_control"]
+    )
+    return pd.DataFrame(
+        {
+            **{k: both[k] for k in PAIR_KEY},
+            "ok": both.task_success.astype(bool),
+            "control_ok": both.task_success_control.astype(bool),
+            "origins": both.origins.fillna("").astype(str),
+            "misled_origins": both.misled_origins.fillna("").astype(str),
+        },
+        columns=columns,
+    )
+
+
+def column(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A column, or zeros for tables written before it existed."""
+    return frame[name].fillna(0) if name in frame else pd.Series(0, index=frame.index)
+
+
+def with_roles(sessions: pd.DataFrame) -> pd.DataFrame:
+    """Sessions with a ``role`` column (tables written before roles were recorded get them
+    from the built-in agents' and stores' declarations)."""
+    if "role" in sessions and sessions.role.notna().all():
+        return sessions
+    roles = [_guessed_role({"agent": a, "store": s}).value for a, s in zip(sessions.agent, sessions.store, strict=True)]
+    return sessions.assign(role=roles)

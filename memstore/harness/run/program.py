@@ -1,0 +1,394 @@
+"""The work a stub agent does in one session, by surface and intent: a program over its tools.
+
+A `Program` acts on the memories its stub found relevant (`Known`: each as the stub holds it,
+stored or verified) and, where they cover nothing, explores the working copy within its
+`Budget`: it sets a value everywhere it is kept, adds an entry everywhere the list is kept,
+makes code follow the convention the files next to it show, reviews a pull request against
+the places that hold what it changes, or answers a question. The rules over lines it uses are
+in `memstore.harness.run.craft`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from memstore.harness.run import craft
+from memstore.harness.run.boundary import AgentSession, Hit, PullRequest
+from memstore.harness.scenarios.model import Intent, IntentAction
+from memstore.model import Citation, Memory, Surface
+
+if TYPE_CHECKING:
+    from memstore.harness.run.stubs import AgentConfig
+
+__all__ = ["Budget", "Known", "Program"]
+
+
+@dataclass(frozen=True)
+class Known:
+    """What one memory tells the agent, as the agent holds it (stored, or verified)."""
+
+    memory: Memory
+    citations: tuple[Citation, ...]
+    fact: str
+    used: Memory | None = None  # the version relied on: the memory, or the correction stored in its place
+    validated: bool = False  # verified to hold as it stands
+
+
+class Budget:
+    def __init__(self, config: AgentConfig) -> None:
+        self.searches, self.reads = config.searches, config.reads
+
+    def search(self) -> bool:
+        if self.searches <= 0:
+            return False
+        self.searches -= 1
+        return True
+
+
+class Program:
+    """One session's work, by surface and intent."""
+
+    def __init__(
+        self, session: AgentSession, config: AgentConfig, relevant: list[Known], skips: list[str], *, learn: bool
+    ) -> None:
+        self.session, self.tools, self.relevant, self.skips, self.learn = session, session.tools, relevant, skips, learn
+        self.budget = Budget(config)
+        self.rng = session.rng("explore")
+
+    def run(self) -> None:
+        task = self.session.task
+        if task.surface is Surface.CODE_REVIEW and task.pull_request is not None:
+            self.review(task.pull_request)
+        elif task.intent is None:
+            return
+        elif task.intent.action is IntentAction.ASK or task.surface is Surface.CLI:
+            self.answer(task.intent, task.question or task.prompt)
+        elif task.intent.action is IntentAction.SET:
+            self.set_value(task.intent)
+        elif task.intent.action is IntentAction.ADD:
+            self.add_entry(task.intent)
+        elif task.intent.action is IntentAction.USE:
+            self.follow_convention(task.intent)
+
+    # -- finding things -----------------------------------------------------------------
+
+    def _search(self, pattern: str, *, literal: bool = False) -> list[Hit]:
+        return self.tools.search(pattern, literal=literal) if self.budget.search() else []
+
+    def _definitions(self, subject: str) -> list[Hit]:
+        """Where the subject is given a value: its name searched, then the value found there."""
+        found = [h for h in self._search(craft.name_pattern(subject)) if _names(h.text, subject, strict=True)]
+        values = list(dict.fromkeys(d.bare for h in found if (d := craft.definition(h.text)) is not None))
+        if values:
+            pattern = "|".join(rf"(?<![\w.]){re.escape(v)}(?![\w.])" for v in values)
+            more = [
+                h
+                for h in self._search(pattern)
+                if h not in found and _names(h.text, subject, strict=False) and _value_in(h.text, values)
+            ]
+            found += more
+        return found
+
+    def _openable(self, paths: Iterable[str]) -> list[str]:
+        """The files the read budget lets the agent open, in a seeded order when it cannot open all."""
+        unique = list(dict.fromkeys(paths))
+        if len(unique) > self.budget.reads:
+            self.rng.shuffle(unique)
+            unique = sorted(unique[: self.budget.reads])
+        self.budget.reads -= len(unique)
+        return unique
+
+    def _skipped(self, path: str) -> bool:
+        return any(_names_path(instruction, path) for instruction in self.skips)
+
+    def _memory_places(self) -> list[tuple[str, int]]:
+        return [(c.path, line) for k in self.relevant for c in k.citations for line in (c.line,)]
+
+    # -- coding: set a value everywhere it is kept --------------------------------------
+
+    def set_value(self, intent: Intent) -> None:
+        # A memory that names the places a setting is kept is followed; one that names a single
+        # place (its value, say) is a start, and the agent still looks for the others.
+        places = list(dict.fromkeys(self._memory_places()))
+        explored = len(places) < 2
+        if explored:
+            places += [(h.path, h.line) for h in self._definitions(intent.subject) if (h.path, h.line) not in places]
+        edited: list[tuple[str, int]] = []
+        for path in self._openable(p for p, _ in places):
+            lines = self.tools.lines(path)
+            if lines is None or self._skipped(path):
+                continue
+            for place_path, line in places:
+                if place_path != path or not 1 <= line <= len(lines):
+                    continue
+                new = craft.with_value(lines[line - 1], intent.value)
+                if new != lines[line - 1] and self.tools.replace_line(path, line, new):
+                    lines[line - 1] = new
+                    edited.append((path, line))
+        if explored and self.learn and len(edited) >= 2:
+            self._learn_places(f"{intent.subject} synchronization", edited, f"hold {intent.subject} and must match")
+
+    def _learn_places(self, subject: str, places: list[tuple[str, int]], says: str) -> None:
+        """Store what exploring found: the places that hold one setting, named by their keys (no
+        value: the places keep agreeing when the value changes)."""
+        named = [f"`{d.key}` ({path})" for path, _, text in _places_text(self, places) if (d := craft.definition(text))]
+        if len(named) < 2:
+            return
+        self.tools.store_memory(
+            subject,
+            f"{', '.join(named[:-1])} and {named[-1]} {says}.",
+            [f"{path}:{line}" for path, line in places],
+            "Found by exploring: changing one place alone breaks the others.",
+        )
+
+    # -- coding: add an entry everywhere the list is kept -----------------------------------
+
+    def add_entry(self, intent: Intent) -> None:
+        files = list(dict.fromkeys(c.path for k in self.relevant for c in k.citations))
+        explored = not files
+        if explored:
+            named = [h.path for h in self._search(craft.name_pattern(intent.subject))]
+            files = list(dict.fromkeys(named))
+        opened = {p: lines for p in self._openable(files) if (lines := self.tools.lines(p)) is not None}
+        siblings = craft.shared_entries(list(opened.values()))
+        done: list[str] = []
+        for path, lines in opened.items():
+            if self._skipped(path) or not siblings:
+                continue
+            added = craft.with_entry(lines, siblings, intent.value, json=path.endswith(".json"))
+            if added is not None and self.tools.insert_lines(path, added[0], added[1]):
+                done.append(path)
+        if explored and self.learn and len(done) >= 2:
+            self.tools.store_memory(
+                f"{intent.subject} change together",
+                f"{intent.subject} are listed in {', '.join(done)}: an entry added to one goes in all.",
+                [f"{p}:1" for p in done],
+                "Found while adding an entry.",
+            )
+
+    # -- coding: follow the project's convention ---------------------------------------------
+
+    def follow_convention(self, intent: Intent) -> None:
+        target = self._target(intent.target)
+        lines = self.tools.lines(target) if target is not None else None
+        if target is None or lines is None:
+            return
+        example_files = list(dict.fromkeys(c.path for k in self.relevant for c in k.citations if c.path != target))
+        explored = not example_files
+        if explored:  # the files next to it show how it is done here
+            folder, suffix = PurePosixPath(target).parent, PurePosixPath(target).suffix
+            example_files = [
+                p
+                for p in self.tools.files()
+                if PurePosixPath(p).parent == folder and p.endswith(suffix) and p != target and "__init__" not in p
+            ]
+        examples = [ex for p in self._openable(example_files) if (ex := self.tools.lines(p)) is not None]
+        # The lines a memory points at come first: they are the example it means.
+        pointed = [
+            text for k in self.relevant for c in k.citations if c.path != target for text in self._cited_lines(c)
+        ]
+        changes = craft.convention_pairs(lines, pointed + [line for ex in examples for line in ex])
+        named = next((n for k in self.relevant for n in craft.call_names(k.fact)), None)
+        new_lines = list(lines)
+        for index, new_line, old_root, shown_root in changes:
+            # A memory that names the helper is believed over the example it cites.
+            root = named or shown_root
+            new_lines[index] = _renamed(new_line, shown_root, root)
+            if craft.import_of(root, new_lines) is not None:
+                continue
+            provider = next((ex[i] for ex in examples if (i := craft.import_of(shown_root, ex)) is not None), None)
+            if provider is None:
+                continue
+            provider = _renamed(provider, shown_root, root)
+            old_import = craft.import_of(old_root, new_lines)
+            if old_import is not None and not _used_outside(new_lines, old_root, old_import):
+                new_lines[old_import] = provider
+            else:
+                new_lines.insert(0, provider)
+        if new_lines != lines:
+            self.tools.write(target, "\n".join(new_lines) + "\n")
+        if explored and self.learn and changes and example_files:
+            self.tools.store_memory(
+                f"{intent.subject} convention",
+                f"Code here uses `{changes[0][3]}()` for {intent.subject}, as {example_files[0]} does.",
+                [f"{example_files[0]}:1"],
+                "Found by reading the files next to the one being changed.",
+            )
+
+    def _name_by_exploring(self, kind: str, subject: str) -> list[str]:
+        """A name asked for (a header, a file), read off the lines that mention its kind and the subject."""
+        hits = self._search(rf"\b{re.escape(kind)}")
+        return craft.names_near([h.text for h in hits], kind, subject)[:1]
+
+    def _cited_lines(self, citation: Citation) -> list[str]:
+        """The lines a citation names, at the numbers it holds."""
+        lines = self.tools.lines(citation.path) or []
+        return lines[citation.line - 1 : citation.end_line or citation.line]
+
+    def _value_at(self, citations: tuple[Citation, ...]) -> str | None:
+        """The value assigned on the first cited line that assigns one (as the agent holds it)."""
+        for citation in citations:
+            lines = self.tools.lines(citation.path) or []
+            if 1 <= citation.line <= len(lines) and (found := craft.definition(lines[citation.line - 1])):
+                return found.bare
+        return None
+
+    def _target(self, words: str) -> str | None:
+        parts = craft.subject_words(words)
+        if not parts or not self.budget.search():
+            return None
+        candidates = self.tools.files("|".join(re.escape(p) for p in parts))
+        scored = sorted(candidates, key=lambda p: (-sum(w in p.lower() for w in parts), p))
+        return scored[0] if scored else None
+
+    # -- review ---------------------------------------------------------------------------
+
+    def review(self, pr: PullRequest) -> None:
+        changed = set(pr.changed_files)
+        tied = [k for k in self.relevant if {c.path for c in k.citations} & changed]
+        for known in tied:
+            together = sorted({c.path for c in known.citations} & changed)
+            for path in sorted({c.path for c in known.citations} - changed):
+                self.tools.flag(path, f"changes together with {', '.join(together)}")
+        if tied:
+            return
+        flagged: list[Hit] = []
+        for entry, siblings in _entry_additions(pr.diff):
+            pattern = "|".join(rf"(?<![\w]){re.escape(s)}(?![\w])" for s in siblings)
+            for path in dict.fromkeys(h.path for h in self._search(pattern) if h.path not in changed):
+                text = self.tools.read(path) or ""
+                if not re.search(rf"(?<![\w]){re.escape(entry)}(?![\w])", text):
+                    note = f"lists {', '.join(siblings[:3])} but not {entry}, which the pull request adds"
+                    self.tools.flag(path, note)
+                    flagged.append(Hit(path, 1, ""))
+        for key, old in _value_changes(pr.diff):
+            for hit in self._search(rf"(?<![\w.]){re.escape(old)}(?![\w.])"):
+                found = craft.definition(hit.text)
+                if hit.path in changed or found is None or found.bare != old:
+                    continue
+                if craft.shares_a_word(found.key, key) or craft.names_like(found.key, key):
+                    self.tools.flag(hit.path, f"still holds {old}, which the pull request changes in {key}")
+                    flagged.append(hit)
+        if self.learn and flagged:
+            places = [(h.path, h.line) for h in flagged if h.text] + _changed_places(pr.diff)
+            keys = ", ".join(sorted({d.key for _, _, t in _places_text(self, places) if (d := craft.definition(t))}))
+            self._learn_places(f"{keys or 'Files'} change together", places, "hold the same value and change together")
+
+    # -- CLI: answer a question -------------------------------------------------------------
+
+    def answer(self, intent: Intent, question: str) -> None:
+        # What the facts say (else, for a value, what stands where they point); the most relevant
+        # first, and for a question about a command, the fullest command any of them gives.
+        kind = craft.asked_name(question)
+        said = [
+            s
+            for k in self.relevant
+            if (s := craft.answer_from_fact(k.fact, question) or (None if kind else self._value_at(k.citations)))
+        ]
+        if not said and kind is not None:
+            said = self._name_by_exploring(kind, intent.subject)
+        if said:
+            command = re.search(r"(?i)\bcommand\b", question) is not None
+            self.tools.give_answer(max(said, key=lambda s: len(s.split())) if command else said[0])
+            return
+        hits = [
+            h for h in self._search(craft.name_pattern(intent.subject)) if _names(h.text, intent.subject, strict=True)
+        ]
+        found = next((d for h in hits if (d := craft.definition(h.text)) is not None), None)
+        self.tools.give_answer(found.bare if found is not None else "")
+        if found is not None and self.learn:
+            hit = next(h for h in hits if craft.definition(h.text) == found)
+            self.tools.store_memory(
+                intent.subject,
+                f"{intent.subject} is `{found.bare}` ({found.key}).",
+                [f"{hit.path}:{hit.line}"],
+                "Found while answering a question about it.",
+            )
+
+
+def _names(text: str, subject: str, *, strict: bool) -> bool:
+    found = craft.definition(text)
+    if found is None:
+        return False
+    return craft.names_like(found.key, subject) if strict else craft.shares_a_word(found.key, subject)
+
+
+def _value_in(text: str, values: list[str]) -> bool:
+    found = craft.definition(text)
+    return found is not None and found.bare in values
+
+
+def _names_path(instruction: str, path: str) -> bool:
+    """Whether an instruction's object ("the docs", "docs/") names ``path``."""
+    named = [w for w in re.findall(r"[\w./-]+", instruction.lower()) if w not in {"the", "any", "a", "files", "file"}]
+    parts = [p.lower() for p in PurePosixPath(path).parts]
+    return any(w.strip("/") in parts or path.lower().startswith(w) for w in named)
+
+
+def _renamed(line: str, old: str, new: str) -> str:
+    return re.sub(rf"(?<![\w.]){re.escape(old)}(?![\w])", new, line) if old != new else line
+
+
+def _used_outside(lines: list[str], name: str, import_line: int) -> bool:
+    return any(re.search(rf"(?<![\w.]){re.escape(name)}\b", line) for i, line in enumerate(lines) if i != import_line)
+
+
+def _entry_additions(diff: str) -> list[tuple[str, list[str]]]:
+    """(entry, its siblings) for each entry a unified diff adds to a list whose other entries it shows."""
+    added: list[str] = []
+    kept: list[str] = []
+    for line in diff.splitlines():
+        if line.startswith(("---", "+++", "@@")):
+            continue
+        name = craft.field_name(line[1:]) if line[:1] in {"+", " ", "-"} else None
+        if name is None:
+            continue
+        (added if line.startswith("+") else kept).append(name)
+    siblings = [name for name in dict.fromkeys(kept) if name not in added]
+    return [(entry, siblings) for entry in dict.fromkeys(added) if entry not in kept and siblings]
+
+
+def _places_text(program: Program, places: list[tuple[str, int]]) -> list[tuple[str, int, str]]:
+    """(path, line, text) of each place, as the working copy has it."""
+    found = []
+    for path, line in places:
+        lines = program.tools.lines(path) or []
+        if 1 <= line <= len(lines):
+            found.append((path, line, lines[line - 1]))
+    return found
+
+
+def _changed_places(diff: str) -> list[tuple[str, int]]:
+    """(path, line on the base) of each definition a unified diff changes."""
+    places: list[tuple[str, int]] = []
+    path, line = "", 0
+    for raw in diff.splitlines():
+        if raw.startswith("--- "):
+            path = raw[6:] if raw.startswith("--- a/") else ""
+        elif (hunk := re.match(r"^@@ -(\d+)", raw)) is not None:
+            line = int(hunk.group(1))
+        elif raw.startswith("-") and not raw.startswith("---"):
+            if path and craft.definition(raw[1:]) is not None:
+                places.append((path, line))
+            line += 1
+        elif raw.startswith(" "):
+            line += 1
+    return places
+
+
+def _value_changes(diff: str) -> list[tuple[str, str]]:
+    """(key, old value) for each key whose value a unified diff changes."""
+    removed: dict[str, str] = {}
+    added: dict[str, str] = {}
+    for line in diff.splitlines():
+        if line.startswith(("---", "+++")):
+            continue
+        if line.startswith("-") and (found := craft.definition(line[1:])) is not None:
+            removed.setdefault(found.key, found.bare)
+        elif line.startswith("+") and (found := craft.definition(line[1:])) is not None:
+            added.setdefault(found.key, found.bare)
+    return [(key, old) for key, old in removed.items() if key in added and added[key] != old]
