@@ -1,42 +1,228 @@
-"""The README documents every command, and its examples run."""
+"""The README and docs/ document every command and option, and every code block in them runs.
+
+Blocks tagged ``python`` run (``>>>`` blocks as doctests), ``bash`` blocks run line by line in a
+scratch folder that holds what they refer to (a clone of a fixture repository, a custom store
+module, the README's agent), ``toml`` and ``yaml`` blocks parse. ``text`` blocks are output or
+synopses. Two blocks are exercised elsewhere: the README's set-up commands (a fresh virtual
+environment and the full run) are what ``.ci/run`` does on a clean checkout, which this file
+checks it does.
+"""
 
 from __future__ import annotations
 
+import doctest
+import os
 import re
-import runpy
+import shlex
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import click
 import pytest
+import yaml
 
 from memstore.cli import main
+from memstore.harness.analysis.registry import metric_table
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = {
+    p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8")
+    for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+}
+FENCE = re.compile(r"^```(?P<lang>[a-z]*)\n(?P<body>.*?)^```", re.S | re.M)
+SETUP = {  # the README's two set-up commands: .ci/run runs them on a clean checkout
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/memstore eval",
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/pytest",
+}
 
 
-def _commands(group: click.Group, prefix: str = "memstore") -> list[str]:
+def _commands(group: click.Group, prefix: str = "memstore") -> list[tuple[str, click.Command]]:
     found = []
     for name, command in sorted(group.commands.items()):
         if isinstance(command, click.Group):
             found += _commands(command, f"{prefix} {name}")
         else:
-            found.append(f"{prefix} {name}")
+            found.append((f"{prefix} {name}", command))
     return found
 
 
-@pytest.mark.parametrize("command", _commands(main))
-def test_every_cli_command_is_in_the_readme(command: str) -> None:
+def _blocks(lang: str) -> list[tuple[str, int, str]]:
+    return [
+        (page, text[: m.start()].count("\n") + 1, m.group("body"))
+        for page, text in sorted(PAGES.items())
+        for m in FENCE.finditer(text)
+        if m.group("lang") == lang
+    ]
+
+
+@pytest.mark.parametrize(("command", "options"), [(n, c) for n, c in _commands(main)], ids=lambda v: str(v))
+def test_every_command_and_option_is_in_the_readme(command: str, options: click.Command) -> None:
     assert f"`{command}" in README
+    for param in options.params:
+        if isinstance(param, click.Option) and param.name != "help":
+            assert any(opt in README for opt in param.opts), f"{command} {param.opts}"
 
 
-def test_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    example = re.search(r"## Using the store from Python\n\n```python\n(.*?)```", README, re.S)
-    assert example is not None
-    code = example.group(1).replace("/tmp/memories.db", str(tmp_path / "memories.db"))
-    script = tmp_path / "example.py"
-    script.write_text(code)
-    output: list[str] = []
-    monkeypatch.setattr("builtins.print", lambda *args, **_: output.append(" ".join(map(str, args))))
-    runpy.run_path(str(script))
-    assert output[-1] == "['superseded', 'active']"
-    assert "API version synchronization" in output[0]
+def test_the_metrics_page_holds_the_registry_table() -> None:
+    assert metric_table() in PAGES["docs/metrics.md"]
+
+
+def test_ci_runs_the_readme_set_up_and_test_commands() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "pip install --quiet -e '.[dev]'" in ci
+    assert "\npytest || status=$?" in ci  # the README's test command, from the same virtual environment
+    assert {body.strip() for _, _, body in _blocks("bash")} >= SETUP
+
+
+# -- a scratch folder with what the examples refer to ----------------------------------------------
+
+MYSTORE = '''
+from memstore.backends.memory import open_memory
+
+
+def open_store(uri, options):
+    """A third-party store: here, the reference rules in memory."""
+    return open_memory("memory://", options)
+'''
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the README's agent, a custom store package, the scenario library and a
+    repository at path/to/repo whose code the README's memory cites."""
+    root = tmp_path_factory.mktemp("docs")
+    agent = next(body for _, _, body in _blocks("python") if body.startswith("# my_agent.py"))
+    (root / "my_agent.py").write_text(agent)
+    (root / "mypackage").mkdir()
+    (root / "mypackage" / "__init__.py").write_text("")
+    (root / "mypackage" / "mystore.py").write_text(MYSTORE)
+    (root / "scenarios").symlink_to(ROOT / "scenarios")
+    (root / "evals").symlink_to(ROOT / "evals")
+    repo = root / "path" / "to" / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    for path in ("src/client/sdk/constants.ts", "server/routes/api.go", "docs/api-reference.md"):
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_bytes((ROOT / "fixtures" / "api-version-sync" / path).read_bytes())
+    who = ["-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(repo), *who, "commit", "-q", "-m", "api"], check=True)
+    return root
+
+
+def _environment(scratch: Path) -> dict[str, str]:
+    bin_dir = str(Path(sys.executable).parent)
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    return {**os.environ, "PATH": path, "PYTHONPATH": str(scratch), "MEMSTORE_USER": "ana"}
+
+
+def _python(body: str, scratch: Path, namespace: dict[str, object]) -> None:
+    code = body.replace("/tmp/memories.db", str(scratch / "memories.db"))
+    cwd = Path.cwd()
+    os.chdir(scratch)
+    try:
+        exec(compile(code, "<docs>", "exec"), namespace)
+    finally:
+        os.chdir(cwd)
+
+
+_PYTHON = [b for b in _blocks("python") if not b[2].startswith("# my_agent.py")]
+
+
+@pytest.mark.parametrize(("page", "line", "body"), _PYTHON, ids=[f"{p}:{n}" for p, n, _ in _PYTHON])
+def test_python_blocks_run(page: str, line: int, body: str, scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(scratch))
+    if body.lstrip().startswith(">>>"):
+        found = doctest.DocTestParser().get_doctest(body, {}, f"{page}:{line}", page, line)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        runner.run(found)
+        assert runner.failures == 0
+        return
+    if body.startswith("# tests/test_memstore_conformance.py"):  # a test file: run it with pytest
+        test = scratch / "conformance" / "test_memstore_conformance.py"
+        test.parent.mkdir(exist_ok=True)
+        test.write_text(
+            "from mypackage.mystore import open_store as _open\nfrom memstore.backends import StoreOptions\n"
+            "from memstore.ids import UlidIds\n\n\ndef MyStore(access, clock, expiry):\n"
+            "    return _open('memory://', StoreOptions(access, clock, expiry, UlidIds(1)))\n\n\n" + body
+        )
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", str(test)],
+                              capture_output=True, text=True, env=_environment(scratch), check=False)  # fmt: skip
+        assert done.returncode == 0, done.stdout[-3000:]
+        assert " passed" in done.stdout
+        return
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    if page == "docs/verification.md":  # the README's example first: it makes the store and the memory
+        _python(next(b for p, _, b in _PYTHON if p == "README.md"), scratch, namespace)
+    _python(body, scratch, namespace)
+
+
+_BASH = [b for b in _blocks("bash") if b[2].strip() not in SETUP]
+
+
+@pytest.mark.parametrize(("page", "line", "body"), _BASH, ids=[f"{p}:{n}" for p, n, _ in _BASH])
+def test_bash_blocks_run(page: str, line: int, body: str, scratch: Path) -> None:
+    if "memstore verify" in body:  # it verifies the README example's store
+        namespace: dict[str, object] = {"__name__": "__docs__"}
+        _python(next(b for p, _, b in _PYTHON if p == "README.md"), scratch, namespace)
+    commands = [c for c in re.sub(r"\\\n\s*", " ", body).splitlines() if c.strip() and not c.startswith("#")]
+    for command in commands:
+        argv = shlex.split(command, comments=True)
+        argv = [a.replace("/tmp/memories.db", str(scratch / "memories.db")) for a in argv]
+        if argv[0] == "pytest":
+            argv = [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                "--rootdir",
+                str(scratch),
+                *argv[1:],
+            ]
+            argv = [a if not a.startswith("evals/") else str(ROOT / a) for a in argv]
+        elif "--out" in argv and argv[:2] == ["memstore", "eval"]:  # every run writes afresh
+            argv.append("--overwrite")
+        done = subprocess.run(argv, cwd=scratch, capture_output=True, text=True, env=_environment(scratch), check=False)
+        assert done.returncode in (0, 1), f"{page}:{line}: {command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        if "verify" not in command and "eval" not in command:
+            assert done.returncode == 0, f"{page}:{line}: {command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+
+
+@pytest.mark.parametrize(("page", "line", "body"), _blocks("toml"), ids=lambda v: str(v)[:40])
+def test_toml_blocks_parse_and_work(page: str, line: int, body: str, scratch: Path) -> None:
+    access = tomllib.loads(body)
+    assert access["users"]["rae"] == {"acme/api": "read"}
+    (scratch / "access.toml").write_text(body)
+    store = f"sqlite:///{scratch / 'access-example.db'}"
+    env = _environment(scratch)
+    add = ["memstore", "memories", "add", "--store", store, "--as", "ana", "--access", str(scratch / "access.toml"),
+           "--repo", "acme/api", "--subject", "s", "--fact", "f", "--cite", "a.py:1"]  # fmt: skip
+    assert subprocess.run(add, env=env, capture_output=True, check=False).returncode == 0
+    listed = subprocess.run(
+        ["memstore", "memories", "list", "--store", store, "--as", "rae", "--access", str(scratch / "access.toml"),
+         "--repo", "acme/api", "--format", "json"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert len(listed.stdout.strip()) > 2  # rae reads what ana stored
+
+
+def test_yaml_blocks_are_scenarios() -> None:
+    text = (ROOT / "scenarios" / "README.md").read_text()
+    blocks = [m.group("body") for m in FENCE.finditer(text) if m.group("lang") == "yaml"]
+    assert len(blocks) == 2
+    documents = [yaml.safe_load(b) for b in blocks]
+    assert documents[0]["name"] == "api-version-moved"
+    assert documents[1]["generator"]["repositories"] == 100
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_every_link_leads_somewhere(page: str) -> None:
+    base = (ROOT / page).parent
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", PAGES[page]):
+        if not target.startswith(("http://", "https://")):
+            assert (base / target).exists(), f"{page} links to {target}, which is not there"

@@ -144,8 +144,8 @@ def _paired_binary(metric: Metric, a: str, b: str, sessions: pd.DataFrame, min_e
         float(x.mean()),
         base,
         diff.mean_diff,
-        diff.low,
-        diff.high,
+        max(diff.low, -1.0),  # a difference of two rates lies in [-1, 1], whatever a tiny sample says
+        min(diff.high, 1.0),
         test.p_value,
         len(both),
         mde=mde,

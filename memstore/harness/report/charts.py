@@ -1,32 +1,67 @@
 """Charts for the HTML report, drawn with matplotlib as inline SVG (no files, no external assets).
 
-Figures are made with `matplotlib.figure.Figure` and drawn under a local `rc_context`, so
-importing this module changes none of matplotlib's global state (no backend switch, no
-rcParams of the host program touched).
+Each chart is registered with `@chart` (its name, title and note) and drawn from a run's
+`ChartData`; the report shows every registered chart in order, so adding one is one decorated
+function here. Figures are made with `matplotlib.figure.Figure` and drawn under a local
+`rc_context`, so importing this module changes none of matplotlib's global state.
 """
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
+import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from memstore.harness.analysis.compare import Comparison, Verdict
-from memstore.harness.analysis.model import ArmResult
-from memstore.harness.analysis.registry import Direction, Metric
+from memstore.harness.analysis.model import ArmResult, RunResults
+from memstore.harness.analysis.registry import Direction, Metric, metrics
 from memstore.harness.stats import wilson_ci
 
-__all__ = ["confusion_chart", "forest_chart", "healing_chart", "rates_chart"]
+__all__ = ["CHARTS", "Chart", "ChartData", "chart", "confusion_chart", "forest_chart", "healing_chart", "rates_chart"]
 
 _STYLE: dict[str, Any] = {"svg.hashsalt": "memstore", "font.size": 9, "svg.fonttype": "none"}
 _COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
 _VERDICT_COLORS = {Verdict.IMPROVED: "#55a868", Verdict.REGRESSED: "#c44e52"}
+
+
+@dataclass(frozen=True)
+class ChartData:
+    """What a chart is drawn from: the run's results and tables, and each arm's label."""
+
+    results: RunResults
+    tables: dict[str, pd.DataFrame]
+    labels: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A registered chart: its name (``data-chart`` in the page), title, note and drawing."""
+
+    name: str
+    title: str
+    note: str
+    draw: Callable[[ChartData], str]
+
+
+CHARTS: dict[str, Chart] = {}
+
+
+def chart(name: str, *, title: str, note: str) -> Callable[[Callable[[ChartData], str]], Callable[[ChartData], str]]:
+    """Register the decorated function as the chart ``name``; it returns SVG, or "" for nothing to draw."""
+
+    def register(draw: Callable[[ChartData], str]) -> Callable[[ChartData], str]:
+        CHARTS[name] = Chart(name, title, note, draw)
+        return draw
+
+    return register
 
 
 @contextmanager
@@ -153,3 +188,51 @@ def healing_chart(curves: Mapping[str, Sequence[float]]) -> str:
 
 def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and value == value and abs(value) != float("inf")
+
+
+# -- the report's charts, in the order it shows them -------------------------------------------
+
+
+@chart(
+    "rates",
+    title="Rates per arm",
+    note="Each arm's rate with its Wilson 95% interval; each panel says which way is better.",
+)
+def _rates(data: ChartData) -> str:
+    arms = data.results.arms
+    shown = [m for m in metrics(chart=True, rate=True) if any(a.rate(m.name) for a in arms.values())]
+    return rates_chart(arms, shown, data.labels)
+
+
+@chart(
+    "forest",
+    title="Paired differences",
+    note="Each comparison of the run with its 95% interval (unadjusted); the colour is the Holm-adjusted verdict.",
+)
+def _forest(data: ChartData) -> str:
+    return forest_chart(data.results.comparisons)
+
+
+@chart(
+    "confusion",
+    title="What each arm did with each origin's memories",
+    note="Of the memories each arm was handed, by where they came from, the share it refused (or retired), the "
+    "share one of its actions repeated (misled, found by the harness), and the rest; n is how many (session, "
+    "memory) pairs.",
+)
+def _confusion(data: ChartData) -> str:
+    from memstore.harness.report.content import confusion
+
+    return confusion_chart(confusion(data.tables))
+
+
+@chart(
+    "healing",
+    title="Self-healing over sessions",
+    note="The share of the initial pool's bad memories retired, or corrected to what the code says, by the end of "
+    "each session of a trial (the harness's own count; the last point is the self-heal rate in the table).",
+)
+def _healing(data: ChartData) -> str:
+    from memstore.harness.report.content import healing_curves
+
+    return healing_chart(healing_curves(data.tables))

@@ -102,7 +102,10 @@ def headlines(results: RunResults) -> list[Headline]:
         )
         harm, rescue = arm.rate("harm_rate"), arm.rate("rescue_rate")
         if harm is not None and rescue is not None:
-            text += f" Of {harm.n:,} paired tasks, memory harmed {harm.k:,} and rescued {rescue.k:,}."
+            text += (
+                f" Of {harm.n:,} paired tasks, it got {harm.k:,} wrong that the control got right (harm) and "
+                f"{rescue.k:,} right that the control got wrong (rescue)."
+            )
         found.append(Headline(text, tone))
     return found
 
@@ -119,11 +122,14 @@ def simulation_notes(results: RunResults) -> list[str]:
     stubs = [a for a in BUILT_IN if any(arm.agent == a for arm in results.arms.values())]
     if stubs:
         budget = ", ".join(f"{k}={v}" for k, v in run.get("agent_config", {}).items())
+        one = len(stubs) == 1
+        what = "is a built-in stub agent: a deterministic program that acts on what it reads and what it is"
+        if not one:
+            what = "are built-in stub agents: deterministic programs that act on what they read and what they are"
         notes.append(
-            f"{', '.join(stubs)} {'is a' if len(stubs) == 1 else 'are'} built-in stub agent"
-            f"{'' if len(stubs) == 1 else 's'}: deterministic programs that act on what they read and what "
-            f"they are handed, standing in for real agents (simulations, not language models). Their "
-            f'exploration budget ({budget}) is a modelling choice, not a measurement (README, "The stub agents").'
+            f"{', '.join(stubs)} {what} handed, standing in for real agents (simulations, not language models). "
+            f"The exploration budget ({budget}) is a modelling choice, not a measurement "
+            '(docs/agents.md, "The stub agents").'
         )
     for name, population in sorted(run.get("populations", {}).items()):
         parameters = ", ".join(f"{k}={v}" for k, v in population.get("parameters", {}).items())

@@ -15,16 +15,14 @@ import pandas as pd
 
 from memstore.harness.analysis.model import Rate, RunResults, Value
 from memstore.harness.analysis.registry import Level, metrics
-from memstore.harness.report.charts import confusion_chart, forest_chart, healing_chart, rates_chart
+from memstore.harness.report.charts import CHARTS, ChartData
 from memstore.harness.report.content import (
     arm_label,
-    confusion,
     cost_rows,
     failures,
     format_p,
     harm_rows,
     headlines,
-    healing_curves,
     simulation_notes,
 )
 from memstore.harness.report.gates import Gate
@@ -105,13 +103,8 @@ def render_html(
     head = sessions.head(_DRILL_TASKS).astype(object)
     memories, memory_total = _memories(tables["events"])
     labels = {name: arm_label(name, arm) for name, arm in arms.items()}
-    charted = [m for m in metrics(chart=True, rate=True) if any(a.rate(m.name) for a in arms.values())]
-    charts = {
-        "rates": rates_chart(arms, charted, labels),
-        "forest": forest_chart(results.comparisons),
-        "confusion": confusion_chart(confusion(tables)),
-        "healing": healing_chart(healing_curves(tables)),
-    }
+    data = ChartData(results, tables, labels)
+    charts = [(c, c.draw(data)) for c in CHARTS.values()]
     return (
         _environment()
         .get_template("report.html.j2")

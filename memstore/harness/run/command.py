@@ -230,5 +230,5 @@ class CommandAgent:
                 tools.retire(memory, op.get("reason", ""))
         for finding in result.get("findings", []):
             tools.flag(finding["path"], finding.get("note", ""))
-        if "answer" in result:
+        if result.get("answer") is not None:
             tools.give_answer(result["answer"])
