@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from memstore.cli import main
@@ -77,3 +81,20 @@ def test_bad_arguments_are_clean_errors(tmp_path: Path) -> None:
     assert "unknown agent 'clever'" in result.output
     result = CliRunner().invoke(main, ["eval", MOVED, "--agent-param", "luck=1", "--out", str(tmp_path / "x")])
     assert "unknown agent parameter 'luck'" in result.output
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_the_output_fits_the_terminal(tmp_path: Path, columns: int) -> None:
+    """COLUMNS=80 memstore eval ...: no line longer than the terminal, no word broken."""
+    env = {**os.environ, "COLUMNS": str(columns)}
+    done = subprocess.run(
+        [sys.executable, "-m", "memstore", "eval", MOVED, ADVERSARIAL, "--out", str(tmp_path / "run"),
+         "--store", "sqlite:", "--store", "memory://"],
+        capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = (done.stdout + done.stderr).splitlines()
+    assert max(len(line) for line in lines) <= columns
+    assert "jit-verify/sqlite" in done.stdout  # arm names whole
+    assert any(line.startswith("success ") for line in done.stdout.splitlines())
+    assert "gates passed" in done.stdout
