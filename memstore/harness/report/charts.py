@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -72,7 +73,9 @@ def _figure(width: float, height: float) -> Iterator[Figure]:
 
 def _svg(fig: Figure, name: str) -> str:
     buffer = io.StringIO()
-    with matplotlib.rc_context(_STYLE):  # type: ignore[arg-type]
+    with matplotlib.rc_context(_STYLE), warnings.catch_warnings():  # type: ignore[arg-type]
+        # a one-arm chart is small: matplotlib says so, and draws it anyway
+        warnings.filterwarnings("ignore", message="constrained_layout not applied")
         fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]
