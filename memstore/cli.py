@@ -16,6 +16,7 @@ import click
 from memstore import __version__
 from memstore.commands._shared import CommandError
 from memstore.commands.eval import eval_command
+from memstore.commands.mcp import mcp_command
 from memstore.commands.memories import memories
 from memstore.commands.metrics import metrics_command
 from memstore.commands.reports import compare, report
@@ -60,6 +61,7 @@ def main() -> None:
 
 
 main.add_command(eval_command)
+main.add_command(mcp_command)
 main.add_command(memories)
 main.add_command(metrics_command)
 main.add_command(compare)

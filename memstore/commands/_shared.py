@@ -23,6 +23,7 @@ from rich.text import Text
 from memstore.access import Access, AccessPolicy, Actor
 from memstore.errors import MemstoreError
 from memstore.store import MemoryStore, open_store
+from memstore.verify.git import GitRepository
 
 __all__ = ["CommandError", "StoreContext", "console", "load_access", "plain", "safe", "store_options"]
 
@@ -165,3 +166,14 @@ def store_options(*, read_only: bool = False, create: bool = False) -> Callable[
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def repository_name(repo: GitRepository, name: str | None) -> str:
+    """The repository's ``owner/name``: as given, or read off its ``origin`` remote; never guessed."""
+    if name is not None:
+        return name
+    found = repo.origin_name()
+    if found is None:
+        raise CommandError(f"cannot tell the owner/name of {repo.path} from its origin remote; pass --name OWNER/NAME")
+    click.echo(safe(f"repository {found} (from the origin remote; --name to choose another)"), err=True)
+    return found

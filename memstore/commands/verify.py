@@ -12,7 +12,7 @@ import click
 from rich.progress import track
 from rich.table import Table
 
-from memstore.commands._shared import CommandError, StoreContext, console, plain, safe
+from memstore.commands._shared import StoreContext, console, plain, repository_name
 from memstore.commands._shared import store_options as _store_options
 from memstore.errors import MemstoreError
 from memstore.model import Memory, Surface
@@ -94,17 +94,6 @@ def _progress(items: Iterable[Memory]) -> Iterable[Memory]:
     return track(items, description="verifying", console=console(stderr=True), transient=True)
 
 
-def _repository_name(repo: GitRepository, name: str | None) -> str:
-    """The repository's ``owner/name``: as given, or read off its ``origin`` remote; never guessed."""
-    if name is not None:
-        return name
-    found = repo.origin_name()
-    if found is None:
-        raise CommandError(f"cannot tell the owner/name of {repo.path} from its origin remote; pass --name OWNER/NAME")
-    click.echo(safe(f"repository {found} (from the origin remote; --name to choose another)"), err=True)
-    return found
-
-
 @click.command()
 @click.option(
     "--repo",
@@ -125,7 +114,7 @@ def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None
     were found (contradicted, unsupported, missing), 2 on an error.
     """
     codebase = _codebase(repo_path, ref)
-    repo_name = _repository_name(GitRepository(repo_path), name)
+    repo_name = repository_name(GitRepository(repo_path), name)
     memories = ctx.store.recent(repo_name, actor=ctx.actor, surface=Surface.CODE_REVIEW, limit=10_000)
     show_progress = sys.stderr.isatty() and len(memories) >= _PROGRESS_FROM
     verdicts = verify_memories(memories, codebase, progress=_progress if show_progress else None)

@@ -1,0 +1,145 @@
+"""``memstore mcp``: serve a store's memories to any MCP-capable agent (stdio, or streamable HTTP)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import IO
+
+import click
+
+from memstore.access import Actor
+from memstore.clock import Clock, FakeClock, SystemClock
+from memstore.commands._shared import CommandError, load_access, repository_name
+from memstore.ids import UlidIds
+from memstore.model import Memory, Surface, validate_repo
+from memstore.store import DEFAULT_EXPIRY, open_store
+from memstore.verify import Codebase, GitCodebase, WorkingTree
+from memstore.verify.git import GitRepository
+
+__all__ = ["mcp_command"]
+
+_SURFACES = {"coding-agent": Surface.CODING_AGENT, "code-review": Surface.CODE_REVIEW, "cli": Surface.CLI}
+
+
+class _EventLog:
+    """Every operation as a JSON line, flushed as it happens (the harness reads it after a session)."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def __call__(self, kind: str, memory_id: str, detail: str, memories: Sequence[Memory]) -> None:
+        line = {"kind": kind, "memory_id": memory_id, "detail": detail, "memories": [m.to_dict() for m in memories]}
+        with self._lock:
+            self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self._file.flush()
+
+
+def _codebases(repo_path: Path | None, ref: str | None) -> tuple[Codebase | None, Codebase | None]:
+    """(where memories are verified, where new citations are anchored)."""
+    if repo_path is None:
+        return None, None
+    repo = GitRepository(repo_path)
+    head = GitCodebase(repo, "HEAD")
+    working = head if repo.is_bare() else WorkingTree(repo_path, history=head)
+    return (GitCodebase(repo, ref) if ref else working), working
+
+
+@click.command(name="mcp")
+@click.option("--store", "store_uri", envvar="MEMSTORE_STORE", required=True, help="Store URI (env MEMSTORE_STORE).")
+@click.option("--as", "user", envvar="MEMSTORE_USER", required=True, help="The user every call acts for.")
+@click.option(
+    "--access",
+    "access_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="TOML file of users' access levels. Default: the user is admin of every repository.",
+)
+@click.option(
+    "--repo",
+    "repo_path",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="The repository's clone: citations are anchored and memories verified against it.",
+)
+@click.option("--name", default=None, help="The repository's owner/name in the store. Default: from --repo's origin.")
+@click.option("--ref", default=None, help="Verify against this ref. Default: the work tree as it is.")
+@click.option(
+    "--surface",
+    type=click.Choice(sorted(_SURFACES)),
+    default="coding-agent",
+    show_default=True,
+    help="The surface the calls come from (code-review sees no preferences).",
+)
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: the address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP: the port.")
+@click.option(
+    "--events",
+    "events_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Append every operation to this file as a JSON line (an audit log; the harness reads it).",
+)
+@click.option("--now", default=None, help="Fix the clock at this ISO 8601 time (reproducible runs).")
+@click.option("--ids-seed", default=None, help="Seed of new memories' ids (reproducible runs).")
+@click.option(
+    "--expiry-days",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_EXPIRY.days,
+    show_default=True,
+    help="Days a memory lives unused.",
+)
+def mcp_command(
+    store_uri: str,
+    user: str,
+    access_file: Path | None,
+    repo_path: Path | None,
+    name: str | None,
+    ref: str | None,
+    surface: str,
+    transport: str,
+    host: str,
+    port: int,
+    events_file: Path | None,
+    now: str | None,
+    ids_seed: str | None,
+    expiry_days: float,
+) -> None:
+    """Serve the memories of one repository to an MCP client, as USER from one surface.
+
+    The tools: store_memory, recent_memories, search_memories (stores that search),
+    verify_memory, refresh_memory, retire_memory; the resource memstore://OWNER/NAME/memories.
+    Who acts, on which repository and surface is fixed here, never taken from a tool call.
+    """
+    from memstore.mcp.server import build_server
+    from memstore.mcp.service import MemoryService
+
+    if repo_path is None and name is None:
+        raise CommandError("name the repository: --repo PATH (its clone) or --name OWNER/NAME")
+    repo = validate_repo(name) if name else repository_name(GitRepository(repo_path), None)  # type: ignore[arg-type]
+    clock: Clock = SystemClock()
+    if now is not None:
+        try:
+            clock = FakeClock(datetime.fromisoformat(now))
+        except ValueError as exc:
+            raise CommandError(f"--now {now!r} is not an ISO 8601 time with a timezone") from exc
+    store = open_store(
+        store_uri,
+        access=load_access(access_file, user),
+        clock=clock,
+        expiry=timedelta(days=expiry_days),
+        ids=UlidIds(ids_seed) if ids_seed is not None else None,
+    )
+    verify_on, anchor_on = _codebases(repo_path, ref)
+    log = _EventLog(events_file) if events_file is not None else None
+    service = MemoryService(store, Actor(user), _SURFACES[surface], repo, verify_on, anchor_on, log)
+    server = build_server(service)
+    if transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=port)

@@ -1,0 +1,1 @@
+"""The MCP memory server (`memstore mcp`)."""

@@ -1,0 +1,133 @@
+"""The memory as Model Context Protocol tools, on the official `mcp` SDK's `MCPServer`.
+
+`build_server(service)` exposes a `MemoryService`: ``store_memory``, ``recent_memories``,
+``search_memories`` (only when the store searches), ``verify_memory``, ``refresh_memory``,
+``retire_memory``, and the resource ``memstore://OWNER/NAME/memories``. Who acts, on which
+repository and from which surface is the service's, fixed when the server starts; no tool
+takes them as arguments. Every failure is a tool error with a message a model can act on
+(a memory the user may not see is "not found", as one that does not exist); nothing a caller
+sends can stop the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from memstore import __version__
+from memstore.errors import MemstoreError
+from memstore.mcp.service import MemoryService
+
+__all__ = ["INSTRUCTIONS", "TOOLS", "build_server"]
+
+TOOLS = ("store_memory", "recent_memories", "search_memories", "verify_memory", "refresh_memory", "retire_memory")
+INSTRUCTIONS = (
+    "memstore keeps memories about this repository: facts with citations to path:line in the code. "
+    "Before relying on a memory, call verify_memory: code moves and changes, and a memory may be stale or wrong. "
+    "Use what verifies; store the correction it offers when the code disagrees; retire what has nothing behind it; "
+    "refresh what you validated and used, or it is forgotten after 28 days. Store what you learn that the next "
+    "agent will need, citing the lines that make it true."
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _tool_errors(fn: F) -> F:
+    """Turn memstore's errors (and bad input) into tool errors with their own message."""
+
+    @wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemstoreError as exc:
+            raise ToolError(str(exc)) from exc
+        except (TypeError, ValueError) as exc:  # arguments the schema let through but Python refuses
+            raise ToolError(f"bad arguments: {str(exc)[:300]}") from exc
+
+    return call  # type: ignore[return-value]
+
+
+def build_server(service: MemoryService, *, name: str = "memstore") -> MCPServer:
+    """An MCP server over ``service`` (see the module docstring)."""
+    server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    @server.tool(annotations=writes)
+    @_tool_errors
+    def store_memory(
+        subject: str,
+        fact: str,
+        citations: list[str],
+        reason: str = "",
+        kind: str = "fact",
+        supersedes: str | None = None,
+    ) -> dict[str, Any]:
+        """Store a memory about this repository, for the agents that work here after you.
+
+        subject: a few words naming what it is about ("API version synchronization").
+        fact: one or two sentences that are true of the code, with the names and values that matter.
+        citations: where the code makes it true, as "path:line" or "path:first-last" (repository-relative);
+            each must point at lines that exist now; their text is recorded so the memory can be re-checked.
+        reason: why it matters (what goes wrong without it).
+        kind: "fact" (about the repository, seen by everyone who may read it) or "preference" (yours alone).
+        supersedes: the id of a memory this one corrects (it goes out of use, kept in the history).
+        Returns the stored memory with its id.
+        """
+        return service.store_memory(subject, fact, citations, reason, kind, supersedes)
+
+    @server.tool(annotations=reads)
+    @_tool_errors
+    def recent_memories(limit: int = 50) -> dict[str, Any]:
+        """The repository's memories you may see, most recently validated first (at most `limit`, 1 to 200).
+
+        Each has an id, subject, fact, citations and reason. Verify one (verify_memory) before relying on it.
+        """
+        return {"memories": service.recent_memories(limit)}
+
+    if service.can_search:
+
+        @server.tool(annotations=reads)
+        @_tool_errors
+        def search_memories(query: str, limit: int = 20) -> dict[str, Any]:
+            """The repository's memories most relevant to `query` (words of your task, names of files or code)."""
+            return {"memories": service.search_memories(query, limit)}
+
+    @server.tool(annotations=reads)
+    @_tool_errors
+    def verify_memory(memory_id: str) -> dict[str, Any]:
+        """Check a memory against the code as it is now, before relying on it.
+
+        Returns the verdict ("valid", "reanchored": true but its lines moved, "contradicted": the code says
+        otherwise, "unsupported": the cited code is not about it, "missing": nothing left to read), whether it is
+        usable, the evidence per citation (what it cited, what stands there now, where it moved), and a corrected
+        version to store with store_memory(..., supersedes=memory_id) when one can be derived.
+        """
+        return service.verify_memory(memory_id)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
+    @_tool_errors
+    def refresh_memory(memory_id: str) -> dict[str, Any]:
+        """Mark a memory validated and used: it is kept another 28 days (unused memories are forgotten)."""
+        return service.refresh_memory(memory_id)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True))
+    @_tool_errors
+    def retire_memory(memory_id: str, reason: str) -> dict[str, Any]:
+        """Take a memory out of use because it is wrong and cannot be corrected (say why); it stays in the history."""
+        return service.retire_memory(memory_id, reason)
+
+    @server.resource(f"memstore://{service.repo}/memories", name="memories", mime_type="text/markdown")
+    def memories() -> str:
+        """The repository's memories you may see, as a Markdown list."""
+        try:
+            return service.listing()
+        except MemstoreError as exc:
+            raise ToolError(str(exc)) from exc
+
+    return server

@@ -1,0 +1,215 @@
+"""What the MCP tools do, as plain Python: the store's operations for one user, one repository
+and one surface, fixed when the server starts and never taken from a tool's arguments.
+
+Every operation returns JSON-ready data or raises `MemstoreError` (whose message the server
+hands back as a tool error); nothing is written unless the whole operation succeeds. Each
+operation is also reported to a `recorder` (the harness's event log, an audit file), so what
+an agent did through the server is measured like what it does through the in-process tools.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memstore.access import Actor
+from memstore.errors import MemstoreError, NotFound, ValidationError
+from memstore.model import MAX_CITATIONS, Citation, Kind, Memory, MemoryDraft, Surface, check_text
+from memstore.store import MemoryStore
+from memstore.verify import Codebase, Verdict, anchor, verify_memory
+
+__all__ = ["MemoryService", "Recorder", "memory_json", "verdict_json"]
+
+Recorder = Callable[[str, str, str, Sequence[Memory]], None]
+"""``record(kind, memory_id, detail, memories)``: one operation; ``memories`` are those it returned."""
+
+MAX_RECALL = 200  # memories one call returns at most
+
+
+def _ignore(kind: str, memory_id: str, detail: str, memories: Sequence[Memory]) -> None:
+    return None
+
+
+def memory_json(memory: Memory) -> dict[str, Any]:
+    """A memory as a tool returns it: what an agent needs to use it, and its id to act on it."""
+    return {
+        "id": memory.id,
+        "kind": memory.kind.value,
+        "subject": memory.subject,
+        "fact": memory.fact,
+        "citations": [str(c) for c in memory.citations],
+        "reason": memory.reason,
+        "author": memory.author,
+        "created_at": memory.created_at.isoformat(),
+        "refreshed_at": memory.refreshed_at.isoformat(),
+        "supersedes": memory.supersedes,
+    }
+
+
+def verdict_json(memory: Memory, verdict: Verdict) -> dict[str, Any]:
+    """A verdict with its evidence: per citation what it cited, what stands there now, where it moved."""
+    corrected = verdict.corrected
+    return {
+        "id": memory.id,
+        "verdict": verdict.status.value,
+        "usable": verdict.status.usable,
+        "reason": verdict.reason,
+        "citations": [
+            {
+                "citation": str(check.citation),
+                "status": check.status.value,
+                "now_at": check.where,
+                "cited_text": check.snippet,
+                "text_now": check.text,
+            }
+            for check in verdict.checks
+        ],
+        "corrected": None
+        if corrected is None
+        else {
+            "subject": corrected.subject,
+            "fact": corrected.fact,
+            "citations": [str(c) for c in corrected.citations],
+            "reason": corrected.reason,
+        },
+    }
+
+
+@dataclass
+class MemoryService:
+    """The store's operations as one user on one repository and surface.
+
+    Attributes:
+        store: the store.
+        actor: who every call acts for.
+        surface: the surface every call comes from.
+        repo: the repository (``owner/name``) every call is about.
+        codebase: where citations are read: anchored when a memory is stored, checked when one
+            is verified; None when the server knows no repository (then citations are stored
+            as given and ``verify_memory`` says it cannot verify).
+        anchor_base: where new citations are anchored (the working tree an agent edits);
+            ``codebase`` when None.
+        recorder: told of every operation.
+    """
+
+    store: MemoryStore
+    actor: Actor
+    surface: Surface
+    repo: str
+    codebase: Codebase | None = None
+    anchor_base: Codebase | None = None
+    recorder: Recorder | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.recorder is None:
+            self.recorder = _ignore
+
+    def _record(self, kind: str, memory_id: str, detail: str, memories: Sequence[Memory]) -> None:
+        (self.recorder or _ignore)(kind, memory_id, detail, memories)
+
+    @property
+    def can_search(self) -> bool:
+        return "search" in getattr(self.store, "capabilities", frozenset()) and hasattr(self.store, "search")
+
+    def _get(self, memory_id: object) -> Memory:
+        """A memory of this repository the actor may see; anything else is "not found", alike."""
+        if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 200:
+            raise NotFound(str(memory_id)[:200])
+        found = self.store.get(memory_id, actor=self.actor)
+        if found.repo != self.repo:
+            raise NotFound(memory_id)
+        return found
+
+    def store_memory(
+        self,
+        subject: str,
+        fact: str,
+        citations: list[str],
+        reason: str = "",
+        kind: str = "fact",
+        supersedes: str | None = None,
+    ) -> dict[str, Any]:
+        """Store a memory, or a correction of one; each citation anchored in the code now."""
+        if not isinstance(citations, list) or len(citations) > MAX_CITATIONS:
+            raise ValidationError("citations", f"must be a list of at most {MAX_CITATIONS} 'path:line' strings")
+        check_text(subject, "subject", 200, required=True)
+        cited = [Citation.parse(c) if isinstance(c, str) else _not_a_citation(c, i) for i, c in enumerate(citations)]
+        base = self.anchor_base or self.codebase
+        if base is not None:
+            cited = [anchor(base, c) for c in cited]
+        try:
+            memory_kind = Kind(kind)
+        except ValueError as exc:
+            raise ValidationError("kind", f"must be 'fact' or 'preference', got {str(kind)[:40]!r}") from exc
+        if supersedes is not None:
+            self._get(supersedes)
+        draft = MemoryDraft(self.repo, memory_kind, subject, fact, cited, reason)
+        with self._lock:
+            made = self.store.store(draft, actor=self.actor, surface=self.surface, supersedes=supersedes)
+        self._record("correct" if supersedes else "store", made.id, supersedes or "", [])
+        return memory_json(made)
+
+    def recent_memories(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The repository's active memories this user may see on this surface, newest first."""
+        found = self.store.recent(self.repo, actor=self.actor, surface=self.surface, limit=_limit(limit))
+        self._record("recall", "", "recent", found)
+        return [memory_json(m) for m in found]
+
+    def search_memories(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The memories most relevant to ``query`` (stores that search)."""
+        if not self.can_search:
+            raise MemstoreError("this store does not search; use recent_memories")
+        check_text(query, "query", 2_000, required=True)
+        search = self.store.search  # type: ignore[attr-defined]
+        found: list[Memory] = search(self.repo, query, actor=self.actor, surface=self.surface, limit=_limit(limit))
+        self._record("recall", "", "search", found)
+        return [memory_json(m) for m in found]
+
+    def verify_memory(self, memory_id: str) -> dict[str, Any]:
+        """The memory checked against the code now: the verdict, its evidence, the correction."""
+        memory = self._get(memory_id)
+        if self.codebase is None:
+            raise MemstoreError("this server was started without a repository (--repo): it cannot verify")
+        verdict = verify_memory(memory, self.codebase)
+        self._record("verdict", memory.id, verdict.status.value, [])
+        return verdict_json(memory, verdict)
+
+    def refresh_memory(self, memory_id: str) -> dict[str, Any]:
+        """Mark the memory validated and used: its 28 days start again."""
+        memory = self._get(memory_id)
+        with self._lock:
+            fresh = self.store.refresh(memory.id, actor=self.actor)
+        self._record("refresh", memory.id, "", [])
+        return memory_json(fresh)
+
+    def retire_memory(self, memory_id: str, reason: str) -> dict[str, Any]:
+        """Take the memory out of use (it stays in its history)."""
+        memory = self._get(memory_id)
+        check_text(reason, "reason", 4_000, required=True)
+        with self._lock:
+            self.store.retire(memory.id, actor=self.actor, reason=reason)
+        self._record("retire", memory.id, reason, [])
+        return {"id": memory.id, "status": "retired", "reason": reason}
+
+    def listing(self) -> str:
+        """The repository's memories as Markdown, for the memories resource."""
+        found = self.store.recent(self.repo, actor=self.actor, surface=self.surface, limit=MAX_RECALL)
+        self._record("recall", "", "resource", found)
+        lines = [f"# Memories of {self.repo} ({len(found)})", ""]
+        for m in found:
+            cites = ", ".join(str(c) for c in m.citations)
+            lines.append(f"- `{m.id}` **{m.subject}**: {m.fact} ({cites})")
+        return "\n".join(lines) + "\n"
+
+
+def _limit(limit: object) -> int:
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_RECALL:
+        raise ValidationError("limit", f"must be a whole number from 1 to {MAX_RECALL}, got {str(limit)[:20]}")
+    return limit
+
+
+def _not_a_citation(value: object, index: int) -> Citation:
+    raise ValidationError(f"citations[{index}]", f"must be a 'path:line' string, got {type(value).__name__}")
