@@ -52,3 +52,12 @@ def test_bench_runner_runs_small(capsys: pytest.CaptureFixture[str], monkeypatch
     output = capsys.readouterr().out
     assert "generated population, 1 workers" in output
     assert "40 tasks x 3 arms =    120 sessions" in output
+
+
+def test_bench_mcp_runs_small(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["bench_mcp.py", "--calls", "5"])
+    runpy.run_path(str(BENCH / "bench_mcp.py"), run_name="__main__")  # the server's stderr needs a real fd: capfd
+    output = capfd.readouterr().out
+    assert "1,000 memories in a SQLite store, 5 calls each" in output
+    assert "recent_memories  stdio" in output
+    assert "verify_memory    stdio" in output

@@ -11,6 +11,7 @@ checks it does.
 from __future__ import annotations
 
 import doctest
+import json
 import os
 import re
 import shlex
@@ -192,10 +193,35 @@ def test_bash_blocks_run(page: str, line: int, body: str, scratch: Path) -> None
             assert done.returncode == 0, f"{page}:{line}: {command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
 
 
+def _serves(config: dict[str, object], scratch: Path) -> None:
+    """Start the server a configuration describes (its store in the scratch folder) and list its tools."""
+    assert config["command"] == "memstore"
+    args = [str(a).replace("/home/you/.memstore/memories.db", str(scratch / "mcp-example.db")) for a in config["args"]]  # type: ignore[union-attr]
+    assert args[0] == "mcp"
+
+    async def body() -> list[str]:
+        from mcp import Client, StdioServerParameters
+
+        server = StdioServerParameters(
+            command=sys.executable, args=["-m", "memstore", *args], cwd=str(scratch / "path/to/repo")
+        )
+        async with Client(server) as client:
+            return [t.name for t in (await client.list_tools()).tools]
+
+    import anyio
+
+    subprocess.run(["git", "-C", str(scratch / "path/to/repo"), "remote", "add", "origin", "https://github.com/acme/api.git"],
+                   capture_output=True, check=False)  # fmt: skip
+    assert "verify_memory" in anyio.run(body)
+
+
 @pytest.mark.parametrize(("page", "line", "body"), _blocks("toml"), ids=lambda v: str(v)[:40])
 def test_toml_blocks_parse_and_work(page: str, line: int, body: str, scratch: Path) -> None:
-    access = tomllib.loads(body)
-    assert access["users"]["rae"] == {"acme/api": "read"}
+    data = tomllib.loads(body)
+    if "mcp_servers" in data:  # a Codex CLI configuration
+        _serves(data["mcp_servers"]["memstore"], scratch)
+        return
+    assert data["users"]["rae"] == {"acme/api": "read"}
     (scratch / "access.toml").write_text(body)
     store = f"sqlite:///{scratch / 'access-example.db'}"
     env = _environment(scratch)
@@ -209,6 +235,11 @@ def test_toml_blocks_parse_and_work(page: str, line: int, body: str, scratch: Pa
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
     assert len(listed.stdout.strip()) > 2  # rae reads what ana stored
+
+
+@pytest.mark.parametrize(("page", "line", "body"), _blocks("json"), ids=lambda v: str(v)[:40])
+def test_json_blocks_are_mcp_configurations_that_start(page: str, line: int, body: str, scratch: Path) -> None:
+    _serves(json.loads(body)["mcpServers"]["memstore"], scratch)
 
 
 def test_yaml_blocks_are_scenarios() -> None:

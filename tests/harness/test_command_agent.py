@@ -68,7 +68,8 @@ def test_the_task_file_is_documented_json(tmp_path: Path) -> None:
     assert [m["subject"] for m in task["memories"]] == ["API version synchronization"]
     # what a real ticket carries, and nothing of the grading data
     assert set(task["task"]) == {"key", "surface", "prompt", "intent", "question", "pull_request"}
-    assert set(task) == {"version", "task", "repo", "user", "workdir", "memories"}
+    assert set(task) == {"version", "task", "repo", "user", "workdir", "memories", "mcp"}
+    assert task["mcp"] is None  # a store in memory cannot be shared with a server process
     text = copy.read_text()
     for graded in ("findings", "expected", "check", "truth", "origin", "answer"):
         assert f'"{graded}' not in text

@@ -16,22 +16,24 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memstore.access import Actor
-from memstore.errors import MemstoreError, ValidationError
+from memstore.errors import MemstoreError
 from memstore.harness.run.events import EventKind
-from memstore.harness.run.guard import StoreGuard
+from memstore.harness.run.gateway import Event, Gateway, citation, compile_pattern, tree
+from memstore.harness.run.mcp_bridge import WRITES, read_events, replay_kind, snapshot, unexplained
 from memstore.harness.scenarios.model import Intent
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
-from memstore.store import MemoryStore
-from memstore.verify import Codebase, GitCodebase, Verdict, Verifier, WorkingTree, anchor, verify_memory
-from memstore.verify.workspace import Workspace
+from memstore.verify import Verdict, anchor, verify_memory
 
-__all__ = ["AgentSession", "Event", "Hit", "Limits", "PullRequest", "TaskView", "Tools"]
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__all__ = ["AgentSession", "Event", "Gateway", "Hit", "Limits", "PullRequest", "TaskView", "Tools"]
 
 MAX_HITS = 200  # search results returned at most, like a terminal's first screens of grep
 
@@ -80,59 +82,12 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Event:
-    """Something that happened in a session (recorded by the tools, read by the harness).
-
-    ``kind`` is one of: retrieve, verdict, use, refuse, reanchor, store, correct, refresh,
-    retire, denied, edit, finding, answer, merge, agent_error, expired, leak, expiry_violation,
-    tampered.
-    """
-
-    kind: str
-    memory_id: str = ""
-    detail: str = ""
-
-
-@dataclass(frozen=True)
 class Hit:
     """A line of the working copy that a search matched (as ``grep -n`` prints it)."""
 
     path: str
     line: int
     text: str
-
-
-@dataclass
-class _Gateway:
-    """Everything the tools reach, and nothing more: the working copy, the code memories are
-    verified on, the store (for the acting user, repository and surface), the event log."""
-
-    workspace: Workspace
-    store: MemoryStore
-    actor: Actor
-    surface: Surface
-    repo: str
-    verifier: Verifier | None
-    guard: StoreGuard
-    events: list[Event] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=lambda: {"searches": 0, "reads": 0, "verify_reads": 0})
-    findings: list[tuple[str, str]] = field(default_factory=list)
-    answer: str | None = None
-    _codebase: GitCodebase | None = None
-    _read: set[str] = field(default_factory=set)
-
-    def record(self, kind: str, memory_id: str = "", detail: str = "") -> None:
-        self.events.append(Event(kind, memory_id, detail))
-
-    def codebase(self) -> GitCodebase:
-        """``main`` as it is now: memories are verified on the base, never on unmerged work."""
-        if self._codebase is None:
-            self._codebase = GitCodebase(self.workspace.repo, self.workspace.head("main"))
-        return self._codebase
-
-    def working_tree(self) -> Codebase:
-        """The working copy as the agent left it (what a memory stored now cites)."""
-        return WorkingTree(self.workspace.path, history=self.codebase())
 
 
 class Tools:
@@ -144,7 +99,7 @@ class Tools:
     (CLI). Refusals of the store (no write access, bad input) are ``denied`` events, not errors.
     """
 
-    def __init__(self, gateway: _Gateway) -> None:
+    def __init__(self, gateway: Gateway) -> None:
         self._gateway = gateway
 
     # -- the code ---------------------------------------------------------------------
@@ -155,17 +110,17 @@ class Tools:
         g = self._gateway
         if pattern:
             g.counts["searches"] += 1
-        compiled = _compile(pattern) if pattern else None
-        return [p for p in _tree(g.workspace.path) if compiled is None or compiled.search(p)]
+        compiled = compile_pattern(pattern) if pattern else None
+        return [p for p in tree(g.workspace.path) if compiled is None or compiled.search(p)]
 
     def search(self, pattern: str, *, literal: bool = False) -> list[Hit]:
         """Lines of the working copy that match ``pattern`` (a case-insensitive regular expression,
         or a plain string with ``literal=True``), at most `MAX_HITS` of them, in path order."""
         g = self._gateway
         g.counts["searches"] += 1
-        compiled = _compile(re.escape(pattern) if literal else pattern)
+        compiled = compile_pattern(re.escape(pattern) if literal else pattern)
         hits: list[Hit] = []
-        for path in _tree(g.workspace.path):
+        for path in tree(g.workspace.path):
             text = g.workspace.read(path)
             if text is None or "\x00" in text[:8000]:
                 continue
@@ -257,7 +212,7 @@ class Tools:
         the working copy as it stands. None when the store refuses (the refusal is an event)."""
         g = self._gateway
         try:
-            cited = [_citation(c, i) for i, c in enumerate(citations)]
+            cited = [citation(c, i) for i, c in enumerate(citations)]
             if not anchored:
                 codebase = g.working_tree()
                 cited = [anchor(codebase, c) for c in cited]
@@ -274,7 +229,7 @@ class Tools:
         except MemstoreError as exc:
             g.record(EventKind.DENIED, supersedes or "", f"{'correct' if supersedes else 'store'}: {exc}")
             return None
-        g.record(EventKind.CORRECT if supersedes else "store", made.id, supersedes or "")
+        g.record(EventKind.CORRECT if supersedes else EventKind.STORE, made.id, supersedes or "")
         return made
 
     def refresh(self, memory: Memory) -> None:
@@ -317,14 +272,60 @@ class Tools:
         self._gateway.record(kind, memory_id, detail)
 
     @contextmanager
-    def guarded(self) -> Iterator[None]:
+    def guarded(self, mcp_events: Path | None = None) -> Iterator[None]:
         """While an out-of-process agent runs: its store's files must not change; if they do,
-        a ``tampered`` event says so."""
-        mark = self._gateway.guard.mark()
+        a ``tampered`` event says so. With ``mcp_events`` (the log of the MCP server it was
+        handed), a change is allowed where the log accounts for it, memory by memory."""
+        g = self._gateway
+        mark = g.guard.mark()
+        before = snapshot(g.store, g.repo, g.users) if mcp_events is not None else {}
         try:
             yield
         finally:
-            self._gateway.guard.check(mark, self._gateway)
+            logged = read_events(mcp_events) if mcp_events is not None else []
+            if not any(e.kind in WRITES for e in logged):  # nothing written through a server: no file may change
+                g.guard.check(mark, g)
+            elif g.guard.mark() != mark:
+                changed = unexplained(before, snapshot(g.store, g.repo, g.users), logged)
+                if changed:
+                    g.record(
+                        EventKind.TAMPERED, "", f"memories changed outside the MCP server: {', '.join(changed[:5])}"
+                    )
+
+    # -- memory over MCP ------------------------------------------------------------------------
+
+    def mcp_config(self, events_file: Path) -> dict[str, object] | None:
+        """The ``mcpServers`` configuration of this session's ``memstore mcp`` server, logging its
+        operations to ``events_file``; None when the trial's store cannot be shared with a server
+        process (a store in memory)."""
+        launch = self._gateway.mcp
+        return None if launch is None else launch.config(events_file)
+
+    def mcp_server(self) -> MCPServer:
+        """This session's memory as an MCP server to connect to in process (``mcp.Client(server)``);
+        what is done through it is recorded like what is done through these tools."""
+        from memstore.mcp.server import build_server
+        from memstore.mcp.service import MemoryService
+
+        g = self._gateway
+        service = MemoryService(g.store, g.actor, g.surface, g.repo, g.codebase(), g.working_tree(), self._logged)
+        return build_server(service)
+
+    def replay(self, events_file: Path) -> None:
+        """Record what an agent did through its MCP server (the server's events file)."""
+        for entry in read_events(events_file):
+            self._logged(entry.kind, entry.memory_id, entry.detail, entry.memories)
+
+    def _logged(self, kind: str, memory_id: str, detail: str, memories: Sequence[Memory]) -> None:
+        g = self._gateway
+        if kind == "recall":
+            g.recalled.extend(memories)
+            for memory in memories:
+                g.record(EventKind.RETRIEVE, memory.id, f"mcp {detail}")
+            return
+        recorded = replay_kind(kind)
+        if recorded is not None:
+            g.record(recorded, memory_id, detail)
 
 
 @dataclass(frozen=True)
@@ -340,31 +341,3 @@ class AgentSession:
     def rng(self, purpose: str) -> random.Random:
         """A random stream for one purpose, the same in every arm (so the arms' outcomes pair up)."""
         return random.Random(f"{self.seed}|{purpose}")
-
-
-def _citation(value: str | Citation, index: int) -> Citation:
-    """A citation the agent gave, parsed; a bad one named by its place in the list."""
-    if isinstance(value, Citation):
-        return value
-    try:
-        return Citation.parse(value)
-    except ValidationError as exc:
-        raise ValidationError(f"citations[{index}]", str(exc)) from exc
-
-
-def _compile(pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern[:1000], re.IGNORECASE)
-    except re.error:
-        return re.compile(re.escape(pattern[:1000]), re.IGNORECASE)
-
-
-def _tree(root: Path) -> list[str]:
-    """Every file of a working copy by repository-relative path, ``.git`` aside, sorted."""
-    found: list[str] = []
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if relative.parts[0] == ".git" or not path.is_file() or path.is_symlink():
-            continue
-        found.append(relative.as_posix())
-    return found

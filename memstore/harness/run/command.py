@@ -16,7 +16,13 @@ The task file::
               "pull_request": {"title": "...", "description": "...", "branch": "...",
                                "base": "...", "changed_files": ["..."], "diff": "..."} | null},
      "repo": "owner/name", "user": "...", "workdir": "/path/to/working/copy",
-     "memories": [Memory.to_dict(), ...]}
+     "memories": [Memory.to_dict(), ...],
+     "mcp": {"mcpServers": {"memstore": {"command": "...", "args": [...], "env": {}}}} | null}
+
+``mcp`` configures a ``memstore mcp`` server bound to this session (its store, user,
+repository, surface, clock): pass it to an MCP client as it is, the ``mcpServers`` form
+Claude Code, Codex CLI and others read. What the agent does through it is recorded like
+the operations of its result; it is null when the store lives in the harness's memory.
 
 The result file is checked against the published JSON Schema
 (``memstore/harness/schemas/agent-result.schema.json``; every key optional)::
@@ -170,15 +176,21 @@ class CommandAgent:
     def work(self, session: AgentSession) -> None:
         with tempfile.TemporaryDirectory(dir=scratch("run"), prefix="agent-") as tmp:  # goes with the run
             task_file, result_file = Path(tmp) / "task.json", Path(tmp) / "result.json"
-            task_file.write_text(json.dumps(self._task_document(session), indent=2), encoding="utf-8")
-            env = {**os.environ, "MEMSTORE_TASK": str(task_file), "MEMSTORE_RESULT": str(result_file)}
             tools = session.tools
+            events = Path(tmp) / "mcp-events.jsonl"
+            mcp = tools.mcp_config(events)
+            document = {**self._task_document(session), "mcp": mcp}
+            task_file.write_text(json.dumps(document, indent=2), encoding="utf-8")
+            env = {**os.environ, "MEMSTORE_TASK": str(task_file), "MEMSTORE_RESULT": str(result_file)}
             try:
-                with tools.guarded():
+                with tools.guarded(events if mcp is not None else None):
                     finished = run_bounded(self.argv, cwd=session.task.workdir, env=env, timeout=self.timeout)
             except OSError as exc:
                 tools.record(EventKind.AGENT_ERROR, "", f"cannot run {self.argv[0]}: {exc}")
                 return
+            finally:
+                if mcp is not None:
+                    tools.replay(events)  # what it did through the server, done already: recorded now
             if finished.timed_out:
                 tools.record(EventKind.AGENT_ERROR, "", f"timed out after {self.timeout:g} s")
                 return

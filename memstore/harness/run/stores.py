@@ -61,9 +61,10 @@ def _format(uri: str, values: dict[str, object]) -> str:
 
 def trial_store(
     uri: str, *, scenario: str, trial: int, arm: str, seed: int, expiry: timedelta, where: Path
-) -> tuple[StoreFactory, StoreGuard]:
-    """How to open one trial's store, and the guard over its files. ``where`` is a folder private
-    to the store, apart from the trial's working copy."""
+) -> tuple[StoreFactory, StoreGuard, str | None]:
+    """How to open one trial's store, the guard over its files, and the URI another process
+    opens the same store with (None for a store that lives in this process). ``where`` is a
+    folder private to the store, apart from the trial's working copy."""
     scheme, _, rest = uri.partition(":")
     guard = StoreGuard()
     if "{" in uri:
@@ -79,4 +80,6 @@ def trial_store(
     def make(access: AccessPolicy, clock: Clock) -> MemoryStore:
         return open_store(uri, access=access, clock=clock, expiry=expiry, ids=ids)
 
-    return make, guard
+    rest = uri.partition(":")[2]
+    shared = uri if scheme.lower() in _PER_TRIAL_SCHEMES and rest.strip("/") and not rest.endswith(":memory:") else None
+    return make, guard, shared

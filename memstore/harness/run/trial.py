@@ -22,9 +22,10 @@ from memstore.harness.analysis import scoring
 from memstore.harness.analysis.actions import Actions, parse_diff
 from memstore.harness.analysis.checks import check_change, read_value
 from memstore.harness.run.agents import Agent, arm_role, make_agent
-from memstore.harness.run.boundary import AgentSession, Limits, PullRequest, TaskView, Tools, _Gateway
+from memstore.harness.run.boundary import AgentSession, Gateway, Limits, PullRequest, TaskView, Tools
 from memstore.harness.run.events import EventKind
 from memstore.harness.run.guard import StoreGuard
+from memstore.harness.run.mcp_bridge import McpLaunch, access_toml
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.scratch import scratch
 from memstore.harness.run.stores import trial_store
@@ -88,7 +89,7 @@ def _run_unit(unit: Unit) -> RunOutput:
     where = Path(tempfile.mkdtemp(dir=scratch("run"), prefix="trial-"))
     store_dir = Path(tempfile.mkdtemp(dir=scratch("stores"), prefix="store-"))  # no relative path leads here
     try:
-        factory, guard = trial_store(
+        factory, guard, shared = trial_store(
             unit.arm.store,
             scenario=unit.scenario.name,
             trial=unit.trial,
@@ -99,6 +100,8 @@ def _run_unit(unit: Unit) -> RunOutput:
         )
         world = template.instantiate(where / "repo", factory)
         trial = _Trial(unit, template, world, guard, out)
+        if shared is not None:
+            trial.share(shared, store_dir)
         if rebuilt:
             trial.event(
                 {}, EventKind.TAMPERED, "", "the scenario's template was changed by an earlier trial; it was rebuilt"
@@ -173,7 +176,31 @@ class _Trial:
         self.in_force: dict[str, SeedMemory] = dict(self.labels)  # the labels in force this session
         self.store_seconds = 0.0
         self.healing: dict[str, int] | None = None  # the initial pool's bad memories, and how many are healed
+        self.shared: tuple[str, Path] | None = None  # the store's URI for an MCP server, and its access file
         self.evaluate_at = template.evaluate_at
+
+    def share(self, uri: str, folder: Path) -> None:
+        """Let each session's MCP server open the trial's store (``uri``), with its users' access."""
+        access = folder / "access.toml"
+        access.write_text(access_toml(self.world.access), encoding="utf-8")
+        self.shared = (uri, access)
+
+    def _launch(self, task: Task) -> McpLaunch | None:
+        if self.shared is None:
+            return None
+        uri, access = self.shared
+        return McpLaunch(
+            store_uri=uri,
+            access_file=access,
+            user=task.user,
+            repo=self.world.scenario.repo,
+            surface=task.surface,
+            workdir=str(self.workspace.path),
+            ref=self.workspace.head("main"),
+            now=self.world.clock.now().isoformat(),
+            ids_seed=f"{self.unit.seed}|{self.world.scenario.name}|{self.unit.trial}|{task.key}|mcp",
+            expiry_days=self.unit.expiry.total_seconds() / 86_400,
+        )
 
     # -- grading data, as it stands now ------------------------------------------------------
 
@@ -246,7 +273,7 @@ class _Trial:
             self.event(key, kind, memory_id, detail)
         for position, memory in enumerate(handed):
             self.event(key, EventKind.RETRIEVE, memory.id, str(position))
-        gateway = _Gateway(
+        gateway = Gateway(
             workspace=self.workspace,
             store=self.world.store,
             actor=Actor(task.user),
@@ -254,6 +281,8 @@ class _Trial:
             repo=self.world.scenario.repo,
             verifier=None,
             guard=self.guard,
+            mcp=self._launch(task),
+            users=tuple(self.world.scenario.users),
         )
         seed = f"{self.unit.seed}|{self.world.scenario.name}|{self.unit.trial}|{task.key}"
         session = AgentSession(view, tuple(handed), Tools(gateway), Limits(self.unit.agent_timeout), seed)
@@ -262,11 +291,15 @@ class _Trial:
         t0 = time.perf_counter()
         _work(self.agent, session)
         agent_seconds = time.perf_counter() - t0
+        recalled = self.watch.handed(gateway.recalled, task.user, task.surface)  # what it recalled over MCP
+        for kind, memory_id, detail in recalled:
+            self.event(key, kind, memory_id, detail)
+        watched += recalled
         actions, merged = self.conclude(task, gateway, key)
         self.record(index, task, key, gateway, handed, truth, actions, merged, watched)
         self.out.timings.append({**self.unit.key(), **key, "agent_s": agent_seconds})
 
-    def conclude(self, task: Task, gateway: _Gateway, key: dict[str, Any]) -> tuple[Actions, bool | None]:
+    def conclude(self, task: Task, gateway: Gateway, key: dict[str, Any]) -> tuple[Actions, bool | None]:
         """The session's actions, read off the repository; a coding change committed, checked and
         merged when the check passes (the labels its merge touches lapse)."""
         reported = {"findings": tuple(gateway.findings), "answer": gateway.answer}
@@ -293,7 +326,7 @@ class _Trial:
         index: int,
         task: Task,
         key: dict[str, Any],
-        gateway: _Gateway,
+        gateway: Gateway,
         handed: list[Memory],
         truth: dict[str, SeedMemory],
         actions: Actions,
@@ -343,7 +376,7 @@ class _Trial:
             found = {**self.unit.key(), **key, "path": path, "correct": path in expected, "note": note}
             self.out.findings.append(found)
 
-    def _follow(self, task: Task, key: dict[str, Any], gateway: _Gateway) -> list[tuple[str, str, str]]:
+    def _follow(self, task: Task, key: dict[str, Any], gateway: Gateway) -> list[tuple[str, str, str]]:
         """Keep the session's events, and what they change: corrections inherit their memory's
         seeded key, stores are what the task learned, the watch follows every store operation."""
         events = [(e.kind, e.memory_id, e.detail) for e in gateway.events]

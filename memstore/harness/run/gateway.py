@@ -1,0 +1,99 @@
+"""What an agent's tools reach, and nothing more: the gateway between an agent and its trial.
+
+The `Gateway` holds the working copy, the store (for the acting user, repository and
+surface), where memories are verified, the event log and the session's counts; the
+`memstore.harness.run.boundary.Tools` an agent is handed hold only a gateway.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memstore.access import Actor
+from memstore.errors import ValidationError
+from memstore.harness.run.guard import StoreGuard
+from memstore.harness.run.mcp_bridge import McpLaunch
+from memstore.model import Citation, Memory, Surface
+from memstore.store import MemoryStore
+from memstore.verify import Codebase, GitCodebase, Verifier, WorkingTree
+from memstore.verify.workspace import Workspace
+
+__all__ = ["Event", "Gateway", "citation", "compile_pattern", "tree"]
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened in a session (recorded by the tools, read by the harness).
+
+    ``kind`` is an `EventKind`.
+    """
+
+    kind: str
+    memory_id: str = ""
+    detail: str = ""
+
+
+@dataclass
+class Gateway:
+    """Everything the tools reach, and nothing more: the working copy, the code memories are
+    verified on, the store (for the acting user, repository and surface), the event log."""
+
+    workspace: Workspace
+    store: MemoryStore
+    actor: Actor
+    surface: Surface
+    repo: str
+    verifier: Verifier | None
+    guard: StoreGuard
+    events: list[Event] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: {"searches": 0, "reads": 0, "verify_reads": 0})
+    findings: list[tuple[str, str]] = field(default_factory=list)
+    answer: str | None = None
+    mcp: McpLaunch | None = None  # how to start this session's MCP server (file stores only)
+    users: tuple[str, ...] = ()  # the trial's users (whose views of the store the guard compares)
+    recalled: list[Memory] = field(default_factory=list)  # memories an agent recalled through MCP
+    _codebase: GitCodebase | None = None
+    _read: set[str] = field(default_factory=set)
+
+    def record(self, kind: str, memory_id: str = "", detail: str = "") -> None:
+        self.events.append(Event(kind, memory_id, detail))
+
+    def codebase(self) -> GitCodebase:
+        """``main`` as it is now: memories are verified on the base, never on unmerged work."""
+        if self._codebase is None:
+            self._codebase = GitCodebase(self.workspace.repo, self.workspace.head("main"))
+        return self._codebase
+
+    def working_tree(self) -> Codebase:
+        """The working copy as the agent left it (what a memory stored now cites)."""
+        return WorkingTree(self.workspace.path, history=self.codebase())
+
+
+def citation(value: str | Citation, index: int) -> Citation:
+    """A citation the agent gave, parsed; a bad one named by its place in the list."""
+    if isinstance(value, Citation):
+        return value
+    try:
+        return Citation.parse(value)
+    except ValidationError as exc:
+        raise ValidationError(f"citations[{index}]", str(exc)) from exc
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern[:1000], re.IGNORECASE)
+    except re.error:
+        return re.compile(re.escape(pattern[:1000]), re.IGNORECASE)
+
+
+def tree(root: Path) -> list[str]:
+    """Every file of a working copy by repository-relative path, ``.git`` aside, sorted."""
+    found: list[str] = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if relative.parts[0] == ".git" or not path.is_file() or path.is_symlink():
+            continue
+        found.append(relative.as_posix())
+    return found

@@ -1,0 +1,153 @@
+"""Agents that reach memory over MCP are measured exactly like agents that use the task file."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from memstore.harness.evaluate import evaluate
+from memstore.harness.run import agents
+from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.output import Arm
+from memstore.harness.run.runner import RunConfig, run
+from memstore.harness.run.stubs import NoMemoryAgent
+from tests.harness.conftest import scenario
+
+SCRIPT = '''
+"""Keeps memories whose cited files exist and retires the others: through MCP, or the task file."""
+import asyncio, json, os, pathlib, sys
+
+task = json.load(open(os.environ["MEMSTORE_TASK"]))
+root = pathlib.Path(task["workdir"])
+
+
+def keep(citations):
+    return all((root / c.rsplit(":", 1)[0]).is_file() for c in citations)
+
+
+async def over_mcp():
+    from mcp import Client, StdioServerParameters
+
+    spec = task["mcp"]["mcpServers"]["memstore"]
+    async with Client(StdioServerParameters(command=spec["command"], args=spec["args"])) as client:
+        found = (await client.call_tool("recent_memories", {"limit": 50})).structured_content["memories"]
+        for memory in found:
+            if keep(memory["citations"]):
+                await client.call_tool("refresh_memory", {"memory_id": memory["id"]})
+            else:
+                await client.call_tool("retire_memory", {"memory_id": memory["id"], "reason": "a cited file is gone"})
+    return []
+
+
+def from_file():
+    ops = []
+    for memory in task["memories"]:
+        citations = [f"{c['path']}:{c['line']}" for c in memory["citations"]]
+        if keep(citations):
+            ops.append({"op": "refresh", "id": memory["id"]})
+        else:
+            ops.append({"op": "retire", "id": memory["id"], "reason": "a cited file is gone"})
+    return ops
+
+
+ops = asyncio.run(over_mcp()) if sys.argv[1] == "mcp" else from_file()
+if sys.argv[1:] == ["mcp", "tamper"]:
+    import sqlite3
+    uri = task["mcp"]["mcpServers"]["memstore"]["args"][4]
+    db = sqlite3.connect(uri.removeprefix("sqlite:///"))
+    db.execute("UPDATE memories SET fact = 'rewritten behind the server'")
+    db.commit()
+json.dump({"memory_ops": ops}, open(os.environ["MEMSTORE_RESULT"], "w"))
+'''
+
+NAMES = ["api-docs-deleted", "adversarial-memories", "expiry-and-refresh", "other-repo-no-leak"]
+COMPARED = ("detection_recall", "false_invalidation_rate", "self_heal_rate", "refresh_rate", "leaks",
+            "expiry_violations", "task_success_rate", "stale_use_rate", "agent_error_rate")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def agent_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("agent") / "agent.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_memory_work_through_mcp_measures_the_same_as_through_the_task_file(agent_script: Path, tmp_path: Path) -> None:
+    over_mcp, from_file = (f"command:{sys.executable} {agent_script} {how}" for how in ("mcp", "file"))
+    config = RunConfig(
+        scenarios=tuple(scenario(n) for n in NAMES),
+        arms=(Arm(over_mcp, "sqlite:"), Arm(from_file, "sqlite:")),
+        workers=2,
+    )
+    found = evaluate(config, tmp_path / "run")
+    mcp_arm, file_arm = (found.results.arms[Arm(spec, "sqlite:").name] for spec in (over_mcp, from_file))
+    assert {m: mcp_arm.overall.get(m) for m in COMPARED} == {m: file_arm.overall.get(m) for m in COMPARED}
+    assert mcp_arm.rate("detection_recall") is not None  # the comparison compared something
+    events = found.tables["events"]
+    mine = events[events.arm == Arm(over_mcp, "sqlite:").name]
+    assert (mine.detail == "mcp recent").sum() > 0  # its recalls over MCP were recorded as handed
+    assert set(mine.kind) >= {"retrieve", "refresh", "retire"}
+    assert "tampered" not in set(mine.kind)  # writes through the server are not tampering
+
+
+def test_writing_the_store_behind_the_server_is_still_tampering(agent_script: Path) -> None:
+    spec = f"command:{sys.executable} {agent_script} mcp tamper"
+    output = run(RunConfig(scenarios=(scenario("api-docs-deleted"),), arms=(Arm(spec, "sqlite:"),)))
+    tampered = [e["detail"] for e in output.events if e["kind"] == "tampered"]
+    assert tampered
+    assert tampered[0].startswith("memories changed outside the MCP server: mem_")
+
+
+def test_a_store_in_memory_offers_no_server(agent_script: Path, tmp_path: Path) -> None:
+    spy = tmp_path / "spy.py"
+    seen = tmp_path / "mcp.json"
+    spy.write_text(
+        f"import json, os; json.dump(json.load(open(os.environ['MEMSTORE_TASK']))['mcp'], open({str(seen)!r}, 'w'))\n"
+    )
+    run(
+        RunConfig(
+            scenarios=(scenario("api-version-control"),), arms=(Arm(f"command:{sys.executable} {spy}", "memory://"),)
+        )
+    )
+    assert seen.read_text() == "null"
+
+
+class OverMcp(NoMemoryAgent):
+    """An in-process agent that does its memory work through the session's MCP server."""
+
+    name = "over-mcp"
+    uses_memory = True
+
+    def work(self, session: AgentSession) -> None:
+        async def body() -> None:
+            async with Client(session.tools.mcp_server()) as client:
+                found = (await client.call_tool("recent_memories", {})).structured_content
+                assert found is not None
+                for memory in found["memories"]:
+                    verdict = (await client.call_tool("verify_memory", {"memory_id": memory["id"]})).structured_content
+                    assert verdict is not None
+                    if verdict["usable"]:
+                        await client.call_tool("refresh_memory", {"memory_id": memory["id"]})
+                    else:
+                        await client.call_tool(
+                            "retire_memory", {"memory_id": memory["id"], "reason": verdict["reason"]}
+                        )
+
+        anyio.run(body)
+
+
+def test_an_in_process_agent_uses_the_same_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(agents._REGISTERED, "over-mcp", OverMcp)
+    output = run(RunConfig(scenarios=(scenario("adversarial-memories"),), arms=(Arm("over-mcp", "memory://"),)))
+    kinds: dict[str, list[str]] = {}
+    for e in output.events:
+        kinds.setdefault(e["kind"], []).append(e["truth"])
+    recalled = [e["memory_id"] for e in output.events if e["kind"] == "retrieve" and e["detail"] == "mcp recent"]
+    verified = [e["memory_id"] for e in output.events if e["kind"] == "verdict"]
+    assert verified == recalled  # one verdict per memory it recalled over MCP, recorded as the tools record it
+    assert set(kinds["retire"]) == {"contradicted", "unsupported", "missing"}  # it retired what verify refused
+    assert set(kinds["refresh"]) == {"valid"}
