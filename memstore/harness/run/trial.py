@@ -11,6 +11,7 @@ once the trial's own merges change a file it depends on (git's own diff of ``mai
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import time
 import traceback
@@ -185,9 +186,8 @@ class _Trial:
         access.write_text(access_toml(self.world.access), encoding="utf-8")
         self.shared = (uri, access)
 
-    def _launch(self, task: Task) -> McpLaunch | None:
-        if self.shared is None:
-            return None
+    def _launch(self, task: Task) -> McpLaunch:
+        assert self.shared is not None
         uri, access = self.shared
         return McpLaunch(
             store_uri=uri,
@@ -281,7 +281,7 @@ class _Trial:
             repo=self.world.scenario.repo,
             verifier=None,
             guard=self.guard,
-            mcp=self._launch(task),
+            mcp=functools.partial(self._launch, task) if self.shared is not None else None,
             users=tuple(self.world.scenario.users),
         )
         seed = f"{self.unit.seed}|{self.world.scenario.name}|{self.unit.trial}|{task.key}"
