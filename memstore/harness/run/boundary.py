@@ -299,7 +299,7 @@ class Tools:
         operations to ``events_file``; None when the trial's store cannot be shared with a server
         process (a store in memory)."""
         launch = self._gateway.mcp
-        return None if launch is None else launch().config(events_file)
+        return None if launch is None else launch.config(events_file)
 
     def mcp_server(self) -> MCPServer:
         """This session's memory as an MCP server to connect to in process (``mcp.Client(server)``);

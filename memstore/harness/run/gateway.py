@@ -8,7 +8,6 @@ surface), where memories are verified, the event log and the session's counts; t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,7 +51,7 @@ class Gateway:
     counts: dict[str, int] = field(default_factory=lambda: {"searches": 0, "reads": 0, "verify_reads": 0})
     findings: list[tuple[str, str]] = field(default_factory=list)
     answer: str | None = None
-    mcp: Callable[[], McpLaunch] | None = None  # how to start this session's MCP server (file stores only)
+    mcp: McpLaunch | None = None  # how to start this session's MCP server (file stores only)
     users: tuple[str, ...] = ()  # the trial's users (whose views of the store the guard compares)
     recalled: list[Memory] = field(default_factory=list)  # memories an agent recalled through MCP
     _codebase: GitCodebase | None = None

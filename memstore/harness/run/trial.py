@@ -11,7 +11,6 @@ once the trial's own merges change a file it depends on (git's own diff of ``mai
 
 from __future__ import annotations
 
-import functools
 import tempfile
 import time
 import traceback
@@ -196,7 +195,7 @@ class _Trial:
             repo=self.world.scenario.repo,
             surface=task.surface,
             workdir=str(self.workspace.path),
-            ref=self.workspace.head("main"),
+            ref="main",  # resolved by the server when it starts: main as the session found it
             now=self.world.clock.now().isoformat(),
             ids_seed=f"{self.unit.seed}|{self.world.scenario.name}|{self.unit.trial}|{task.key}|mcp",
             expiry_days=self.unit.expiry.total_seconds() / 86_400,
@@ -281,7 +280,7 @@ class _Trial:
             repo=self.world.scenario.repo,
             verifier=None,
             guard=self.guard,
-            mcp=functools.partial(self._launch, task) if self.shared is not None else None,
+            mcp=self._launch(task) if self.shared is not None else None,
             users=tuple(self.world.scenario.users),
         )
         seed = f"{self.unit.seed}|{self.world.scenario.name}|{self.unit.trial}|{task.key}"
