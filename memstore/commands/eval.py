@@ -91,7 +91,7 @@ def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], 
             per_agent.append((agent, number))
         else:
             default = number
-    from memstore.harness.run.command import DEFAULT_TIMEOUT
+    from memstore.harness.run.sandbox import DEFAULT_TIMEOUT
 
     return (default if default is not None else DEFAULT_TIMEOUT), tuple(per_agent)
 
@@ -126,9 +126,24 @@ def _config(
     limit: int,
     agent_params: tuple[str, ...],
     agent_timeouts: tuple[str, ...],
+    isolation: tuple[str, str, tuple[str, ...]] = ("auto", "none", ()),
+    max_cost: float | None = None,
 ) -> RunConfig:
     """The run the options describe (scenarios loaded and checked as files)."""
+    from memstore.harness.run.sandbox import AgentRuntime, Network, SandboxMode
+
     timeout, per_agent = _timeouts(agent_timeouts)
+    sandbox, network, env_names = isolation
+    missing = [name for name in env_names if name not in os.environ]
+    if missing:
+        raise ConfigurationError(f"--agent-env names variables this environment does not set: {', '.join(missing)}")
+    runtime = AgentRuntime(
+        timeout=timeout,
+        base_dir=Path.cwd(),
+        sandbox=SandboxMode(sandbox),
+        network=Network(network),
+        env=tuple(env_names),
+    )
     try:
         library = tuple(load_library(scenarios))
     except ScenarioError as exc:
@@ -142,9 +157,9 @@ def _config(
         workers=workers,
         limit=limit,
         agent_config=agent_config,
-        agent_timeout=timeout,
+        runtime=runtime,
         agent_timeouts=per_agent,
-        base_dir=Path.cwd(),
+        max_cost=max_cost,
     )
     unknown = sorted({agent for agent, _ in per_agent} - {arm.agent for arm in config.arms})
     if unknown:
@@ -202,6 +217,34 @@ def _config(
     metavar="[AGENT=]SECONDS",
     help="Time a command agent may take per session (default 600); AGENT=SECONDS for one agent.",
 )
+@click.option(
+    "--agent-sandbox",
+    type=click.Choice(["auto", "bwrap", "off"]),
+    default="auto",
+    show_default=True,
+    help="Run command agents in bubblewrap (auto: where it works, else a reported weaker fallback).",
+)
+@click.option(
+    "--agent-network",
+    type=click.Choice(["none", "host"]),
+    default="none",
+    show_default=True,
+    help="Network for sandboxed command agents (an LLM agent needs host, for its API).",
+)
+@click.option(
+    "--agent-env",
+    "agent_env",
+    multiple=True,
+    metavar="NAME",
+    help="Pass this environment variable to agents (an API key, say); repeat for more.",
+)
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="USD",
+    help="Start no new unit once the agents' reported cost reaches this many US dollars.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace the run folder named by --out if it holds an earlier run.")
 def eval_command(
     scenarios: tuple[Path, ...],
@@ -217,6 +260,10 @@ def eval_command(
     fail_on_regression: bool,
     force: bool,
     agent_timeouts: tuple[str, ...],
+    agent_sandbox: str,
+    agent_network: str,
+    agent_env: tuple[str, ...],
+    max_cost: float | None,
     overwrite: bool,
 ) -> None:
     """Run agents through SCENARIOS (files or folders; the shipped library by default).
@@ -226,7 +273,19 @@ def eval_command(
     run, or its store was changed behind the harness's back); 2 for a usage or configuration
     error, before anything runs.
     """
-    config = _config(scenarios, stores, agents, trials, seed, workers, limit, agent_params, agent_timeouts)
+    config = _config(
+        scenarios,
+        stores,
+        agents,
+        trials,
+        seed,
+        workers,
+        limit,
+        agent_params,
+        agent_timeouts,
+        (agent_sandbox, agent_network, agent_env),
+        max_cost,
+    )
     folder = out or Path("reports") / "runs" / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-seed{seed}"
     _prepare_folder(folder, overwrite)
     console(stderr=True).print(

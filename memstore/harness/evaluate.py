@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +27,7 @@ from memstore.harness.analysis.results import check_same_scenarios, metadata, wr
 from memstore.harness.report import Gate, gates, write_reports
 from memstore.harness.run.output import RunOutput
 from memstore.harness.run.runner import RunConfig, check_config, run
+from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import ScenarioError, check_labels
 
 __all__ = ["Evaluation", "Progress", "evaluate"]
@@ -69,6 +70,19 @@ class Evaluation:
         return any(g.integrity for g in self.failed)
 
 
+def kept_apart(config: RunConfig, out: Path) -> RunConfig:
+    """``config`` with what agents must not read named (the run folder, the scenario library, the
+    run's scenario files) and session transcripts kept in ``out/transcripts``."""
+    files = {Path(s.source).resolve() for s in config.scenarios if s.source}
+    hidden = {out.resolve(), scenarios_dir().resolve(), *files}
+    runtime = replace(
+        config.runtime,
+        hidden=tuple(sorted({*config.runtime.hidden, *hidden})),
+        transcripts=out.resolve() / "transcripts",
+    )
+    return replace(config, runtime=runtime)
+
+
 def evaluate(
     config: RunConfig,
     out: Path,
@@ -87,6 +101,7 @@ def evaluate(
         ConfigurationError: an agent, a store or a baseline that cannot be used.
         ScenarioError: a scenario that does not build as its labels say.
     """
+    config = kept_apart(config, out)
     check_config(config)
     if baseline is not None:
         check_same_scenarios(metadata(config), baseline.run, force=force, what="the baseline")

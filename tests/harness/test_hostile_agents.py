@@ -15,9 +15,11 @@ from memstore.errors import ConfigurationError
 from memstore.harness.run.agents import make_agent
 from memstore.harness.run.command import validate_result
 from memstore.harness.run.runner import Arm, RunConfig, check_config
+from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
 from memstore.harness.run.stubs import NoMemoryAgent
 from tests.harness.conftest import run_arms, scenario
 
+UNBOXED = AgentRuntime(sandbox=SandboxMode.OFF)
 WRITE = "import json, os\njson.dump({result}, open(os.environ['MEMSTORE_RESULT'], 'w'))\n"
 STORE = {"op": "store", "subject": "s", "fact": "f", "citations": ["README.md:1"]}
 
@@ -100,9 +102,13 @@ def test_a_broken_agent_fails_its_own_session(tmp_path: Path, source: str, reaso
 def test_an_agent_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -> None:
     agent = _agent(tmp_path, "import subprocess, time\nsubprocess.Popen(['sleep', '300'])\ntime.sleep(300)\n")
     started = time.monotonic()
-    output = run_arms(["api-version-moved"], [Arm(agent, "memory://")], agent_timeout=2.0)
+    output = run_arms(["api-version-moved"], [Arm(agent, "memory://")], runtime=AgentRuntime(timeout=2.0))
     assert time.monotonic() - started < 30
-    assert _errors(output, Arm(agent, "memory://").name) == ["timed out after 2 s"]
+    infra = [e["detail"] for e in output.events if e["kind"] == "infra_error"]
+    assert infra == ["timed out after 2 s"]  # an infrastructure failure: the session counts as not run
+    (session,) = output.sessions
+    assert session["infra_error"] is True
+    assert session["task_success"] is None
 
 
 def test_an_in_process_agent_that_raises_fails_its_session(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,7 +155,7 @@ def test_agent_commands_that_cannot_run_are_refused_up_front(spec: str, message:
 
 def test_relative_paths_in_a_command_are_relative_to_where_eval_started(tmp_path: Path) -> None:
     (tmp_path / "my_agent.py").write_text("print('hi')\n")
-    agent = make_agent("command:python3 my_agent.py --model x", base_dir=tmp_path)
+    agent = make_agent("command:python3 my_agent.py --model x", runtime=AgentRuntime(base_dir=tmp_path))
     assert agent.argv[1:] == [str(tmp_path / "my_agent.py"), "--model", "x"]  # type: ignore[attr-defined]
     assert Path(agent.argv[0]).is_absolute()  # type: ignore[attr-defined]
 
@@ -204,7 +210,8 @@ def test_eval_keeps_every_arm_when_one_agent_fails_every_session(tmp_path: Path)
 def test_an_agent_that_kills_its_worker_costs_only_its_own_units(tmp_path: Path) -> None:
     agent = _agent(tmp_path, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
     arms = [Arm(agent, "memory://"), Arm("no-memory", "memory://")]
-    output = run_arms(["api-version-moved", "api-version-control"], arms, workers=2)
+    # Outside the sandbox (inside it, the agent's pid namespace has no worker to kill)
+    output = run_arms(["api-version-moved", "api-version-control"], arms, workers=2, runtime=UNBOXED)
     assert sorted((f["arm"], f["scenario"]) for f in output.failures) == [
         (arms[0].name, "api-version-control"),
         (arms[0].name, "api-version-moved"),

@@ -14,6 +14,7 @@ from memstore.harness.run import agents
 from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.output import Arm
 from memstore.harness.run.runner import RunConfig, run
+from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
 from memstore.harness.run.stubs import NoMemoryAgent
 from tests.harness.conftest import scenario
 
@@ -56,14 +57,15 @@ def from_file():
 
 ops = asyncio.run(over_mcp()) if sys.argv[1] == "mcp" else from_file()
 if sys.argv[1:] == ["mcp", "tamper"]:
-    import sqlite3
-    uri = task["mcp"]["mcpServers"]["memstore"]["args"][4]
-    db = sqlite3.connect(uri.removeprefix("sqlite:///"))
-    db.execute("UPDATE memories SET fact = 'rewritten behind the server'")
-    db.commit()
+    import glob, sqlite3, tempfile  # the store is not named anywhere it was given: look for it
+    for path in glob.glob(tempfile.gettempdir() + "/memstore-stores-*/*/*.db"):
+        db = sqlite3.connect(path)
+        db.execute("UPDATE memories SET fact = 'rewritten behind the server'")
+        db.commit()
 json.dump({"memory_ops": ops}, open(os.environ["MEMSTORE_RESULT"], "w"))
 '''
 
+UNBOXED = AgentRuntime(sandbox=SandboxMode.OFF)
 NAMES = ["api-docs-deleted", "adversarial-memories", "expiry-and-refresh", "other-repo-no-leak"]
 COMPARED = ("detection_recall", "false_invalidation_rate", "self_heal_rate", "refresh_rate", "leaks",
             "expiry_violations", "task_success_rate", "stale_use_rate", "agent_error_rate")  # fmt: skip
@@ -95,8 +97,10 @@ def test_memory_work_through_mcp_measures_the_same_as_through_the_task_file(agen
 
 
 def test_writing_the_store_behind_the_server_is_still_tampering(agent_script: Path) -> None:
+    """Without the sandbox (where the store cannot be seen at all), the guard still catches it."""
     spec = f"command:{sys.executable} {agent_script} mcp tamper"
-    output = run(RunConfig(scenarios=(scenario("api-docs-deleted"),), arms=(Arm(spec, "sqlite:"),)))
+    config = RunConfig(scenarios=(scenario("api-docs-deleted"),), arms=(Arm(spec, "sqlite:"),), runtime=UNBOXED)
+    output = run(config)
     tampered = [e["detail"] for e in output.events if e["kind"] == "tampered"]
     assert tampered
     assert tampered[0].startswith("memories changed outside the MCP server: mem_")
@@ -110,7 +114,9 @@ def test_a_store_in_memory_offers_no_server(agent_script: Path, tmp_path: Path) 
     )
     run(
         RunConfig(
-            scenarios=(scenario("api-version-control"),), arms=(Arm(f"command:{sys.executable} {spy}", "memory://"),)
+            scenarios=(scenario("api-version-control"),),
+            arms=(Arm(f"command:{sys.executable} {spy}", "memory://"),),
+            runtime=UNBOXED,  # so the spy can write where the test reads
         )
     )
     assert seen.read_text() == "null"

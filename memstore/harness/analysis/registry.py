@@ -145,4 +145,5 @@ def metric_table() -> str:
 def _load() -> None:
     """Import the module whose decorators fill the registry."""
     import memstore.harness.analysis.health
-    import memstore.harness.analysis.metrics  # noqa: F401
+    import memstore.harness.analysis.metrics
+    import memstore.harness.analysis.usage  # noqa: F401

@@ -22,12 +22,12 @@ import importlib
 import re
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis.model import Role
 from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.stubs import AgentConfig
 
 __all__ = [
@@ -38,7 +38,6 @@ __all__ = [
     "AgentFactory",
     "agent_role",
     "arm_role",
-    "check_agent",
     "make_agent",
     "portable_registrations",
     "register_agent",
@@ -116,30 +115,18 @@ def _factory(spec: str) -> AgentFactory:
     raise ConfigurationError(f"unknown agent {spec!r}; known: {known}")
 
 
-def make_agent(
-    spec: str, config: AgentConfig | None = None, *, timeout: float | None = None, base_dir: Path | None = None
-) -> Agent:
-    """An agent by spec (see the module docstring).
-
-    ``timeout`` (seconds per session) and ``base_dir`` (what relative paths in the command are
-    relative to) apply to command agents.
-    """
+def make_agent(spec: str, config: AgentConfig | None = None, *, runtime: AgentRuntime | None = None) -> Agent:
+    """An agent by spec (see the module docstring); ``runtime`` says how command agents run
+    (timeout, sandbox, network, environment, what relative paths in the command mean)."""
     if spec.startswith("command:"):
-        from memstore.harness.run.command import DEFAULT_TIMEOUT, CommandAgent
+        from memstore.harness.run.command import CommandAgent
 
-        agent: Agent = CommandAgent(
-            spec.removeprefix("command:"), timeout=timeout or DEFAULT_TIMEOUT, base_dir=base_dir
-        )
+        agent: Agent = CommandAgent(spec.removeprefix("command:"), runtime)
         return agent
     made = _factory(spec)(config or AgentConfig())
     if not isinstance(made, Agent):
         raise ConfigurationError(f"agent {spec!r}: its factory returned {type(made).__name__}, not an Agent")
     return made
-
-
-def check_agent(spec: str, config: AgentConfig | None = None, *, base_dir: Path | None = None) -> Agent:
-    """Make the agent once, before a run, so a bad spec is an error before anything runs."""
-    return make_agent(spec, config, base_dir=base_dir)
 
 
 def agent_role(agent: Agent) -> Role:

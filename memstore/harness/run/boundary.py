@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from memstore.errors import MemstoreError
 from memstore.harness.run.events import EventKind
-from memstore.harness.run.gateway import Event, Gateway, citation, compile_pattern, tree
+from memstore.harness.run.gateway import Event, Gateway, Usage, citation, compile_pattern, tree
 from memstore.harness.run.mcp_bridge import WRITES, read_events, replay_kind, snapshot, unexplained
 from memstore.harness.scenarios.model import Intent
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
@@ -33,8 +33,9 @@ from memstore.verify import Verdict, anchor, verify_memory
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-__all__ = ["AgentSession", "Event", "Gateway", "Hit", "Limits", "PullRequest", "TaskView", "Tools"]
+__all__ = ["AgentSession", "Event", "Gateway", "Hit", "Limits", "PullRequest", "TaskView", "Tools", "Usage"]
 
+TRANSCRIPT_CAP = 8 * 1024 * 1024  # bytes of one transcript file kept (the end)
 MAX_HITS = 200  # search results returned at most, like a terminal's first screens of grep
 
 
@@ -271,6 +272,33 @@ class Tools:
         """Record an event the harness should know of (``agent_error``, say)."""
         self._gateway.record(kind, memory_id, detail)
 
+    def report_usage(self, usage: Usage) -> None:
+        """Add what the session spent on a model (tokens, cost); summed per arm in the results."""
+        g = self._gateway
+        g.usage = usage if g.usage is None else g.usage + usage
+
+    def infrastructure_error(self, detail: str) -> None:
+        """The session failed for a reason that is not the agent's work (a timeout, a model endpoint
+        that failed): an ``infra_error`` event. The session counts as not run, not as a failed task."""
+        self._gateway.record(EventKind.INFRA_ERROR, "", detail[:500])
+
+    def keep(self, name: str, data: bytes | str) -> str | None:
+        """Keep a file of this session's transcript (its output, the agent's own log) in the run
+        folder, at most `TRANSCRIPT_CAP` bytes of it (the end); where it went, or None when the
+        run keeps no transcripts."""
+        g = self._gateway
+        if g.transcript is None:
+            return None
+        raw = data.encode("utf-8", errors="replace") if isinstance(data, str) else data
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:100].lstrip(".") or "file"
+        g.transcript.mkdir(parents=True, exist_ok=True)
+        target = g.transcript / safe
+        partial = target.with_name(f".{safe}.part")
+        partial.write_bytes(raw[-TRANSCRIPT_CAP:])
+        partial.replace(target)
+        g.kept.append(safe)
+        return str(target)
+
     @contextmanager
     def guarded(self, mcp_events: Path | None = None) -> Iterator[None]:
         """While an out-of-process agent runs: its store's files must not change; if they do,
@@ -300,6 +328,14 @@ class Tools:
         process (a store in memory)."""
         launch = self._gateway.mcp
         return None if launch is None else launch.config(events_file)
+
+    def mcp_command(self, events_file: Path) -> list[str] | None:
+        """The command line of this session's ``memstore mcp`` server (the ``mcp_config`` one)."""
+        launch = self._gateway.mcp
+        if launch is None:
+            return None
+        server = launch.config(events_file)["mcpServers"]["memstore"]
+        return [server["command"], *server["args"]]
 
     def mcp_server(self) -> MCPServer:
         """This session's memory as an MCP server to connect to in process (``mcp.Client(server)``);

@@ -46,48 +46,34 @@ nothing of the result is applied; the run goes on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
 import tempfile
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from memstore.errors import ConfigurationError
-from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.boundary import AgentSession, Usage
+from memstore.harness.run.contract import relay_config, task_document, validate_result
 from memstore.harness.run.events import EventKind
-from memstore.harness.run.process import read_bounded, run_bounded
+from memstore.harness.run.process import Finished, read_bounded, run_bounded
+from memstore.harness.run.sandbox import (
+    DEFAULT_TIMEOUT,
+    INSIDE_REPO,
+    INSIDE_SESSION,
+    AgentRuntime,
+    Relay,
+    agent_environment,
+    resolve_mode,
+    wrap,
+)
 from memstore.harness.run.scratch import scratch
 from memstore.model import Kind, Memory
 
-__all__ = ["DEFAULT_TIMEOUT", "CommandAgent", "result_schema", "validate_result"]
-
-DEFAULT_TIMEOUT = 600.0
-
-
-@cache
-def result_schema() -> dict[str, Any]:
-    """The published JSON Schema of ``result.json``."""
-    path = Path(__file__).parent.parent / "schemas" / "agent-result.schema.json"
-    return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
-
-
-@cache
-def _validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(result_schema())
-
-
-def validate_result(data: object) -> str | None:
-    """Why ``data`` is not a valid result (the first problem, located), or None when it is."""
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
-    if error is None:
-        return None
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "the result"
-    return f"{where.lstrip('.')}: {error.message[:300]}"
+__all__ = ["DEFAULT_TIMEOUT", "CommandAgent", "validate_result"]
 
 
 def _resolve(argv: list[str], base: Path) -> list[str]:
@@ -111,94 +97,143 @@ class CommandAgent:
 
     Args:
         command: the command line, e.g. ``"python my_agent.py --model x"``.
-        timeout: seconds before the command's process group is killed.
-        base_dir: what relative paths in the command are relative to (the current
-            directory by default).
+        runtime: how it is run: timeout, sandbox, network, environment, transcripts.
 
     Raises:
-        ConfigurationError: for an empty command, unbalanced quotes, or a program that
-            cannot be found.
+        ConfigurationError: for an empty command, unbalanced quotes, a program that cannot be
+            found, or a sandbox asked for that this machine cannot give.
     """
 
     uses_memory = True
 
-    def __init__(self, command: str, *, timeout: float = DEFAULT_TIMEOUT, base_dir: Path | None = None) -> None:
+    def __init__(self, command: str, runtime: AgentRuntime | None = None) -> None:
+        self.runtime = runtime or AgentRuntime()
         try:
             argv = shlex.split(command)
         except ValueError as exc:
             raise ConfigurationError(f"cannot read the agent command {command!r}: {exc}") from exc
         if not argv:
             raise ConfigurationError("'command:' needs a command line, such as 'command:python3 my_agent.py'")
-        if not timeout > 0:
-            raise ConfigurationError(f"the agent timeout must be a positive number of seconds, got {timeout}")
-        self.argv = _resolve(argv, base_dir or Path.cwd())
-        self.timeout = timeout
+        if not self.runtime.timeout > 0:
+            raise ConfigurationError(f"the agent timeout must be positive seconds, got {self.runtime.timeout}")
+        self.argv = _resolve(argv, self.runtime.base_dir)
+        self.sandboxed, self.how = resolve_mode(self.runtime.sandbox)
         self.name = f"command:{command}"
 
-    def _task_document(self, session: AgentSession) -> dict[str, Any]:
-        task = session.task
-        pull_request = None
-        if task.pull_request is not None:
-            pr = task.pull_request
-            pull_request = {
-                "title": pr.title,
-                "description": pr.description,
-                "branch": pr.branch,
-                "base": pr.base,
-                "changed_files": list(pr.changed_files),
-                "diff": pr.diff,
-            }
-        intent = None
-        if task.intent is not None:
-            intent = {
-                "action": task.intent.action.value,
-                "subject": task.intent.subject,
-                "value": task.intent.value,
-                "target": task.intent.target,
-                "text": task.intent.describe(),
-            }
-        return {
-            "version": 1,
-            "task": {
-                "key": task.key,
-                "surface": task.surface.value,
-                "prompt": task.prompt,
-                "intent": intent,
-                "question": task.question,
-                "pull_request": pull_request,
-            },
-            "repo": task.repo,
-            "user": task.user,
-            "workdir": task.workdir,
-            "memories": [m.to_dict() for m in session.memories],
-        }
-
     def work(self, session: AgentSession) -> None:
+        tools = session.tools
         with tempfile.TemporaryDirectory(dir=scratch("run"), prefix="agent-") as tmp:  # goes with the run
-            task_file, result_file = Path(tmp) / "task.json", Path(tmp) / "result.json"
-            tools = session.tools
-            events = Path(tmp) / "mcp-events.jsonl"
-            mcp = tools.mcp_config(events)
-            document = {**self._task_document(session), "mcp": mcp}
-            task_file.write_text(json.dumps(document, indent=2), encoding="utf-8")
-            env = {**os.environ, "MEMSTORE_TASK": str(task_file), "MEMSTORE_RESULT": str(result_file)}
+            folder = Path(tmp)
+            inside = Path(INSIDE_SESSION) if self.sandboxed else folder
+            workdir = Path(session.task.workdir)
+            events = folder / "mcp-events.jsonl"
+            launch = tools.mcp_command(events)
+            relay = None if launch is None else Relay(folder / "mcp.sock", launch)
+            mcp = None if launch is None else relay_config(inside / "mcp.sock")
+            document = {
+                **task_document(session, INSIDE_REPO if self.sandboxed else str(workdir)),
+                "mcp": mcp,
+            }
+            (folder / "task.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
+            (folder / "home").mkdir()
+            env = agent_environment(
+                self.runtime.env,
+                {
+                    "MEMSTORE_TASK": str(inside / "task.json"),
+                    "MEMSTORE_RESULT": str(inside / "result.json"),
+                    "MEMSTORE_SESSION_DIR": str(inside),
+                    "MEMSTORE_WORKDIR": INSIDE_REPO if self.sandboxed else str(workdir),
+                    "HOME": "/memstore/home" if self.sandboxed else str(folder / "home"),
+                    "TMPDIR": "/memstore/tmp" if self.sandboxed else str(folder / "home"),
+                },
+            )
+            argv = self.argv
+            if self.sandboxed:
+                argv = wrap(argv, workdir=workdir, session_dir=folder, runtime=self.runtime, env=env)
             try:
-                with tools.guarded(events if mcp is not None else None):
-                    finished = run_bounded(self.argv, cwd=session.task.workdir, env=env, timeout=self.timeout)
+                with contextlib.ExitStack() as stack:
+                    stack.enter_context(tools.guarded(events if launch is not None else None))
+                    if relay is not None:
+                        stack.enter_context(relay.running())
+                    finished = run_bounded(argv, cwd=workdir, env=env, timeout=self.runtime.timeout)
             except OSError as exc:
-                tools.record(EventKind.AGENT_ERROR, "", f"cannot run {self.argv[0]}: {exc}")
+                tools.infrastructure_error(f"cannot run {self.argv[0]}: {exc}")
                 return
             finally:
-                if mcp is not None:
+                if launch is not None:
                     tools.replay(events)  # what it did through the server, done already: recorded now
-            if finished.timed_out:
-                tools.record(EventKind.AGENT_ERROR, "", f"timed out after {self.timeout:g} s")
-                return
-            if finished.returncode != 0:
-                tools.record(EventKind.AGENT_ERROR, "", f"exit status {finished.returncode}: {finished.stderr_tail()}")
-            result = self._read(session, result_file)
+            result = self._conclude(session, folder, workdir, finished)
         if result is not None:
             self._apply(session, result)
+
+    def _conclude(
+        self, session: AgentSession, folder: Path, workdir: Path, finished: Finished
+    ) -> dict[str, Any] | None:
+        """Keep the transcript; record how the session ended; the result to apply, if any."""
+        tools = session.tools
+        tools.keep("stdout.txt", finished.stdout)
+        tools.keep("stderr.txt", finished.stderr)
+        result = None
+        if finished.timed_out:
+            tools.infrastructure_error(f"timed out after {self.runtime.timeout:g} s")
+        else:
+            if finished.returncode != 0:
+                tools.record(EventKind.AGENT_ERROR, "", f"exit status {finished.returncode}: {finished.stderr_tail()}")
+            result = self._read(session, folder / "result.json")
+        trajectory = None
+        if result is not None:
+            if "usage" in result:
+                tools.report_usage(Usage(**result["usage"]))
+            if result.get("trajectory"):
+                trajectory = self._keep_trajectory(session, result["trajectory"], folder, workdir)
+            error = result.get("error")
+            if error is not None and error["kind"] == "infrastructure":
+                tools.infrastructure_error(f"the agent reports: {error.get('message', '')}")
+            elif error is not None:
+                tools.record(EventKind.AGENT_ERROR, "", f"the agent reports: {error.get('message', '')[:300]}")
+        tools.keep(
+            "session.json",
+            json.dumps(
+                {
+                    "command": self.argv,
+                    "sandbox": self.how,
+                    "exit_status": finished.returncode,
+                    "timed_out": finished.timed_out,
+                    "seconds": round(finished.seconds, 3),
+                    "stdout_bytes": finished.stdout_bytes,
+                    "stderr_bytes": finished.stderr_bytes,
+                    "trajectory": trajectory,
+                    "usage": result.get("usage") if result else None,
+                },
+                indent=2,
+            ),
+        )
+        return result
+
+    def _keep_trajectory(self, session: AgentSession, given: str, folder: Path, workdir: Path) -> str | None:
+        """Copy the agent's own log into the transcript: a file of its session folder or its
+        working copy, named as the agent saw it (absolute, or relative to the working copy)."""
+        seen = {
+            Path(INSIDE_SESSION) if self.sandboxed else folder: folder,
+            Path(INSIDE_REPO) if self.sandboxed else workdir: workdir,
+        }
+        path, real = Path(given), None
+        if not path.is_absolute():
+            real = workdir / path
+        for seen_as, root in seen.items():
+            if path.is_absolute() and path.is_relative_to(seen_as):
+                real = root / path.relative_to(seen_as)
+        if real is None or not any(real.resolve().is_relative_to(r.resolve()) for r in seen.values()):
+            session.tools.record(EventKind.AGENT_ERROR, "", f"trajectory {given[:200]!r}: not in its folders")
+            return None
+        try:
+            data = read_bounded(real.resolve())
+        except OSError as exc:
+            session.tools.record(EventKind.AGENT_ERROR, "", f"trajectory {given[:200]!r}: {exc}")
+            return None
+        name = f"trajectory{real.suffix or '.log'}"
+        session.tools.keep(name, data)
+        return name
 
     @staticmethod
     def _read(session: AgentSession, path: Path) -> dict[str, Any] | None:

@@ -32,6 +32,7 @@ class EventKind(StrEnum):
     ANSWER = "answer"
     MERGE = "merge"
     AGENT_ERROR = "agent_error"
+    INFRA_ERROR = "infra_error"  # not the agent's work: a timeout, a model endpoint that failed
     # the harness's own observations
     EXPIRED = "expired"
     LEAK = "leak"

@@ -20,7 +20,7 @@ from memstore.store import MemoryStore
 from memstore.verify import Codebase, GitCodebase, Verifier, WorkingTree
 from memstore.verify.workspace import Workspace
 
-__all__ = ["Event", "Gateway", "citation", "compile_pattern", "tree"]
+__all__ = ["Event", "Gateway", "Usage", "citation", "compile_pattern", "tree"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,26 @@ class Event:
     kind: str
     memory_id: str = ""
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a session spent on a model, as the agent reports it (summed per arm in the results)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str = ""
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_tokens + other.cache_tokens,
+            self.cost_usd + other.cost_usd,
+            self.model if self.model == other.model or not other.model else (self.model or other.model),
+        )
 
 
 @dataclass
@@ -54,6 +74,9 @@ class Gateway:
     mcp: McpLaunch | None = None  # how to start this session's MCP server (file stores only)
     users: tuple[str, ...] = ()  # the trial's users (whose views of the store the guard compares)
     recalled: list[Memory] = field(default_factory=list)  # memories an agent recalled through MCP
+    usage: Usage | None = None  # what the session spent on a model, as the agent reported it
+    transcript: Path | None = None  # where the session's transcript files go (None: not kept)
+    kept: list[str] = field(default_factory=list)  # transcript files written, relative to the run folder
     _codebase: GitCodebase | None = None
     _read: set[str] = field(default_factory=set)
 

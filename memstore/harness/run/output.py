@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
+from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.stubs import AgentConfig
 from memstore.harness.scenarios.model import Scenario
 
@@ -32,6 +32,7 @@ SESSION_COLUMNS = (
     "leaks",
     "expiry_violations",
     "agent_error",
+    "infra_error",
     "tampered",
     "origins",
     "merged",
@@ -49,6 +50,12 @@ SESSION_COLUMNS = (
     "stale_use",
     "misled_origins",
     "healed",
+    "input_tokens",
+    "output_tokens",
+    "cache_tokens",
+    "cost_usd",
+    "model",
+    "transcript",
 )
 
 
@@ -80,8 +87,7 @@ class Unit:
     limit: int
     agent_config: AgentConfig
     expiry: timedelta
-    agent_timeout: float
-    base_dir: Path
+    runtime: AgentRuntime
 
     def key(self) -> dict[str, Any]:
         """The columns that say which unit a row belongs to."""

@@ -21,15 +21,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 
 from memstore import backends
 from memstore.errors import Interrupted
 from memstore.harness.analysis.model import Role
 from memstore.harness.run import agents
 from memstore.harness.run.agents import agent_role, make_agent
-from memstore.harness.run.command import DEFAULT_TIMEOUT
 from memstore.harness.run.output import Arm, RunOutput, Unit
+from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.scratch import clean_stale, release_all
 from memstore.harness.run.stores import check_store_uri
 from memstore.harness.run.stubs import AgentConfig
@@ -52,13 +51,14 @@ class RunConfig:
     limit: int = 50
     agent_config: AgentConfig = field(default_factory=AgentConfig)
     expiry: timedelta = DEFAULT_EXPIRY
-    agent_timeout: float = DEFAULT_TIMEOUT  # seconds an out-of-process agent may take per session
+    runtime: AgentRuntime = field(default_factory=AgentRuntime)  # how out-of-process agents run
     agent_timeouts: tuple[tuple[str, float], ...] = ()  # per agent: (agent as given, seconds)
-    base_dir: Path = field(default_factory=Path.cwd)  # what relative paths in agent commands mean
+    max_cost: float | None = None  # USD: no new unit starts once the run's agents spent this
 
-    def timeout_for(self, agent: str) -> float:
-        """The session timeout of ``agent``."""
-        return dict(self.agent_timeouts).get(agent, self.agent_timeout)
+    def runtime_for(self, agent: str) -> AgentRuntime:
+        """How ``agent`` runs (its own timeout, where one was given)."""
+        timeout = dict(self.agent_timeouts).get(agent)
+        return self.runtime if timeout is None else self.runtime.with_timeout(timeout)
 
 
 def units(config: RunConfig) -> list[Unit]:
@@ -72,8 +72,7 @@ def units(config: RunConfig) -> list[Unit]:
             config.limit,
             config.agent_config,
             config.expiry,
-            config.timeout_for(arm.agent),
-            config.base_dir,
+            config.runtime_for(arm.agent),
         )
         for scenario in config.scenarios
         for trial in range(config.trials)
@@ -89,7 +88,7 @@ def check_config(config: RunConfig) -> None:
         ConfigurationError: naming the agent or store and what is wrong with it.
     """
     for arm in config.arms:
-        make_agent(arm.agent, config.agent_config, timeout=config.timeout_for(arm.agent), base_dir=config.base_dir)
+        make_agent(arm.agent, config.agent_config, runtime=config.runtime_for(arm.agent))
         check_store_uri(arm.store)
     if config.workers > 1:
         _registrations(config)
@@ -151,12 +150,22 @@ def _run_batch(batch: list[Unit]) -> list[RunOutput]:
     return [run_unit(unit) for unit in batch]
 
 
-def _lost(unit: Unit) -> RunOutput:
+class _CostCapReached(Exception):
+    """The agents' reported cost reached ``--max-cost``: no more units start."""
+
+    def __init__(self, spent: float) -> None:
+        super().__init__(f"${spent:.2f} spent")
+        self.spent = spent
+
+
+def _not_run(unit: Unit, why: str) -> RunOutput:
     out = RunOutput()
-    out.failures.append(
-        {**unit.key(), "error": "the worker process running this unit died (killed, or out of memory)", "where": ""}
-    )
+    out.failures.append({**unit.key(), "error": why, "where": ""})
     return out
+
+
+def _lost(unit: Unit) -> RunOutput:
+    return _not_run(unit, "the worker process running this unit died (killed, or out of memory)")
 
 
 class _Pool:
@@ -221,15 +230,18 @@ def run(config: RunConfig, progress: Callable[[int, int], None] | None = None) -
     """
     clean_stale()
     work = units(config)
-    results: list[RunOutput] = [RunOutput()] * len(work)
-    done = 0
+    results: list[RunOutput | None] = [None] * len(work)
+    done, spent = 0, 0.0
 
     def finish(position: int, output: RunOutput) -> None:
-        nonlocal done
+        nonlocal done, spent
         results[position] = output
         done += 1
+        spent += sum(float(row.get("cost_usd") or 0.0) for row in output.sessions)
         if progress:
             progress(done, len(work))
+        if config.max_cost is not None and spent >= config.max_cost and done < len(work):
+            raise _CostCapReached(spent)
 
     try:
         with _stop_on_sigterm():
@@ -245,13 +257,21 @@ def run(config: RunConfig, progress: Callable[[int, int], None] | None = None) -
                 for position in sorted(lost):  # again, alone: a death now names its unit
                     if _in_pool(work, [[position]], 1, finish, registered):
                         finish(position, _lost(work[position]))
+    except _CostCapReached as reached:
+        forget_templates()
+        release_all()
+        for position, output in enumerate(results):
+            if output is None:
+                results[position] = _not_run(
+                    work[position], f"not run: --max-cost reached (${reached.spent:.2f} spent)"
+                )
     except BaseException:
         forget_templates()
         release_all()  # interrupted: nothing of this run stays behind
         raise
     finally:
         clean_stale()  # the folders of workers that were killed
-    return merge_outputs(results)
+    return merge_outputs([r for r in results if r is not None])
 
 
 def merge_outputs(results: Sequence[RunOutput]) -> RunOutput:

@@ -11,6 +11,7 @@ once the trial's own merges change a file it depends on (git's own diff of ``mai
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 import traceback
@@ -22,7 +23,7 @@ from memstore.harness.analysis import scoring
 from memstore.harness.analysis.actions import Actions, parse_diff
 from memstore.harness.analysis.checks import check_change, read_value
 from memstore.harness.run.agents import Agent, arm_role, make_agent
-from memstore.harness.run.boundary import AgentSession, Gateway, Limits, PullRequest, TaskView, Tools
+from memstore.harness.run.boundary import AgentSession, Gateway, Limits, PullRequest, TaskView, Tools, Usage
 from memstore.harness.run.events import EventKind
 from memstore.harness.run.guard import StoreGuard
 from memstore.harness.run.mcp_bridge import McpLaunch, access_toml
@@ -115,6 +116,11 @@ def _run_unit(unit: Unit) -> RunOutput:
     return out
 
 
+def transcript_slug(name: str) -> str:
+    """A file name for ``name`` (an arm, a scenario, a task key)."""
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", name).strip("._")[:80] or "_"
+
+
 def _work(agent: Agent, session: AgentSession) -> None:
     """Let the agent work; an agent that raises fails its own session (an ``agent_error``)."""
     try:
@@ -163,7 +169,7 @@ class _Trial:
     def __init__(self, unit: Unit, template: Template, world: World, guard: StoreGuard, out: RunOutput) -> None:
         self.unit, self.world, self.guard, self.out = unit, world, guard, out
         self.workspace = Workspace(world.path)
-        self.agent = make_agent(unit.arm.agent, unit.agent_config, timeout=unit.agent_timeout, base_dir=unit.base_dir)
+        self.agent = make_agent(unit.arm.agent, unit.agent_config, runtime=unit.runtime)
         self.role = arm_role(self.agent, world.store)
         self.labels = world.truth()  # grading data: memory id -> seeded memory (truth, origin, claim)
         self.key_of = {m.id: k for k, ms in world.seeded.items() for m in ms}
@@ -184,6 +190,14 @@ class _Trial:
         access = folder / "access.toml"
         access.write_text(access_toml(self.world.access), encoding="utf-8")
         self.shared = (uri, access)
+
+    def transcript_folder(self, task: Task) -> Path | None:
+        """Where this session's transcript goes: ``transcripts/ARM/SCENARIO/TRIAL/TASK`` in the run folder."""
+        root = self.unit.runtime.transcripts
+        if root is None:
+            return None
+        parts = (self.unit.arm.name, self.world.scenario.name, f"trial-{self.unit.trial}", task.key)
+        return root.joinpath(*(transcript_slug(p) for p in parts))
 
     def _launch(self, task: Task) -> McpLaunch:
         assert self.shared is not None
@@ -282,9 +296,10 @@ class _Trial:
             guard=self.guard,
             mcp=self._launch(task) if self.shared is not None else None,
             users=tuple(self.world.scenario.users),
+            transcript=self.transcript_folder(task),
         )
         seed = f"{self.unit.seed}|{self.world.scenario.name}|{self.unit.trial}|{task.key}"
-        session = AgentSession(view, tuple(handed), Tools(gateway), Limits(self.unit.agent_timeout), seed)
+        session = AgentSession(view, tuple(handed), Tools(gateway), Limits(self.unit.runtime.timeout), seed)
         if task.surface is Surface.CODING_AGENT:
             self.workspace.start(f"task/{task.key}")
         t0 = time.perf_counter()
@@ -365,7 +380,8 @@ class _Trial:
             "stale_use": bool(misled),
             "healed": healing["healed"],
             "misled_origins": ";".join(sorted({self.labels[i].origin.value for i in misled})),
-            **scoring.outcome(task, actions, merged, self.expected_answer(task)),
+            **self._outcome(task, actions, merged, events),
+            **self._usage(gateway),
         }
         for k in RECALL_KS:
             row[f"needed_at_{k}"] = all(any(i in chain for i in handed_ids[:k]) for chain in needed) if needed else None
@@ -374,6 +390,28 @@ class _Trial:
         for path, note in actions.findings:
             found = {**self.unit.key(), **key, "path": path, "correct": path in expected, "note": note}
             self.out.findings.append(found)
+
+    def _outcome(
+        self, task: Task, actions: Actions, merged: bool | None, events: list[tuple[str, str, str]]
+    ) -> dict[str, Any]:
+        """The task's outcome; none at all when the session failed for an infrastructure reason
+        (a timeout, a model endpoint down): that session did not run, it did not fail."""
+        found = scoring.outcome(task, actions, merged, self.expected_answer(task))
+        infra = any(kind == EventKind.INFRA_ERROR for kind, _, _ in events)
+        return {"infra_error": infra, **(dict.fromkeys(found) if infra else found)}
+
+    def _usage(self, gateway: Gateway) -> dict[str, Any]:
+        """What the session spent, as its agent reported it, and where its transcript is."""
+        usage = gateway.usage or Usage()
+        root, folder = self.unit.runtime.transcripts, gateway.transcript
+        return {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_tokens": usage.cache_tokens,
+            "cost_usd": round(usage.cost_usd, 6),
+            "model": usage.model,
+            "transcript": folder.relative_to(root.parent).as_posix() if folder and root and gateway.kept else "",
+        }
 
     def _follow(self, task: Task, key: dict[str, Any], gateway: Gateway) -> list[tuple[str, str, str]]:
         """Keep the session's events, and what they change: corrections inherit their memory's

@@ -1,0 +1,69 @@
+"""What agents spent: tokens, cost and sessions that failed for infrastructure reasons, as the
+agents reported them (``usage`` in ``result.json``, or `Tools.report_usage` in process).
+Summed per arm; the stubs spend nothing. Wall time is in ``timings.json`` (not repeatable)."""
+
+from __future__ import annotations
+
+from memstore.harness.analysis.metrics import Slice, _binary
+from memstore.harness.analysis.model import Rate
+from memstore.harness.analysis.pairs import column
+from memstore.harness.analysis.registry import Direction, metric
+
+__all__: list[str] = []
+
+
+@metric(
+    "infra_error_rate",
+    label="infra",
+    counts="sessions that failed for a reason outside the agent's work (timeout, model endpoint down) / sessions; "
+    "they count as not run in every outcome",
+    direction=Direction.LOWER,
+)
+def _infra(s: Slice) -> Rate | None:
+    return _binary(s.sessions, "infra_error")
+
+
+def _total(s: Slice, name: str) -> int:
+    return int(column(s.sessions, name).sum())
+
+
+@metric("input_tokens", label="in tok", counts="input tokens the agent reported, summed", direction=Direction.COST,
+        rate=False, summary=False)  # fmt: skip
+def _input(s: Slice) -> int:
+    return _total(s, "input_tokens")
+
+
+@metric("output_tokens", label="out tok", counts="output tokens the agent reported, summed", direction=Direction.COST,
+        rate=False, summary=False)  # fmt: skip
+def _output(s: Slice) -> int:
+    return _total(s, "output_tokens")
+
+
+@metric("cache_tokens", label="cache tok", counts="cached input tokens the agent reported, summed",
+        direction=Direction.COST, rate=False, summary=False)  # fmt: skip
+def _cache(s: Slice) -> int:
+    return _total(s, "cache_tokens")
+
+
+@metric("cost_usd", label="cost $", counts="US dollars the agent reported spending, summed", direction=Direction.COST,
+        rate=False, summary=False)  # fmt: skip
+def _cost(s: Slice) -> float:
+    return round(float(column(s.sessions, "cost_usd").sum()), 6)
+
+
+def _merged(s: Slice) -> int:
+    return int(column(s.sessions, "merged").fillna(False).astype(bool).sum()) if "merged" in s.sessions else 0
+
+
+@metric("tokens_per_merge", label="tok/merge", counts="input and output tokens per merged change",
+        direction=Direction.COST, rate=False, summary=False)  # fmt: skip
+def _tokens_per_merge(s: Slice) -> float | None:
+    merged = _merged(s)
+    return round((_total(s, "input_tokens") + _total(s, "output_tokens")) / merged, 3) if merged else None
+
+
+@metric("cost_per_merge", label="$/merge", counts="US dollars per merged change", direction=Direction.COST,
+        rate=False, summary=False)  # fmt: skip
+def _cost_per_merge(s: Slice) -> float | None:
+    merged = _merged(s)
+    return round(float(column(s.sessions, "cost_usd").sum()) / merged, 6) if merged else None

@@ -1,0 +1,266 @@
+"""Where an out-of-process agent runs: a bubblewrap sandbox, or a reported weaker fallback.
+
+An agent under evaluation is a program the harness did not write. In the sandbox
+(`bubblewrap <https://github.com/containers/bubblewrap>`_, Debian's ``bubblewrap``) it sees:
+
+- its working copy, mounted at ``/memstore/repo``: the only tree it can write. The
+  repository's ``.git`` is mounted read-only (the harness commits what it changed);
+- its session folder at ``/memstore/session`` (the task file, where the result goes, and any
+  trajectory it keeps), a private ``$HOME`` and ``$TMPDIR``;
+- the rest of the machine's file system read-only, with the run's own things replaced by
+  empty folders: every scratch folder of memstore in the temporary directory (templates,
+  trials, stores, other workers'), the run folder, the scenario library and the scenario
+  files of the run, and the invoking user's home;
+- no network unless the run says ``--agent-network host`` (an LLM agent needs its API);
+- an environment scrubbed to `ALLOWED_ENV`, the documented ``MEMSTORE_*`` variables and the
+  names given with ``--agent-env``;
+- its memory over MCP through a relay: the ``memstore mcp`` server runs outside, beside the
+  store, and the agent reaches it only through a socket in its session folder.
+
+Where bubblewrap is missing or cannot make namespaces, ``--agent-sandbox auto`` falls back to
+running the agent directly, in its working copy, with the same scrubbed environment, timeout,
+process-group kill and output cap. That is weaker (a process of the same user can read what
+that user can read), and it is reported as such in the run's summary and report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cache
+from pathlib import Path
+
+from memstore.errors import ConfigurationError
+
+__all__ = [
+    "ALLOWED_ENV",
+    "DEFAULT_TIMEOUT",
+    "INSIDE_REPO",
+    "INSIDE_SESSION",
+    "AgentRuntime",
+    "Network",
+    "Relay",
+    "SandboxMode",
+    "agent_environment",
+    "resolve_mode",
+    "wrap",
+]
+
+DEFAULT_TIMEOUT = 600.0
+ALLOWED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR")
+INSIDE_REPO = "/memstore/repo"
+INSIDE_SESSION = "/memstore/session"
+
+
+class SandboxMode(StrEnum):
+    AUTO = "auto"  # bubblewrap where it works, the fallback otherwise
+    BWRAP = "bwrap"  # bubblewrap or refuse to run
+    OFF = "off"  # the fallback, on purpose
+
+
+class Network(StrEnum):
+    NONE = "none"
+    HOST = "host"
+
+
+@dataclass(frozen=True)
+class AgentRuntime:
+    """How out-of-process agents are run (the same for every session of a run).
+
+    Attributes:
+        timeout: seconds a session may take before its process group is killed.
+        base_dir: what relative paths in an agent's command are relative to.
+        sandbox: ``auto``, ``bwrap`` or ``off``.
+        network: ``none`` (no network at all) or ``host``.
+        env: names of variables of the harness's environment passed to the agent.
+        hidden: paths an agent must not read (the run folder, the scenario files).
+        transcripts: where each session's transcript is written (None: not kept).
+    """
+
+    timeout: float = DEFAULT_TIMEOUT
+    base_dir: Path = field(default_factory=Path.cwd)
+    sandbox: SandboxMode = SandboxMode.AUTO
+    network: Network = Network.NONE
+    env: tuple[str, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    transcripts: Path | None = None
+
+    def with_timeout(self, timeout: float) -> AgentRuntime:
+        from dataclasses import replace
+
+        return replace(self, timeout=timeout)
+
+
+@cache
+def _bwrap_works() -> str | None:
+    """Why bubblewrap cannot be used here, or None when it can."""
+    program = shutil.which("bwrap")
+    if program is None:
+        return "bubblewrap (bwrap) is not installed"
+    probe = [program, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap cannot run: {exc}"
+    if done.returncode != 0:
+        return f"bubblewrap cannot make namespaces here: {done.stderr.decode(errors='replace').strip()[:200]}"
+    return None
+
+
+def resolve_mode(requested: SandboxMode) -> tuple[bool, str]:
+    """Whether agents run in bubblewrap, and a sentence saying how they run.
+
+    Raises:
+        ConfigurationError: when ``bwrap`` was asked for and cannot be used.
+    """
+    if requested is SandboxMode.OFF:
+        return False, "no sandbox (--agent-sandbox off): agents run as this user, in their working copy"
+    problem = _bwrap_works()
+    if problem is None:
+        return True, "bubblewrap: working copy writable, run folder, stores, templates and scenarios hidden"
+    if requested is SandboxMode.BWRAP:
+        raise ConfigurationError(f"--agent-sandbox bwrap: {problem} (Debian: apt-get install bubblewrap)")
+    return False, f"no sandbox ({problem}): agents run as this user, in their working copy"
+
+
+def agent_environment(names: Sequence[str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The agent's environment: `ALLOWED_ENV` and ``names`` from this one, then ``extra``."""
+    keep = {*ALLOWED_ENV, *names}
+    return {**{k: v for k, v in os.environ.items() if k in keep}, **extra}
+
+
+def _scratch_folders() -> list[Path]:
+    """Every memstore scratch folder in the temporary directory (this run's, its workers', others')."""
+    return sorted(Path(tempfile.gettempdir()).glob("memstore-*"))
+
+
+def wrap(
+    argv: Sequence[str],
+    *,
+    workdir: Path,
+    session_dir: Path,
+    runtime: AgentRuntime,
+    env: Mapping[str, str],
+) -> list[str]:
+    """``argv`` as bubblewrap runs it: see the module docstring for what it sees."""
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    args = [bwrap]
+    for entry in sorted(os.listdir("/")):  # the machine read-only, folder by folder, under a root of its own
+        top = Path("/") / entry
+        if entry in {"proc", "dev", "memstore"}:
+            continue
+        if top.is_symlink():
+            args += ["--symlink", os.readlink(top), str(top)]
+        elif top.is_dir():
+            args += ["--ro-bind", str(top), str(top)]
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    temp = Path(tempfile.gettempdir()).resolve()
+    every = list(dict.fromkeys(p.resolve() for p in [temp, *_scratch_folders(), *runtime.hidden]))
+    hide = [p for p in every if not any(p != q and p.is_relative_to(q) for q in every)]
+    # What the agent needs to run stays readable even where it lies in a hidden folder: its
+    # program and script, this Python and memstore (the MCP relay); what they hold is hidden again.
+    needed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(__file__).resolve().parents[3]}
+    files = [Path(a).resolve() for a in argv if os.path.isabs(a) and os.path.isfile(a)]
+    needed |= set(files[:2])  # not every file its arguments name
+    exposed = sorted(p for p in needed if any(p.is_relative_to(h) for h in hide))
+    again = [h for h in every if any(h.is_relative_to(p) for p in exposed)]
+    args += _hiding(hide)
+    for path in exposed:
+        args += ["--ro-bind", str(path), str(path)]
+    args += _hiding(again)
+    args += [arg for path in [*hide, *again] if path.is_dir() for arg in ("--remount-ro", str(path))]
+    args += ["--bind", str(workdir), INSIDE_REPO]
+    if (workdir / ".git").exists():
+        args += ["--ro-bind", str(workdir / ".git"), f"{INSIDE_REPO}/.git"]
+    args += ["--bind", str(session_dir), INSIDE_SESSION, "--tmpfs", "/memstore/home", "--tmpfs", "/memstore/tmp"]
+    args += ["--remount-ro", "/", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if runtime.network is Network.HOST:
+        args += ["--share-net"]
+    args += ["--clearenv"]
+    for name, value in env.items():
+        args += ["--setenv", name, value]
+    args += ["--chdir", INSIDE_REPO, "--", *argv]
+    return args
+
+
+def _hiding(paths: Sequence[Path]) -> list[str]:
+    """bubblewrap arguments that put an empty folder over each folder, and nothing over each file."""
+    args: list[str] = []
+    for path in paths:
+        if path.is_dir() and path != Path("/"):
+            args += ["--tmpfs", str(path)]
+        elif path.exists():
+            args += ["--ro-bind", "/dev/null", str(path)]
+    return args
+
+
+class Relay:
+    """The outside end of the MCP relay: a Unix socket in the session folder; each connection
+    to it gets its own ``memstore mcp`` server process (outside the sandbox, beside the store),
+    the connection as its standard input and output."""
+
+    def __init__(self, path: Path, server_argv: Sequence[str]) -> None:
+        self.path = path
+        self.server_argv = list(server_argv)
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(path))
+        self._listener.listen(4)
+        self._listener.settimeout(0.2)
+        self._servers: list[subprocess.Popen[bytes]] = []
+        self._connections: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._serve, name="mcp-relay", daemon=True)
+        self._closed = False
+
+    def _serve(self) -> None:
+        while not self._closed:
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            connection.settimeout(None)
+            if len(self._servers) >= 8:  # an agent opening servers without end gets no more
+                connection.close()
+                continue
+            self._connections.append(connection)
+            with contextlib.suppress(OSError):
+                self._servers.append(
+                    subprocess.Popen(
+                        self.server_argv,
+                        stdin=connection.fileno(),
+                        stdout=connection.fileno(),
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
+                )
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[Relay]:
+        self._thread.start()
+        try:
+            yield self
+        finally:
+            self._closed = True
+            self._thread.join(timeout=5)
+            self._listener.close()
+            for connection in self._connections:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+                connection.close()
+            for server in self._servers:
+                try:
+                    server.wait(timeout=5)  # it ends when its input does, having logged what it did
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait()
