@@ -9,6 +9,7 @@ import pytest
 
 from memstore.harness.run.agents import AgentConfig
 from memstore.harness.run.runner import Arm, RunConfig, RunOutput, run
+from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file
 from memstore.harness.scenarios.model import Scenario
@@ -29,4 +30,5 @@ def sessions_of() -> Callable[[RunOutput], pd.DataFrame]:
     return lambda output: pd.DataFrame(output.sessions)
 
 
+UNBOXED = AgentRuntime(sandbox=SandboxMode.OFF)  # the fallback, for tests of its own defences
 SURE = AgentConfig()  # the stubs' default budget

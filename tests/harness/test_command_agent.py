@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from memstore.harness.run.runner import Arm
-from tests.harness.conftest import run_arms
+from tests.harness.conftest import UNBOXED, run_arms
 
 SCRIPT = """
 import json, os, pathlib
@@ -52,9 +52,9 @@ def test_the_task_file_is_documented_json(tmp_path: Path) -> None:
     script = tmp_path / "spy.py"
     copy = tmp_path / "task.json"
     script.write_text(f"import os, shutil; shutil.copy(os.environ['MEMSTORE_TASK'], {str(copy)!r})\n")
-    run_arms(["api-version-review"], [Arm(f"command:{sys.executable} {script}", "memory://")])
+    run_arms(["api-version-review"], [Arm(f"command:{sys.executable} {script}", "memory://")], runtime=UNBOXED)
     task = json.loads(copy.read_text())
-    assert task["version"] == 1
+    assert task["schema_version"] == 1
     assert task["task"]["surface"] == "code_review"
     pull_request = task["task"]["pull_request"]
     assert {k: pull_request[k] for k in ("branch", "base", "changed_files")} == {
@@ -68,7 +68,7 @@ def test_the_task_file_is_documented_json(tmp_path: Path) -> None:
     assert [m["subject"] for m in task["memories"]] == ["API version synchronization"]
     # what a real ticket carries, and nothing of the grading data
     assert set(task["task"]) == {"key", "surface", "prompt", "intent", "question", "pull_request"}
-    assert set(task) == {"version", "task", "repo", "user", "workdir", "memories", "mcp"}
+    assert set(task) == {"schema_version", "task", "repo", "user", "workdir", "timeout_seconds", "memories", "mcp"}
     assert task["mcp"] is None  # a store in memory cannot be shared with a server process
     text = copy.read_text()
     for graded in ("findings", "expected", "check", "truth", "origin", "answer"):

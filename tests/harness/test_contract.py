@@ -42,7 +42,9 @@ def _transcripts(tmp_path: Path, found: object) -> list[Path]:
 
 
 def test_the_task_file_matches_its_published_schema_on_every_surface(tmp_path: Path) -> None:
-    found = _run(tmp_path, {"schema_version": 1}, ("api-version-moved", "api-version-review", "api-version-contradicted"))
+    found = _run(
+        tmp_path, {"schema_version": 1}, ("api-version-moved", "api-version-review", "api-version-contradicted")
+    )
     documents = [json.loads((t / "stdout.txt").read_text()) for t in _transcripts(tmp_path, found)]
     assert {d["task"]["surface"] for d in documents} == {"coding_agent", "code_review", "cli"}
     for document in documents:
@@ -51,7 +53,10 @@ def test_the_task_file_matches_its_published_schema_on_every_surface(tmp_path: P
         assert document["workdir"] == "/memstore/repo" or Path(document["workdir"]).is_dir()
         for memory in document["memories"]:
             assert {"snippet", "commit"} <= set(memory["citations"][0])
-    assert validate_task({**documents[0], "answer": "x"}) == "the task: Additional properties are not allowed ('answer' was unexpected)"
+    assert (
+        validate_task({**documents[0], "answer": "x"})
+        == "the task: Additional properties are not allowed ('answer' was unexpected)"
+    )
 
 
 def test_a_result_of_another_schema_version_is_refused_with_a_clear_error(tmp_path: Path) -> None:

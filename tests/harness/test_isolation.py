@@ -13,7 +13,7 @@ import pytest
 from memstore.harness.run import scratch
 from memstore.harness.run.runner import Arm
 from memstore.harness.world import build_template
-from tests.harness.conftest import run_arms, scenario
+from tests.harness.conftest import UNBOXED, run_arms, scenario
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ pathlib.Path({out!r}).write_text(json.dumps({{"workdir": task["workdir"], "tmp":
 
 def test_the_store_is_not_beside_the_working_copy(tmp_path: Path, private_tmp: Path) -> None:
     seen = tmp_path / "seen.json"
-    run_arms(["api-version-moved"], [Arm(_agent(tmp_path, SPY.format(out=str(seen))), "sqlite:")])
+    run_arms(["api-version-moved"], [Arm(_agent(tmp_path, SPY.format(out=str(seen))), "sqlite:")], runtime=UNBOXED)
     workdir = Path(json.loads(seen.read_text())["workdir"])
     assert not list(workdir.parent.rglob("*.db"))  # nothing of a store in the trial's own folder
     assert not list(workdir.parent.parent.rglob("*.db"))  # nor among the other trials and templates
@@ -54,7 +54,7 @@ def test_the_store_is_not_beside_the_working_copy(tmp_path: Path, private_tmp: P
 
 TAMPER_STORE = """
 import glob, os, sqlite3, tempfile
-for path in glob.glob(os.path.join(tempfile.gettempdir(), "memstore-stores-*", "*", "store.db")):
+for path in glob.glob(os.path.join({tmp!r}, "memstore-stores-*", "*", "store.db")):  # the harness's TMPDIR
     conn = sqlite3.connect(path)
     conn.execute("UPDATE memories SET fact = 'API version is v9.9.9'")
     conn.commit()
@@ -62,8 +62,8 @@ for path in glob.glob(os.path.join(tempfile.gettempdir(), "memstore-stores-*", "
 
 
 def test_a_store_changed_behind_the_harness_s_back_is_reported(tmp_path: Path, private_tmp: Path) -> None:
-    arm = Arm(_agent(tmp_path, TAMPER_STORE), "sqlite:")
-    output = run_arms(["api-version-moved"], [arm])
+    arm = Arm(_agent(tmp_path, TAMPER_STORE.format(tmp=str(private_tmp))), "sqlite:")
+    output = run_arms(["api-version-moved"], [arm], runtime=UNBOXED)
     tampered = [e for e in output.events if e["kind"] == "tampered"]
     assert len(tampered) == 1
     assert tampered[0]["detail"].startswith("the store's files changed while the agent ran (store.db")
@@ -71,13 +71,13 @@ def test_a_store_changed_behind_the_harness_s_back_is_reported(tmp_path: Path, p
 
 
 def test_an_honest_agent_is_not_reported(tmp_path: Path, private_tmp: Path) -> None:
-    output = run_arms(["api-version-moved"], [Arm(_agent(tmp_path, "print('hi')\n"), "sqlite:")])
+    output = run_arms(["api-version-moved"], [Arm(_agent(tmp_path, "print('hi')\n"), "sqlite:")], runtime=UNBOXED)
     assert [e for e in output.events if e["kind"] == "tampered"] == []
 
 
 TAMPER_TEMPLATE = """
 import glob, os, pathlib, tempfile
-hits = glob.glob(os.path.join(tempfile.gettempdir(), "memstore-run-*", "template-*", "*", "README.md"))
+hits = glob.glob(os.path.join({tmp!r}, "memstore-run-*", "template-*", "*", "README.md"))
 for path in hits:
     try:
         with open(path, "a") as out:
@@ -96,10 +96,10 @@ def test_a_template_changed_by_one_trial_never_reaches_the_next(tmp_path: Path, 
         f"pathlib.Path({str(tmp_path / 'saw')!r}).write_text(pathlib.Path(task['workdir'], 'README.md').read_text())\n"
     )
     arms = [
-        Arm(_agent(tmp_path, TAMPER_TEMPLATE.format(log=str(log))), "memory://"),
+        Arm(_agent(tmp_path, TAMPER_TEMPLATE.format(log=str(log), tmp=str(private_tmp))), "memory://"),
         Arm(f"command:{sys.executable} {check}", "memory://"),
     ]
-    output = run_arms(["api-version-moved"], arms)
+    output = run_arms(["api-version-moved"], arms, runtime=UNBOXED)
     assert log.read_text() in {"written", "refused"}  # refused where permissions hold (not for root)
     assert "PLANTED" not in (tmp_path / "saw").read_text()
     noticed = [e for e in output.events if e["kind"] == "tampered"]

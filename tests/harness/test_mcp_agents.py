@@ -58,7 +58,7 @@ def from_file():
 ops = asyncio.run(over_mcp()) if sys.argv[1] == "mcp" else from_file()
 if sys.argv[1:] == ["mcp", "tamper"]:
     import glob, sqlite3, tempfile  # the store is not named anywhere it was given: look for it
-    for path in glob.glob(tempfile.gettempdir() + "/memstore-stores-*/*/*.db"):
+    for path in glob.glob("/tmp/memstore-stores-*/*/*.db"):
         db = sqlite3.connect(path)
         db.execute("UPDATE memories SET fact = 'rewritten behind the server'")
         db.commit()

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,12 +28,10 @@ from tests.harness.conftest import scenario
 
 pytestmark = pytest.mark.skipif(not resolve_mode(SandboxMode.AUTO)[0], reason="bubblewrap cannot run here")
 
-PROBER = r'''
+PROBER = r"""
 import glob, json, os, socket, subprocess, sys, tempfile
 task = json.load(open(os.environ["MEMSTORE_TASK"]))
 found = {"read": [], "wrote": [], "env": [], "network": False, "git_write": False, "killed_parent": False}
-targets = json.load(open(sys.argv[1])) if os.path.exists(sys.argv[1]) else {}
-found["saw_targets_file"] = bool(targets)
 def try_read(path):
     try:
         with open(path, "rb") as f:
@@ -44,10 +44,11 @@ for pattern in ["../*", "../../*", "../../../*", tempfile.gettempdir() + "/memst
     for path in glob.glob(pattern, recursive=True)[:2000]:
         if os.path.isfile(path) and not path.startswith(("/memstore/", "/proc", "/sys", "/dev")):
             try_read(path)
-for path in sys.argv[2:]:
+for path in sys.argv[3:]:
     try_read(path)
-for path in ["/memstore/repo/../escape.txt", "/tmp/escape.txt", "/etc/escape.txt", os.path.expanduser("~/x"),
-             *[p + "/escape.txt" for p in sys.argv[2:]]]:
+writes = [] if sys.argv[1] == "NOWRITE" else ["/memstore/repo/../escape.txt", "/tmp/escape.txt", "/etc/escape.txt",
+                                              os.path.expanduser("~/x"), *[p + "/escape.txt" for p in sys.argv[3:]]]
+for path in writes:
     try:
         with open(path, "w") as f:
             f.write("x")
@@ -63,7 +64,7 @@ except OSError:
     pass
 found["env"] = sorted(k for k in os.environ if k.startswith("SECRET"))
 try:
-    socket.create_connection(("127.0.0.1", int(sys.argv[1].rsplit("-", 1)[-1].split(".")[0]) if False else 9), timeout=1)
+    socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=2).close()
     found["network"] = True
 except OSError as exc:
     found["network_error"] = type(exc).__name__
@@ -78,16 +79,28 @@ print(json.dumps(found))
 json.dump({"schema_version": 1, "answer": json.dumps(found),
            "usage": {"input_tokens": 7, "output_tokens": 3, "cost_usd": 0.001, "model": "prober"}},
           open(os.environ["MEMSTORE_RESULT"], "w"))
-'''
+"""
 
 
-def test_an_agent_in_the_sandbox_reaches_nothing_it_should_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A TCP port on this machine's loopback that accepts connections (what the network probe tries)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.listen(8)
+    yield server
+    server.close()
+
+
+def test_an_agent_in_the_sandbox_reaches_nothing_it_should_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: socket.socket
+) -> None:
     monkeypatch.setenv("SECRET_TOKEN", "hunter2")  # in the harness's environment, not passed
     script = tmp_path / "prober.py"
     script.write_text(PROBER)
     library_file = next(scenarios_dir().glob("*.yaml"))
     out = tmp_path / "run"
-    spec = f"command:{sys.executable} {script} {tmp_path / 'nothing.json'} {library_file} {out} {scenarios_dir()}"
+    port = listener.getsockname()[1]
+    spec = f"command:{sys.executable} {script} WRITE {port} {library_file} {out} {scenarios_dir()}"
     config = RunConfig(
         scenarios=(scenario("api-version-control"),),
         arms=(Arm(spec, "sqlite:"),),
@@ -109,16 +122,17 @@ def test_an_agent_in_the_sandbox_reaches_nothing_it_should_not(tmp_path: Path, m
     assert session["sandbox"].startswith("bubblewrap")
     assert session["exit_status"] == 0
     assert int(sessions.input_tokens.sum()) == 7 * len(sessions)
-    assert not (Path("/etc/escape.txt").exists() or (library_file.parent / "escape.txt").exists())
+    assert not Path("/etc/escape.txt").exists()
+    assert not (library_file.parent / "escape.txt").exists()
     assert found.results.arms[Arm(spec, "sqlite:").name].overall["input_tokens"] == 7 * len(sessions)
 
 
-def test_the_same_prober_without_the_sandbox_reaches_the_run(tmp_path: Path) -> None:
+def test_the_same_prober_without_the_sandbox_reaches_the_run(tmp_path: Path, listener: socket.socket) -> None:
     """The probe is not blind: unsandboxed, it reads the trial's store and the scenario library."""
     script = tmp_path / "prober.py"
     script.write_text(PROBER)
     library_file = next(scenarios_dir().glob("*.yaml"))
-    spec = f"command:{sys.executable} {script} {tmp_path / 'nothing.json'} {library_file}"
+    spec = f"command:{sys.executable} {script} NOWRITE {listener.getsockname()[1]} {library_file}"
     config = RunConfig(
         scenarios=(scenario("api-version-control"),),
         arms=(Arm(spec, "sqlite:"),),
@@ -127,7 +141,23 @@ def test_the_same_prober_without_the_sandbox_reaches_the_run(tmp_path: Path) -> 
     found = evaluate(config, tmp_path / "run")
     probe = json.loads((tmp_path / "run" / found.tables["sessions"].transcript.iloc[0] / "stdout.txt").read_text())
     assert str(library_file) in probe["read"]
+    assert probe["network"] is True
     assert any(p.endswith(".db") for p in probe["read"])  # the trial's store, found under the temp dir
+
+
+def test_network_host_lets_a_sandboxed_agent_reach_its_api(tmp_path: Path, listener: socket.socket) -> None:
+    script = tmp_path / "prober.py"
+    script.write_text(PROBER)
+    spec = f"command:{sys.executable} {script} NOWRITE {listener.getsockname()[1]}"
+    config = RunConfig(
+        scenarios=(scenario("api-version-control"),),
+        arms=(Arm(spec, "sqlite:"),),
+        runtime=AgentRuntime(sandbox=SandboxMode.BWRAP, network=Network.HOST),
+    )
+    found = evaluate(config, tmp_path / "run")
+    probe = json.loads((tmp_path / "run" / found.tables["sessions"].transcript.iloc[0] / "stdout.txt").read_text())
+    assert probe["network"] is True
+    assert probe["read"] == []
 
 
 def test_bwrap_asked_for_where_it_cannot_run_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -137,10 +167,12 @@ def test_bwrap_asked_for_where_it_cannot_run_is_a_clear_error(monkeypatch: pytes
     monkeypatch.setattr(shutil, "which", lambda name: None)
     sandbox._bwrap_works.cache_clear()
     try:
-        with pytest.raises(ConfigurationError, match="bubblewrap .bwrap. is not installed"):
+        with pytest.raises(ConfigurationError, match=r"bubblewrap \(bwrap\) is not installed"):
             resolve_mode(SandboxMode.BWRAP)
-        assert resolve_mode(SandboxMode.AUTO) == (False, "no sandbox (bubblewrap (bwrap) is not installed): "
-                                                  "agents run as this user, in their working copy")
+        assert resolve_mode(SandboxMode.AUTO) == (
+            False,
+            "no sandbox (bubblewrap (bwrap) is not installed): agents run as this user, in their working copy",
+        )
     finally:
         sandbox._bwrap_works.cache_clear()
     assert os.environ.get("PATH")

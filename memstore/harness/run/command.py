@@ -62,6 +62,7 @@ from memstore.harness.run.events import EventKind
 from memstore.harness.run.process import Finished, read_bounded, run_bounded
 from memstore.harness.run.sandbox import (
     DEFAULT_TIMEOUT,
+    INSIDE_RELAY,
     INSIDE_REPO,
     INSIDE_SESSION,
     AgentRuntime,
@@ -122,49 +123,54 @@ class CommandAgent:
 
     def work(self, session: AgentSession) -> None:
         tools = session.tools
-        with tempfile.TemporaryDirectory(dir=scratch("run"), prefix="agent-") as tmp:  # goes with the run
-            folder = Path(tmp)
-            inside = Path(INSIDE_SESSION) if self.sandboxed else folder
+        with contextlib.ExitStack() as stack:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=scratch("run"), prefix="agent-")))
             workdir = Path(session.task.workdir)
             events = folder / "mcp-events.jsonl"
             launch = tools.mcp_command(events)
-            relay = None if launch is None else Relay(folder / "mcp.sock", launch)
-            mcp = None if launch is None else relay_config(inside / "mcp.sock")
-            document = {
-                **task_document(session, INSIDE_REPO if self.sandboxed else str(workdir)),
-                "mcp": mcp,
-            }
-            (folder / "task.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
-            (folder / "home").mkdir()
-            env = agent_environment(
-                self.runtime.env,
-                {
-                    "MEMSTORE_TASK": str(inside / "task.json"),
-                    "MEMSTORE_RESULT": str(inside / "result.json"),
-                    "MEMSTORE_SESSION_DIR": str(inside),
-                    "MEMSTORE_WORKDIR": INSIDE_REPO if self.sandboxed else str(workdir),
-                    "HOME": "/memstore/home" if self.sandboxed else str(folder / "home"),
-                    "TMPDIR": "/memstore/tmp" if self.sandboxed else str(folder / "home"),
-                },
-            )
+            relay = None if launch is None else stack.enter_context(Relay(launch).running())
+            env = self._prepare(session, folder, relay)
             argv = self.argv
             if self.sandboxed:
-                argv = wrap(argv, workdir=workdir, session_dir=folder, runtime=self.runtime, env=env)
+                relay_dir = relay.path.parent if relay is not None else None
+                argv = wrap(
+                    argv, workdir=workdir, session_dir=folder, relay_dir=relay_dir, runtime=self.runtime, env=env
+                )
             try:
-                with contextlib.ExitStack() as stack:
-                    stack.enter_context(tools.guarded(events if launch is not None else None))
-                    if relay is not None:
-                        stack.enter_context(relay.running())
+                with tools.guarded(events if launch is not None else None):
                     finished = run_bounded(argv, cwd=workdir, env=env, timeout=self.runtime.timeout)
             except OSError as exc:
                 tools.infrastructure_error(f"cannot run {self.argv[0]}: {exc}")
                 return
             finally:
-                if launch is not None:
-                    tools.replay(events)  # what it did through the server, done already: recorded now
+                if relay is not None:
+                    relay.close()  # its servers end with their input, having logged what they did
+                    tools.replay(events)  # what the agent did through the server: recorded now
             result = self._conclude(session, folder, workdir, finished)
         if result is not None:
             self._apply(session, result)
+
+    def _prepare(self, session: AgentSession, folder: Path, relay: Relay | None) -> dict[str, str]:
+        """Write the task file into the session folder; the agent's environment."""
+        inside = Path(INSIDE_SESSION) if self.sandboxed else folder
+        workdir = INSIDE_REPO if self.sandboxed else session.task.workdir
+        mcp = None
+        if relay is not None:
+            mcp = relay_config(Path(INSIDE_RELAY) / relay.path.name if self.sandboxed else relay.path)
+        document = {**task_document(session, workdir), "mcp": mcp}
+        (folder / "task.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
+        (folder / "home").mkdir()
+        return agent_environment(
+            self.runtime.env,
+            {
+                "MEMSTORE_TASK": str(inside / "task.json"),
+                "MEMSTORE_RESULT": str(inside / "result.json"),
+                "MEMSTORE_SESSION_DIR": str(inside),
+                "MEMSTORE_WORKDIR": workdir,
+                "HOME": "/memstore/home" if self.sandboxed else str(folder / "home"),
+                "TMPDIR": "/memstore/tmp" if self.sandboxed else str(folder / "home"),
+            },
+        )
 
     def _conclude(
         self, session: AgentSession, folder: Path, workdir: Path, finished: Finished

@@ -44,6 +44,7 @@ from memstore.errors import ConfigurationError
 __all__ = [
     "ALLOWED_ENV",
     "DEFAULT_TIMEOUT",
+    "INSIDE_RELAY",
     "INSIDE_REPO",
     "INSIDE_SESSION",
     "AgentRuntime",
@@ -59,6 +60,8 @@ DEFAULT_TIMEOUT = 600.0
 ALLOWED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR")
 INSIDE_REPO = "/memstore/repo"
 INSIDE_SESSION = "/memstore/session"
+INSIDE_RELAY = "/memstore/relay"
+_SOCKETS = Path("/tmp") if Path("/tmp").is_dir() else Path(tempfile.gettempdir())  # short: sockets have 108 bytes
 
 
 class SandboxMode(StrEnum):
@@ -139,8 +142,9 @@ def agent_environment(names: Sequence[str], extra: Mapping[str, str]) -> dict[st
 
 
 def _scratch_folders() -> list[Path]:
-    """Every memstore scratch folder in the temporary directory (this run's, its workers', others')."""
-    return sorted(Path(tempfile.gettempdir()).glob("memstore-*"))
+    """Every memstore scratch folder and relay in the temporary directories (this run's, its
+    workers', other runs')."""
+    return sorted({*Path(tempfile.gettempdir()).glob("memstore-*"), *_SOCKETS.glob("memstore-*")})
 
 
 def wrap(
@@ -148,6 +152,7 @@ def wrap(
     *,
     workdir: Path,
     session_dir: Path,
+    relay_dir: Path | None,
     runtime: AgentRuntime,
     env: Mapping[str, str],
 ) -> list[str]:
@@ -182,6 +187,8 @@ def wrap(
     args += ["--bind", str(workdir), INSIDE_REPO]
     if (workdir / ".git").exists():
         args += ["--ro-bind", str(workdir / ".git"), f"{INSIDE_REPO}/.git"]
+    if relay_dir is not None:
+        args += ["--bind", str(relay_dir), INSIDE_RELAY]
     args += ["--bind", str(session_dir), INSIDE_SESSION, "--tmpfs", "/memstore/home", "--tmpfs", "/memstore/tmp"]
     args += ["--remount-ro", "/", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     if runtime.network is Network.HOST:
@@ -205,15 +212,18 @@ def _hiding(paths: Sequence[Path]) -> list[str]:
 
 
 class Relay:
-    """The outside end of the MCP relay: a Unix socket in the session folder; each connection
-    to it gets its own ``memstore mcp`` server process (outside the sandbox, beside the store),
-    the connection as its standard input and output."""
+    """The outside end of the MCP relay: a Unix socket in a folder of its own (short enough for a
+    socket's name, hidden from every other sandbox); each connection to it gets its own
+    ``memstore mcp`` server process (outside the sandbox, beside the store), the connection as
+    its standard input and output."""
 
-    def __init__(self, path: Path, server_argv: Sequence[str]) -> None:
-        self.path = path
+    MAX_SERVERS = 8  # an agent opening servers without end gets no more
+
+    def __init__(self, server_argv: Sequence[str]) -> None:
         self.server_argv = list(server_argv)
+        self.path = Path(tempfile.mkdtemp(prefix=f"memstore-relay-{os.getpid()}-", dir=_SOCKETS)) / "mcp.sock"
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(path))
+        self._listener.bind(str(self.path))
         self._listener.listen(4)
         self._listener.settimeout(0.2)
         self._servers: list[subprocess.Popen[bytes]] = []
@@ -230,7 +240,7 @@ class Relay:
             except OSError:
                 return
             connection.settimeout(None)
-            if len(self._servers) >= 8:  # an agent opening servers without end gets no more
+            if self._closed or len(self._servers) >= self.MAX_SERVERS:
                 connection.close()
                 continue
             self._connections.append(connection)
@@ -247,20 +257,28 @@ class Relay:
 
     @contextlib.contextmanager
     def running(self) -> Iterator[Relay]:
+        """Serve connections until the block ends (or `close`); then remove the socket's folder."""
         self._thread.start()
         try:
             yield self
         finally:
-            self._closed = True
-            self._thread.join(timeout=5)
-            self._listener.close()
-            for connection in self._connections:
-                with contextlib.suppress(OSError):
-                    connection.shutdown(socket.SHUT_RDWR)
-                connection.close()
-            for server in self._servers:
-                try:
-                    server.wait(timeout=5)  # it ends when its input does, having logged what it did
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
+            self.close()
+            shutil.rmtree(self.path.parent, ignore_errors=True)
+
+    def close(self) -> None:
+        """Stop listening; let each server finish what it was asked (its input has ended), then go."""
+        if self._closed:
+            return
+        self._closed = True
+        self._thread.join(timeout=5)
+        self._listener.close()
+        for connection in self._connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+            connection.close()
+        for server in self._servers:
+            try:
+                server.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
