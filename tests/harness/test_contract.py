@@ -103,3 +103,31 @@ def test_the_published_schemas_are_in_the_package() -> None:
     assert task_schema()["$id"] == "urn:memstore:agent-task:1"
     assert "usage" in json.loads((Path(sys.modules["memstore"].__file__).parent / "harness" / "schemas" /
                                   "agent-result.schema.json").read_text())["properties"]  # fmt: skip
+
+
+def test_the_report_links_each_session_to_its_transcript(tmp_path: Path) -> None:
+    usage = {"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.5}
+    found = _run(tmp_path, {"schema_version": 1, "usage": usage})
+    transcript = found.tables["sessions"].transcript.iloc[0]  # type: ignore[attr-defined]
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert f'href="{transcript}/stdout.txt"' in html
+    assert (tmp_path / "run" / transcript / "stdout.txt").is_file()
+    markdown = (tmp_path / "run" / "report.md").read_text()
+    assert "| tokens in / out | cost $ | $ / merge |" in markdown
+    assert "| 10 / 5 | 0.5 |" in markdown
+
+
+def test_max_cost_stops_new_units_once_spent(tmp_path: Path) -> None:
+    from memstore.harness.run.runner import run
+
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    result = {"schema_version": 1, "usage": {"cost_usd": 1.0}}
+    spec = f"command:{sys.executable} {script} '{json.dumps(result)}'"
+    names = ("api-version-control", "api-version-moved", "api-docs-deleted")
+    config = RunConfig(scenarios=tuple(scenario(n) for n in names), arms=(Arm(spec, "sqlite:"),), max_cost=1.0)
+    output = run(config)
+    assert len({s["scenario"] for s in output.sessions}) == 1  # the first unit spent the budget
+    assert [f["error"] for f in output.failures] == ["not run: --max-cost reached ($1.00 spent)"] * 2
+    unbounded = run(RunConfig(scenarios=config.scenarios, arms=config.arms))
+    assert unbounded.failures == []

@@ -107,8 +107,26 @@ def metadata(config: RunConfig) -> dict[str, Any]:
             s.population["name"]: s.population for s in sorted(config.scenarios, key=lambda s: s.name) if s.population
         },
         "expiry_days": config.expiry.total_seconds() / 86_400,
+        **_agent_runtime(config),
         "memstore_version": __version__,
         "git_commit": _git_commit(),
+    }
+
+
+def _agent_runtime(config: RunConfig) -> dict[str, Any]:
+    """How command agents ran (only for runs that have them): sandbox, network, timeout, environment."""
+    if not any(arm.agent.startswith("command:") for arm in config.arms):
+        return {}
+    from memstore.harness.run.sandbox import resolve_mode
+
+    runtime = config.runtime
+    return {
+        "agent_runtime": {
+            "sandbox": resolve_mode(runtime.sandbox)[1],
+            "network": runtime.network.value,
+            "timeout_seconds": runtime.timeout,
+            "env": list(runtime.env),
+        }
     }
 
 
@@ -141,13 +159,18 @@ def write_run(
     (folder / "results.json").write_text(json.dumps(results.to_json(), indent=2, sort_keys=True) + "\n")
     timings = pd.DataFrame(output.timings)
     per_arm = {}
+    merges = frames["sessions"].groupby("arm").merged.sum() if "merged" in frames["sessions"] else pd.Series()
     for arm in sorted(timings.arm.unique()) if not timings.empty else []:
         rows = timings[timings.arm == arm]
         sessions = int(rows.task.ne("").sum())
         store_s = float(rows.get("store_s", pd.Series(dtype=float)).fillna(0).sum())
+        agent_s = float(rows.get("agent_s", pd.Series(dtype=float)).fillna(0).sum())
+        merged = int(merges.get(arm, 0) or 0)
         per_arm[arm] = {
             "sessions": sessions,
-            "agent_seconds": round(float(rows.get("agent_s").fillna(0).sum()), 3),
+            "agent_seconds": round(agent_s, 3),
+            "agent_seconds_per_session": round(agent_s / max(sessions, 1), 3),
+            "agent_seconds_per_merge": round(agent_s / merged, 3) if merged else None,
             "store_ms_per_session": round(1000 * store_s / max(sessions, 1), 3),
         }
     sessions_total = len(output.sessions)

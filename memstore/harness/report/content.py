@@ -29,6 +29,7 @@ __all__ = [
     "headlines",
     "healing_curves",
     "simulation_notes",
+    "usage_lines",
 ]
 
 _ROLE_NOTE = {Role.NEGATIVE_CONTROL: " (negative control)", Role.CONTROL: " (control)"}
@@ -131,6 +132,13 @@ def simulation_notes(results: RunResults) -> list[str]:
             f"The exploration budget ({budget}) is a modelling choice, not a measurement "
             '(docs/agents.md, "The stub agents").'
         )
+    runtime = run.get("agent_runtime")
+    if runtime:
+        weaker = "" if str(runtime["sandbox"]).startswith("bubblewrap") else " WEAKER ISOLATION: "
+        notes.append(
+            f"Command agents ran with{weaker} {runtime['sandbox']}; network {runtime['network']}; "
+            f'{runtime["timeout_seconds"]:g} s per session (docs/agents.md, "The sandbox").'
+        )
     for name, population in sorted(run.get("populations", {}).items()):
         parameters = ", ".join(f"{k}={v}" for k, v in population.get("parameters", {}).items())
         notes.append(
@@ -170,9 +178,35 @@ def cost_rows(results: RunResults, timings: dict[str, Any] | None) -> list[dict[
             "chars": fmt(arm.overall.get("injected_chars")),
             "reads": fmt(arm.overall.get("verify_reads")),
             "store_ms": per_arm.get(name, {}).get("store_ms_per_session"),
+            "tokens": _tokens(arm.overall),
+            "cost": fmt(arm.overall.get("cost_usd")),
+            "cost_per_merge": fmt(arm.overall.get("cost_per_merge")),
+            "agent_s": per_arm.get(name, {}).get("agent_seconds_per_session"),
+            "agent_s_per_merge": per_arm.get(name, {}).get("agent_seconds_per_merge"),
         }
         for name, arm in results.arms.items()
     ]
+
+
+def _tokens(found: Any) -> str:
+    """Input / output tokens an arm reported, or '-' when it reported none."""
+    spent = [found.get(name) for name in ("input_tokens", "output_tokens")]
+    return "-" if not any(spent) else f"{spent[0] or 0:,} / {spent[1] or 0:,}"
+
+
+def usage_lines(results: RunResults) -> list[str]:
+    """One line per arm that reported usage: tokens, cost, cost per merged change."""
+    lines = []
+    for name, arm in results.arms.items():
+        tokens = _tokens(arm.overall)
+        if tokens == "-" and not arm.overall.get("cost_usd"):
+            continue
+        per_merge = arm.overall.get("cost_per_merge")
+        lines.append(
+            f"usage {arm_label(name, arm)}: {tokens} tokens in/out, ${arm.overall.get('cost_usd') or 0:.4f}"
+            + (f", ${per_merge:.4f} per merged change" if isinstance(per_merge, int | float) else "")
+        )
+    return lines
 
 
 def confusion(tables: dict[str, pd.DataFrame]) -> dict[str, dict[str, dict[str, int]]]:

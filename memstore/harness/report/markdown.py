@@ -102,13 +102,17 @@ def render_markdown(
         "## Retrieval and cost",
         "",
         "| arm | needed recall at 5 | at 10 | at 20 | at 50 | injected chars / session | verify reads / session "
-        "| store ms / session |",
-        "|---|---|---|---|---|---|---|---|",
+        "| store ms / session | tokens in / out | cost $ | $ / merge | agent s / session | agent s / merge |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in cost_rows(results, timings):
         store_ms = "-" if row["store_ms"] is None else f"{row['store_ms']:.2f}"
         recall = " | ".join(row["recall"].values())
-        lines.append(f"| {row['arm']} | {recall} | {row['chars']} | {row['reads']} | {store_ms} |")
+        seconds = " | ".join("-" if row[k] is None else f"{row[k]:.2f}" for k in ("agent_s", "agent_s_per_merge"))
+        lines.append(
+            f"| {row['arm']} | {recall} | {row['chars']} | {row['reads']} | {store_ms} | {row['tokens']} "
+            f"| {row['cost']} | {row['cost_per_merge']} | {seconds} |"
+        )
     lines.append("")
     lines += comparison_table(
         results.comparisons, title=comparisons_title, note="Holm-adjusted across the family of comparisons."

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.analysis.registry import Level, metrics
-from memstore.harness.report.content import arm_label, fmt, headlines, simulation_notes
+from memstore.harness.report.content import arm_label, fmt, headlines, simulation_notes, usage_lines
 from memstore.harness.report.gates import Gate
 
 __all__ = ["print_summary"]
@@ -62,9 +62,11 @@ def print_summary(console: Console, results: RunResults, gate_list: list[Gate], 
     for headline in headlines(results):
         style = {"good": "green", "bad": "red"}.get(headline.tone, "")
         console.print(Text(headline.text, style=style))
-    notes = simulation_notes(results)
-    if notes:
-        console.print(Text(f"Note: {notes[0]}", style="dim"))
+    for line in usage_lines(results):
+        console.print(Text(line))
+    for note in simulation_notes(results):
+        style = "bold yellow" if "WEAKER ISOLATION" in note else "dim"
+        console.print(Text(f"Note: {note}", style=style))
     failed = [g for g in gate_list if not g.passed]
     for gate in failed:
         console.print(Text(f"FAILED {gate.name}: {gate.message}", style="bold red"))
