@@ -65,17 +65,18 @@ def test_markdown_summary(run_folder: Folder) -> None:
     assert "## What is simulated" in text
     assert "no-memory, trusting, jit-verify are built-in stub agents" in text
     assert "(searches=2, reads=8, learn=True)" in text
-    # per arm: 3 integrity gates, leaks, expiry; and the treatment arm not worse than the control
-    assert "16 of 16 passed." in text
+    # per arm: 4 integrity gates, leaks, expiry; and the treatment arm not worse than the control
+    assert "19 of 19 passed." in text
     assert "gate(s) failed" not in text
 
 
 def test_junit_has_one_case_per_gate(run_folder: Folder) -> None:
     _, results, _ = run_folder
     suite = ET.fromstring(render_junit(gates(results)))
-    assert suite.attrib == {"name": "memstore", "tests": "16", "failures": "0", "errors": "0"}
-    assert [case.attrib["name"] for case in suite][:5] == [
+    assert suite.attrib == {"name": "memstore", "tests": "19", "failures": "0", "errors": "0"}
+    assert [case.attrib["name"] for case in suite][:6] == [
         "jit-verify/memory: the agent did not fail every session",
+        "jit-verify/memory: sessions ran (no infrastructure error in every one)",
         "jit-verify/memory: every unit ran",
         "jit-verify/memory: tampering == 0",
         "jit-verify/memory: leaks == 0",
@@ -256,3 +257,17 @@ def test_the_verifier_gates_fail_below_their_bars() -> None:
         ("jit: detection_recall >= 0.95", "0.900 (bar >= 0.95)"),
         ("jit: reanchor_accuracy >= 0.9", "not measured (bar >= 0.9)"),
     ]
+
+
+def test_an_arm_that_lost_every_session_to_the_infrastructure_fails_its_gate(run_folder: Folder) -> None:
+    _, results, _ = run_folder
+    lost = _with(results, "jit-verify/memory", infra_error_rate=Rate(4, 4))
+    (gate,) = [
+        g for g in gates(lost) if g.name == "jit-verify/memory: sessions ran (no infrastructure error in every one)"
+    ]
+    assert (gate.passed, gate.integrity) == (False, True)
+    assert (
+        gate.message == "4 of 4 sessions lost to infrastructure errors (timeouts, model endpoint): nothing was measured"
+    )
+    some = _with(results, "jit-verify/memory", infra_error_rate=Rate(1, 4))
+    assert all(g.passed for g in gates(some) if "infrastructure" in g.name)

@@ -54,6 +54,7 @@ def _integrity(name: str, arm: ArmResult) -> list[Gate]:
             f"the agent failed {shown} sessions" + (": nothing was measured" if every else ""),
             integrity=True,
         ),
+        _infrastructure(name, arm),
         Gate(f"{name}: every unit ran", failed == 0, f"{failed} unit(s) could not run", integrity=True),
         Gate(
             f"{name}: tampering == 0",
@@ -62,6 +63,21 @@ def _integrity(name: str, arm: ArmResult) -> list[Gate]:
             integrity=True,
         ),
     ]
+
+
+def _infrastructure(name: str, arm: ArmResult) -> Gate:
+    """Sessions lost to the infrastructure (timeouts, a model endpoint down) measure nothing: an
+    arm that lost every one of them measured nothing; one that lost some says how many."""
+    lost = arm.rate("infra_error_rate")
+    every = lost is not None and lost.k == lost.n
+    shown = f"{lost.k} of {lost.n}" if lost is not None else "0 of 0"
+    return Gate(
+        f"{name}: sessions ran (no infrastructure error in every one)",
+        not every,
+        f"{shown} sessions lost to infrastructure errors (timeouts, model endpoint)"
+        + (": nothing was measured" if every else ""),
+        integrity=True,
+    )
 
 
 def _invariants(name: str, arm: ArmResult) -> list[Gate]:

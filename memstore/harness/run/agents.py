@@ -123,6 +123,10 @@ def make_agent(spec: str, config: AgentConfig | None = None, *, runtime: AgentRu
 
         agent: Agent = CommandAgent(spec.removeprefix("command:"), runtime)
         return agent
+    if spec.startswith("llm:"):
+        from memstore.agents.llm import make
+
+        return make(spec.removeprefix("llm:"))
     made = _factory(spec)(config or AgentConfig())
     if not isinstance(made, Agent):
         raise ConfigurationError(f"agent {spec!r}: its factory returned {type(made).__name__}, not an Agent")
