@@ -19,7 +19,7 @@ A script is JSON::
 
 The turn is chosen without state: it is the number of assistant messages already in the
 request, so concurrent sessions never mix. In arguments, ``{{re:PATTERN}}`` is replaced by the
-last match of PATTERN in the conversation's tool results (a memory id the agent was shown, say);
+last match of PATTERN in the conversation's user messages and tool results (a memory id the agent was shown, say);
 ``{{task:KEY}}`` by a ``KEY: value`` line of the first user message. Usage is counted as one
 token per four characters, so it is repeatable. Requests are logged (``--log FILE``) as JSON
 lines.
@@ -124,7 +124,7 @@ def _fill(value: Any, messages: Sequence[Mapping[str, Any]]) -> Any:
         return [_fill(v, messages) for v in value]
     if not isinstance(value, str):
         return value
-    tool_text = "\n".join(_text(m) for m in messages if m.get("role") == "tool")
+    tool_text = "\n".join(_text(m) for m in messages if m.get("role") in {"user", "tool"})
     first_user = next((_text(m) for m in messages if m.get("role") == "user"), "")
 
     def replace(match: re.Match[str]) -> str:

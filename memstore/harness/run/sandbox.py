@@ -217,7 +217,7 @@ class Relay:
     ``memstore mcp`` server process (outside the sandbox, beside the store), the connection as
     its standard input and output."""
 
-    MAX_SERVERS = 8  # an agent opening servers without end gets no more
+    MAX_SERVERS = 8  # servers running at once: an agent opening them without end waits for none
 
     def __init__(self, server_argv: Sequence[str]) -> None:
         self.server_argv = list(server_argv)
@@ -227,7 +227,6 @@ class Relay:
         self._listener.listen(4)
         self._listener.settimeout(0.2)
         self._servers: list[subprocess.Popen[bytes]] = []
-        self._connections: list[socket.socket] = []
         self._thread = threading.Thread(target=self._serve, name="mcp-relay", daemon=True)
         self._closed = False
 
@@ -240,12 +239,12 @@ class Relay:
             except OSError:
                 return
             connection.settimeout(None)
+            self._servers = [s for s in self._servers if s.poll() is None]
             if self._closed or len(self._servers) >= self.MAX_SERVERS:
                 connection.close()
                 continue
-            self._connections.append(connection)
-            with contextlib.suppress(OSError):
-                self._servers.append(
+            with contextlib.suppress(OSError), connection:  # the server holds the socket now, not the relay:
+                self._servers.append(  # when it exits the agent's end reads the end of the stream
                     subprocess.Popen(
                         self.server_argv,
                         stdin=connection.fileno(),
@@ -272,10 +271,6 @@ class Relay:
         self._closed = True
         self._thread.join(timeout=5)
         self._listener.close()
-        for connection in self._connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
-            connection.close()
         for server in self._servers:
             try:
                 server.wait(timeout=5)
