@@ -31,13 +31,16 @@ def test_eval_writes_the_run_folder(tmp_path: Path) -> None:
         "failures.csv.gz",
         "findings.csv.gz",
         "junit.xml",
+        "manifest.json",
         "report.html",
         "report.md",
         "results.json",
         "sessions.csv.gz",
+        "shards",
         "timings.json",
         "trials.csv.gz",
     ]
+    assert len(list((tmp_path / "run" / "shards").iterdir())) == 12  # 2 scenarios x 3 arms x 2 trials
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert sorted(results["arms"]) == ["jit-verify/sqlite", "no-memory/sqlite", "trusting/sqlite"]
     assert results["run"]["seed"] == 5

@@ -107,7 +107,7 @@ def test_eval_refuses_a_folder_that_holds_something(tmp_path: Path) -> None:
     (out / "notes.txt").write_text("mine")
     refused = _cli("eval", MOVED, "--agent", "no-memory", "--out", str(out))
     assert refused.exit_code == 2
-    assert "is not empty; pass --overwrite" in refused.output
+    assert "is not empty; pass --resume" in refused.output
     still = _cli("eval", MOVED, "--agent", "no-memory", "--out", str(out), "--overwrite")
     assert still.exit_code == 2
     assert "does not look like a run folder" in still.output
@@ -192,7 +192,7 @@ def test_a_folder_without_scenarios_is_an_error_not_an_empty_run(tmp_path: Path)
 
 
 def test_agent_timeouts_take_seconds_for_all_or_one_agent() -> None:
-    from memstore.commands.eval import _timeouts
+    from memstore.commands._runs import _timeouts
 
     assert _timeouts(()) == (600.0, ())
     assert _timeouts(("30", "command:python a.py=5")) == (30.0, (("command:python a.py", 5.0),))

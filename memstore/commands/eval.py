@@ -25,19 +25,34 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from memstore.commands._runs import (
+    DEFAULT_STORE,
+    IDENTITY,
+    Recipe,
+    prepare_folder,
+    read_manifest,
+    same_run,
+    write_manifest,
+)
 from memstore.commands._shared import CommandError, console, plain
-from memstore.errors import ConfigurationError, ScenarioError
-from memstore.harness.analysis.results import TABLES, load_results
-from memstore.harness.evaluate import evaluate
+from memstore.errors import ScenarioError
+from memstore.harness.analysis.results import load_results
+from memstore.harness.evaluate import evaluate, run_part
 from memstore.harness.report.terminal import print_summary
-from memstore.harness.run.agents import BUILT_IN, AgentConfig
-from memstore.harness.run.runner import RunConfig, iter_arms
-from memstore.harness.scenarios.loader import load_library
 
 __all__ = ["eval_command"]
 
-DEFAULT_AGENTS = BUILT_IN
-DEFAULT_STORE = "sqlite:"
+
+def _part(value: str | None) -> tuple[int, int] | None:
+    """``--part K/N``."""
+    if value is None:
+        return None
+    k, _, n = value.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n) <= 10_000):
+        raise click.BadParameter(f"{value!r}: give K/N with 1 <= K <= N, such as 1/4", param_hint="--part")
+    return int(k), int(n)
+
+
 _STAGES = {"build": "building worlds", "run": "trials"}
 
 
@@ -74,97 +89,6 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
             click.echo(f"eval: {done}/{total} {_STAGES.get(stage, stage)}", err=True)
 
     yield plain
-
-
-def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], ...]]:
-    """``--agent-timeout`` values: ``SECONDS`` for every agent, ``AGENT=SECONDS`` for one."""
-    default, per_agent = None, []
-    for value in values:
-        agent, _, seconds = value.rpartition("=") if "=" in value else ("", "", value)
-        try:
-            number = float(seconds)
-        except ValueError as exc:
-            raise click.BadParameter(f"{value!r}: give SECONDS or AGENT=SECONDS", param_hint="--agent-timeout") from exc
-        if not 0 < number <= 86_400:
-            raise click.BadParameter(f"{value!r}: seconds from 0 to 86400", param_hint="--agent-timeout")
-        if agent:
-            per_agent.append((agent, number))
-        else:
-            default = number
-    from memstore.harness.run.sandbox import DEFAULT_TIMEOUT
-
-    return (default if default is not None else DEFAULT_TIMEOUT), tuple(per_agent)
-
-
-_RUN_FILES = {"results.json", "timings.json", "report.html", "report.md", "report.json", "junit.xml"} | {
-    f"{name}.{ext}" for name in TABLES for ext in ("csv", "csv.gz")
-}
-
-
-def _prepare_folder(folder: Path, overwrite: bool) -> None:
-    """Refuse a folder that already holds something, unless told to replace a run folder."""
-    if not folder.exists() or not any(folder.iterdir()):
-        return
-    if not overwrite:
-        raise CommandError(f"the run folder {folder} is not empty; pass --overwrite to replace it, or another --out")
-    strangers = sorted(p.name for p in folder.iterdir() if p.name not in _RUN_FILES)
-    if strangers:
-        raise CommandError(
-            f"{folder} does not look like a run folder (it holds {', '.join(strangers[:5])}); not overwriting it"
-        )
-    for name in _RUN_FILES:
-        (folder / name).unlink(missing_ok=True)
-
-
-def _config(
-    scenarios: tuple[Path, ...],
-    stores: tuple[str, ...],
-    agents: tuple[str, ...],
-    trials: int,
-    seed: int,
-    workers: int,
-    limit: int,
-    agent_params: tuple[str, ...],
-    agent_timeouts: tuple[str, ...],
-    isolation: tuple[str, str, tuple[str, ...]] = ("auto", "none", ()),
-    max_cost: float | None = None,
-) -> RunConfig:
-    """The run the options describe (scenarios loaded and checked as files)."""
-    from memstore.harness.run.sandbox import AgentRuntime, Network, SandboxMode
-
-    timeout, per_agent = _timeouts(agent_timeouts)
-    sandbox, network, env_names = isolation
-    missing = [name for name in env_names if name not in os.environ]
-    if missing:
-        raise ConfigurationError(f"--agent-env names variables this environment does not set: {', '.join(missing)}")
-    runtime = AgentRuntime(
-        timeout=timeout,
-        base_dir=Path.cwd(),
-        sandbox=SandboxMode(sandbox),
-        network=Network(network),
-        env=tuple(env_names),
-    )
-    try:
-        library = tuple(load_library(scenarios))
-    except ScenarioError as exc:
-        raise CommandError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
-    agent_config = AgentConfig.parse(agent_params)
-    config = RunConfig(
-        scenarios=library,
-        arms=tuple(iter_arms(agents or DEFAULT_AGENTS, stores or (DEFAULT_STORE,), agent_config)),
-        trials=trials,
-        seed=seed,
-        workers=workers,
-        limit=limit,
-        agent_config=agent_config,
-        runtime=runtime,
-        agent_timeouts=per_agent,
-        max_cost=max_cost,
-    )
-    unknown = sorted({agent for agent, _ in per_agent} - {arm.agent for arm in config.arms})
-    if unknown:
-        raise ConfigurationError(f"--agent-timeout names agent(s) not in this run: {', '.join(unknown)}")
-    return config
 
 
 @click.command(name="eval")
@@ -245,8 +169,25 @@ def _config(
     metavar="USD",
     help="Start no new unit once the agents' reported cost reaches this many US dollars.",
 )
+@click.option(
+    "--resume",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    metavar="RUN",
+    help="Finish the run in this folder: run only the units it has no shard of (its options are kept).",
+)
+@click.option("--retry-errors", is_flag=True, help="With --resume: run again the units that failed for "
+              "infrastructure reasons (timeouts, a model endpoint down, a worker killed).")  # fmt: skip
+@click.option(
+    "--part",
+    default=None,
+    metavar="K/N",
+    help="Run only the K-th of N interleaved parts of the units (one per machine); `memstore merge` assembles them.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace the run folder named by --out if it holds an earlier run.")
+@click.pass_context
 def eval_command(
+    ctx: click.Context,
     scenarios: tuple[Path, ...],
     stores: tuple[str, ...],
     agents: tuple[str, ...],
@@ -264,6 +205,9 @@ def eval_command(
     agent_network: str,
     agent_env: tuple[str, ...],
     max_cost: float | None,
+    resume: Path | None,
+    retry_errors: bool,
+    part: str | None,
     overwrite: bool,
 ) -> None:
     """Run agents through SCENARIOS (files or folders; the shipped library by default).
@@ -273,30 +217,69 @@ def eval_command(
     run, or its store was changed behind the harness's back); 2 for a usage or configuration
     error, before anything runs.
     """
-    config = _config(
-        scenarios,
-        stores,
-        agents,
-        trials,
-        seed,
-        workers,
-        limit,
-        agent_params,
-        agent_timeouts,
-        (agent_sandbox, agent_network, agent_env),
-        max_cost,
+    given = Recipe(
+        scenarios=tuple(str(p.resolve()) for p in scenarios),
+        stores=stores,
+        agents=agents,
+        trials=trials,
+        seed=seed,
+        workers=workers,
+        limit=limit,
+        agent_params=agent_params,
+        agent_timeouts=agent_timeouts,
+        agent_sandbox=agent_sandbox,
+        agent_network=agent_network,
+        agent_env=agent_env,
+        max_cost=max_cost,
     )
-    folder = out or Path("reports") / "runs" / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-seed{seed}"
-    _prepare_folder(folder, overwrite)
+    if retry_errors and resume is None:
+        raise CommandError("--retry-errors goes with --resume RUN")
+    if resume is not None:
+        if out is not None and out.resolve() != resume.resolve():
+            raise CommandError("--resume names the run folder: leave out --out")
+        recipe, config = read_manifest(resume)
+        explicit = {k for k in IDENTITY if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
+        same_run(recipe, Recipe(**{**recipe.to_json(), **{k: getattr(given, k) for k in explicit}}), "asked for now")
+        folder = resume
+    else:
+        recipe, config = given, given.config()
+        folder = out or Path("reports") / "runs" / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-seed{seed}"
+        prepare_folder(folder, overwrite)
+    shown_part = _part(part)
+
+    def starting(_: object) -> None:  # everything was checked: the run is about to start
+        if resume is None:
+            write_manifest(folder, recipe, config)
+
     console(stderr=True).print(
         f"memstore eval: {len(config.scenarios)} scenarios, "
-        f"{sum(len(s.tasks) for s in config.scenarios) * trials} tasks, "
-        f"{len(config.arms)} arms, {workers} worker(s) -> {folder}"
+        f"{sum(len(s.tasks) for s in config.scenarios) * config.trials} tasks, "
+        f"{len(config.arms)} arms, {config.workers} worker(s) -> {folder}"
+        + (" (resuming)" if resume is not None else "")
+        + (f" (part {shown_part[0]}/{shown_part[1]})" if shown_part else "")
     )
+    if shown_part is not None:
+        with _progress() as update:
+            output = run_part(config, folder, shown_part, progress=update, retry_errors=retry_errors, starting=starting)
+        console().print(
+            plain(
+                f"part {shown_part[0]}/{shown_part[1]}: {len(output.trials) + len(output.failures)} unit(s) in "
+                f"{folder / 'shards'}; assemble the parts with `memstore merge RUN... --out DIR`"
+            )
+        )
+        return
     previous = load_results(baseline) if baseline is not None else None  # a bad baseline is refused first
     try:
         with _progress() as update:
-            evaluation = evaluate(config, folder, baseline=previous, force=force, progress=update)
+            evaluation = evaluate(
+                config,
+                folder,
+                baseline=previous,
+                force=force,
+                progress=update,
+                retry_errors=retry_errors,
+                starting=starting,
+            )
     except ScenarioError as exc:
         raise CommandError(f"the scenarios do not build as their labels say:\n{exc}") from exc
     print_summary(console(), evaluation.results, evaluation.gates, str(folder), evaluation.seconds)

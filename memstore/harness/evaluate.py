@@ -30,7 +30,7 @@ from memstore.harness.run.runner import RunConfig, check_config, run
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import ScenarioError, check_labels
 
-__all__ = ["Evaluation", "Progress", "evaluate"]
+__all__ = ["Evaluation", "Progress", "assemble", "collect", "evaluate", "run_part"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: stage ``"build"`` while worlds are built, then ``"run"`` per unit."""
@@ -83,24 +83,10 @@ def kept_apart(config: RunConfig, out: Path) -> RunConfig:
     return replace(config, runtime=runtime)
 
 
-def evaluate(
-    config: RunConfig,
-    out: Path,
-    *,
-    baseline: RunResults | None = None,
-    force: bool = False,
-    progress: Progress | None = None,
-) -> Evaluation:
-    """Run ``config`` and write its run folder ``out`` (tables, results.json, reports).
-
-    Everything that can be refused is refused before any unit runs: agents and stores that
-    cannot be used, a baseline of another scenario set (unless ``force``), scenarios whose
-    truth labels do not hold on the repository they build.
-
-    Raises:
-        ConfigurationError: an agent, a store or a baseline that cannot be used.
-        ScenarioError: a scenario that does not build as its labels say.
-    """
+def _checked(
+    config: RunConfig, out: Path, baseline: RunResults | None, force: bool, progress: Progress | None
+) -> RunConfig:
+    """``config`` kept apart from its agents, after everything that can be refused was refused."""
     config = kept_apart(config, out)
     check_config(config)
     if baseline is not None:
@@ -108,11 +94,90 @@ def evaluate(
     problems = check_labels(config.scenarios, progress=(lambda d, t: progress("build", d, t)) if progress else None)
     if problems:
         raise ScenarioError(problems)
+    return config
+
+
+def evaluate(
+    config: RunConfig,
+    out: Path,
+    *,
+    baseline: RunResults | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+    retry_errors: bool = False,
+    starting: Callable[[RunConfig], None] | None = None,
+) -> Evaluation:
+    """Run ``config`` and write its run folder ``out`` (shards, tables, results.json, reports).
+
+    Each unit is written to ``out/shards`` as it finishes, and units whose shards are already
+    there are not run again (with ``retry_errors``, those that failed for infrastructure reasons
+    are). Everything that can be refused is refused before any unit runs: agents and stores that
+    cannot be used, a baseline of another scenario set (unless ``force``), scenarios whose truth
+    labels do not hold on the repository they build. ``starting(config)`` is called then, before
+    the first unit runs (the command writes the run's manifest there).
+
+    Raises:
+        ConfigurationError: an agent, a store or a baseline that cannot be used.
+        ScenarioError: a scenario that does not build as its labels say.
+    """
+    config = _checked(config, out, baseline, force, progress)
+    if starting is not None:
+        starting(config)
     started = time.perf_counter()
-    output: RunOutput = run(config, progress=(lambda d, t: progress("run", d, t)) if progress else None)
-    seconds = time.perf_counter() - started
+    output: RunOutput = run(
+        config,
+        progress=(lambda d, t: progress("run", d, t)) if progress else None,
+        shards=out / "shards",
+        retry_errors=retry_errors,
+    )
+    return assemble(config, out, output, time.perf_counter() - started, baseline=baseline)
+
+
+def run_part(
+    config: RunConfig,
+    out: Path,
+    part: tuple[int, int],
+    *,
+    progress: Progress | None = None,
+    retry_errors: bool = False,
+    starting: Callable[[RunConfig], None] | None = None,
+) -> RunOutput:
+    """Run the ``part=(k, n)``-th of ``config``'s units into ``out/shards`` (for several machines:
+    `memstore merge` assembles the parts); its rows."""
+    config = _checked(config, out, None, False, progress)
+    if starting is not None:
+        starting(config)
+    return run(
+        config,
+        progress=(lambda d, t: progress("run", d, t)) if progress else None,
+        shards=out / "shards",
+        retry_errors=retry_errors,
+        part=part,
+    )
+
+
+def assemble(
+    config: RunConfig, out: Path, output: RunOutput, seconds: float, *, baseline: RunResults | None = None
+) -> Evaluation:
+    """Write the run folder's tables, results.json and reports from the units' rows."""
     results, tables = write_run(out, config, output, seconds=seconds)
     against = compare_runs(results, baseline) if baseline is not None else []
     gate_list = gates(results, against)
     write_reports(out, results, tables, gate_list)
     return Evaluation(config, results, tables, gate_list, against, output.failures, out, seconds)
+
+
+def collect(config: RunConfig, folders: list[Path]) -> tuple[RunOutput, list[str]]:
+    """The rows of every unit of ``config`` from the shards in ``folders`` (the first found of
+    each), in unit order; and the units no folder holds."""
+    from memstore.harness.run.runner import merge_outputs, units
+    from memstore.harness.run.shards import read_shard, shard_path
+
+    found, missing = [], []
+    for unit in units(config):
+        output = next((o for f in folders if (o := read_shard(shard_path(f / "shards", unit))) is not None), None)
+        if output is None:
+            missing.append(f"{unit.arm.name} {unit.scenario.name}#{unit.trial}")
+        else:
+            found.append(output)
+    return merge_outputs(found), missing

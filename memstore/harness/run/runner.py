@@ -21,6 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 from memstore import backends
 from memstore.errors import Interrupted
@@ -30,6 +31,7 @@ from memstore.harness.run.agents import agent_role, make_agent
 from memstore.harness.run.output import Arm, RunOutput, Unit
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.scratch import clean_stale, release_all
+from memstore.harness.run.shards import infrastructure_failed, read_shard, shard_path, write_shard
 from memstore.harness.run.stores import check_store_uri
 from memstore.harness.run.stubs import AgentConfig
 from memstore.harness.run.trial import forget_templates, run_unit
@@ -220,8 +222,21 @@ def _in_pool(
     return lost
 
 
-def run(config: RunConfig, progress: Callable[[int, int], None] | None = None) -> RunOutput:
+def run(
+    config: RunConfig,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    shards: Path | None = None,
+    retry_errors: bool = False,
+    part: tuple[int, int] | None = None,
+) -> RunOutput:
     """Run every unit of ``config``; ``progress(done, total)`` is called as units finish.
+
+    With ``shards`` (a folder), each unit is written there as it finishes, and a unit whose
+    shard is already there is not run again (its rows are read back): an interrupted run
+    resumes where it stopped. ``retry_errors`` runs again the units that failed for
+    infrastructure reasons. ``part=(k, n)`` runs only the k-th of n interleaved parts (for
+    several machines; `memstore merge` assembles them).
 
     A unit that fails is a failure row, not a crash. A worker process that dies (killed by an
     agent, out of memory) costs only the unit it was running: the units it took down with it
@@ -231,27 +246,38 @@ def run(config: RunConfig, progress: Callable[[int, int], None] | None = None) -
     clean_stale()
     work = units(config)
     results: list[RunOutput | None] = [None] * len(work)
-    done, spent = 0, 0.0
+    mine = [i for i in range(len(work)) if part is None or i % part[1] == part[0] - 1]
+    if shards is not None:
+        for position in mine:
+            found = read_shard(shard_path(shards, work[position]))
+            if found is not None and not (retry_errors and infrastructure_failed(found)):
+                results[position] = found
+    todo = [i for i in mine if results[i] is None]
+    done, spent = len(mine) - len(todo), 0.0
 
     def finish(position: int, output: RunOutput) -> None:
         nonlocal done, spent
+        if shards is not None:
+            write_shard(shards, work[position], output)
         results[position] = output
         done += 1
         spent += sum(float(row.get("cost_usd") or 0.0) for row in output.sessions)
         if progress:
-            progress(done, len(work))
-        if config.max_cost is not None and spent >= config.max_cost and done < len(work):
+            progress(done, len(mine))
+        if config.max_cost is not None and spent >= config.max_cost and done < len(mine):
             raise _CostCapReached(spent)
 
+    if progress:
+        progress(done, len(mine))
     try:
         with _stop_on_sigterm():
             if config.workers <= 1:
-                for position, unit in enumerate(work):
-                    finish(position, run_unit(unit))
-            else:
+                for position in todo:
+                    finish(position, run_unit(work[position]))
+            elif todo:
                 # Contiguous batches keep one scenario's trials in one process, so its template is built once there.
-                size = max(1, len(work) // (config.workers * 8))
-                batches = [list(range(i, min(i + size, len(work)))) for i in range(0, len(work), size)]
+                size = max(1, len(todo) // (config.workers * 8))
+                batches = [todo[i : i + size] for i in range(0, len(todo), size)]
                 registered = _registrations(config)
                 lost = _in_pool(work, batches, config.workers, finish, registered)
                 for position in sorted(lost):  # again, alone: a death now names its unit
@@ -260,8 +286,8 @@ def run(config: RunConfig, progress: Callable[[int, int], None] | None = None) -
     except _CostCapReached as reached:
         forget_templates()
         release_all()
-        for position, output in enumerate(results):
-            if output is None:
+        for position in mine:
+            if results[position] is None:
                 results[position] = _not_run(
                     work[position], f"not run: --max-cost reached (${reached.spent:.2f} spent)"
                 )

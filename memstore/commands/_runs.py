@@ -1,0 +1,235 @@
+"""Run folders: what a run is (its `Recipe`), written first as ``manifest.json``, so a run can be
+resumed (``memstore eval --resume``), split across machines (``--part``) and assembled
+(``memstore merge``); and the folder rules (never overwrite what is not a run folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memstore.commands._shared import CommandError
+from memstore.errors import ConfigurationError, ScenarioError
+from memstore.harness.analysis.results import TABLES, scenario_set_hash
+from memstore.harness.run.agents import BUILT_IN, AgentConfig
+from memstore.harness.run.runner import RunConfig, iter_arms
+from memstore.harness.run.shards import ENGINE
+from memstore.harness.scenarios.loader import load_library
+
+__all__ = ["DEFAULT_AGENTS", "DEFAULT_STORE", "Recipe", "prepare_folder", "read_manifest", "write_manifest"]
+
+DEFAULT_AGENTS = BUILT_IN
+DEFAULT_STORE = "sqlite:"
+MANIFEST = "manifest.json"
+# What decides the units and their outcomes: a resumed or merged run must agree on all of it.
+IDENTITY = ("scenarios", "stores", "agents", "trials", "seed", "limit", "agent_params")
+
+
+def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], ...]]:
+    """``--agent-timeout`` values: ``SECONDS`` for every agent, ``AGENT=SECONDS`` for one."""
+    default, per_agent = None, []
+    for value in values:
+        agent, _, seconds = value.rpartition("=") if "=" in value else ("", "", value)
+        try:
+            number = float(seconds)
+        except ValueError as exc:
+            raise click.BadParameter(f"{value!r}: give SECONDS or AGENT=SECONDS", param_hint="--agent-timeout") from exc
+        if not 0 < number <= 86_400:
+            raise click.BadParameter(f"{value!r}: seconds from 0 to 86400", param_hint="--agent-timeout")
+        if agent:
+            per_agent.append((agent, number))
+        else:
+            default = number
+    from memstore.harness.run.sandbox import DEFAULT_TIMEOUT
+
+    return (default if default is not None else DEFAULT_TIMEOUT), tuple(per_agent)
+
+
+_RUN_FILES = {"results.json", "timings.json", "report.html", "report.md", "report.json", "junit.xml"} | {
+    f"{name}.{ext}" for name in TABLES for ext in ("csv", "csv.gz")
+}
+
+
+def _prepare_folder(folder: Path, overwrite: bool) -> None:
+    """Refuse a folder that already holds something, unless told to replace a run folder."""
+    if not folder.exists() or not any(folder.iterdir()):
+        return
+    if not overwrite:
+        raise CommandError(f"the run folder {folder} is not empty; pass --overwrite to replace it, or another --out")
+    strangers = sorted(p.name for p in folder.iterdir() if p.name not in _RUN_FILES)
+    if strangers:
+        raise CommandError(
+            f"{folder} does not look like a run folder (it holds {', '.join(strangers[:5])}); not overwriting it"
+        )
+    for name in _RUN_FILES:
+        (folder / name).unlink(missing_ok=True)
+
+
+def _build(
+    scenarios: tuple[Path, ...],
+    stores: tuple[str, ...],
+    agents: tuple[str, ...],
+    trials: int,
+    seed: int,
+    workers: int,
+    limit: int,
+    agent_params: tuple[str, ...],
+    agent_timeouts: tuple[str, ...],
+    isolation: tuple[str, str, tuple[str, ...]] = ("auto", "none", ()),
+    max_cost: float | None = None,
+) -> RunConfig:
+    """The run the options describe (scenarios loaded and checked as files)."""
+    from memstore.harness.run.sandbox import AgentRuntime, Network, SandboxMode
+
+    timeout, per_agent = _timeouts(agent_timeouts)
+    sandbox, network, env_names = isolation
+    missing = [name for name in env_names if name not in os.environ]
+    if missing:
+        raise ConfigurationError(f"--agent-env names variables this environment does not set: {', '.join(missing)}")
+    runtime = AgentRuntime(
+        timeout=timeout,
+        base_dir=Path.cwd(),
+        sandbox=SandboxMode(sandbox),
+        network=Network(network),
+        env=tuple(env_names),
+    )
+    try:
+        library = tuple(load_library(scenarios))
+    except ScenarioError as exc:
+        raise CommandError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
+    agent_config = AgentConfig.parse(agent_params)
+    config = RunConfig(
+        scenarios=library,
+        arms=tuple(iter_arms(agents or DEFAULT_AGENTS, stores or (DEFAULT_STORE,), agent_config)),
+        trials=trials,
+        seed=seed,
+        workers=workers,
+        limit=limit,
+        agent_config=agent_config,
+        runtime=runtime,
+        agent_timeouts=per_agent,
+        max_cost=max_cost,
+    )
+    unknown = sorted({agent for agent, _ in per_agent} - {arm.agent for arm in config.arms})
+    if unknown:
+        raise ConfigurationError(f"--agent-timeout names agent(s) not in this run: {', '.join(unknown)}")
+    return config
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A run as its options describe it (what ``manifest.json`` keeps)."""
+
+    scenarios: tuple[str, ...] = ()  # files or folders, absolute; none: the shipped library
+    stores: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    trials: int = 1
+    seed: int = 0
+    workers: int = 1
+    limit: int = 50
+    agent_params: tuple[str, ...] = ()
+    agent_timeouts: tuple[str, ...] = ()
+    agent_sandbox: str = "auto"
+    agent_network: str = "none"
+    agent_env: tuple[str, ...] = ()
+    max_cost: float | None = None
+
+    def config(self) -> RunConfig:
+        """The run (scenarios loaded and checked as files)."""
+        return _build(
+            tuple(Path(p) for p in self.scenarios),
+            self.stores,
+            self.agents,
+            self.trials,
+            self.seed,
+            self.workers,
+            self.limit,
+            self.agent_params,
+            self.agent_timeouts,
+            (self.agent_sandbox, self.agent_network, self.agent_env),
+            self.max_cost,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Recipe:
+        known = {f.name for f in fields(cls)}
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+        return cls(**values)
+
+    def identity(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k in IDENTITY}
+
+
+def write_manifest(folder: Path, recipe: Recipe, config: RunConfig) -> None:
+    """Record what the run is, before any unit runs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {
+        "engine": ENGINE,
+        "recipe": recipe.to_json(),
+        "scenario_set_hash": scenario_set_hash(config.scenarios),
+    }
+    partial = folder / f".{MANIFEST}.part"
+    partial.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    partial.replace(folder / MANIFEST)
+
+
+def read_manifest(folder: Path) -> tuple[Recipe, RunConfig]:
+    """The recipe of a run folder and its run, checked against what made the folder.
+
+    Raises:
+        CommandError: a folder with no manifest, of another engine, or whose scenarios changed.
+    """
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        recipe = Recipe.from_json(data["recipe"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CommandError(f"{folder} is not a run folder made by memstore eval (no readable {MANIFEST})") from exc
+    if data.get("engine") != ENGINE:
+        raise CommandError(f"{folder} was made by {data.get('engine')}, not {ENGINE}: its shards cannot be reused")
+    config = recipe.config()
+    if scenario_set_hash(config.scenarios) != data.get("scenario_set_hash"):
+        raise CommandError(f"the scenarios of {folder} changed since it was made: start a new run")
+    return recipe, config
+
+
+def same_run(recipe: Recipe, other: Recipe, what: str) -> None:
+    """Refuse ``other`` unless it is the same run as ``recipe`` (scenarios, arms, trials, seed...)."""
+    mine, theirs = recipe.identity(), other.identity()
+    differ = [k for k in IDENTITY if mine[k] != theirs[k]]
+    if differ:
+        shown = "; ".join(f"{k}: {mine[k]!r} there, {theirs[k]!r} {what}" for k in differ)
+        raise CommandError(f"not the same run ({shown})")
+
+
+_RUN_FILES = {"results.json", "timings.json", "report.html", "report.md", "report.json", "junit.xml", MANIFEST} | {
+    f"{name}.{ext}" for name in TABLES for ext in ("csv", "csv.gz")
+}
+_RUN_FOLDERS = {"shards", "transcripts"}
+
+
+def prepare_folder(folder: Path, overwrite: bool) -> None:
+    """Refuse a folder that already holds something, unless told to replace a run folder."""
+    if not folder.exists() or not any(folder.iterdir()):
+        return
+    if not overwrite:
+        raise CommandError(
+            f"the run folder {folder} is not empty; pass --resume {folder} to finish it, --overwrite to replace it, "
+            "or another --out"
+        )
+    strangers = sorted(p.name for p in folder.iterdir() if p.name not in _RUN_FILES | _RUN_FOLDERS)
+    if strangers:
+        raise CommandError(
+            f"{folder} does not look like a run folder (it holds {', '.join(strangers[:5])}); not overwriting it"
+        )
+    for name in _RUN_FILES:
+        (folder / name).unlink(missing_ok=True)
+    for name in _RUN_FOLDERS:
+        shutil.rmtree(folder / name, ignore_errors=True)

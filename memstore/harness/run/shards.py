@@ -1,0 +1,91 @@
+"""Shards: each finished unit of a run, written at once to the run folder, so a run survives.
+
+Every unit (one trial of one scenario in one arm) has a deterministic id: a digest of what
+decides its outcome (the scenario's content, the trial, the arm, the seed, the stubs' budget,
+the expiry, the retrieval limit, the engine version). When a unit finishes, its rows are written
+to ``shards/<id>.json.gz`` (written to a temporary name, then renamed: a shard is whole or
+absent). ``results.json`` and the reports are assembled from the shards in unit order, so a run
+gives the same bytes whatever the executor, the worker count, the order units finished in, and
+however often it was interrupted and resumed (`memstore eval --resume`), and shards made on
+several machines assemble into one run (`memstore merge`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from memstore import __version__
+from memstore.harness.run.output import RunOutput, Unit
+
+__all__ = ["ENGINE", "infrastructure_failed", "read_shard", "shard_path", "unit_id", "write_shard"]
+
+ENGINE = f"memstore-{__version__}/shards-1"  # a shard from another engine is never reused
+_TABLES = ("trials", "sessions", "events", "findings", "timings", "failures")
+
+
+def unit_id(unit: Unit) -> str:
+    """The unit's id: the same for the same work, whatever run, machine or order it is in."""
+    from memstore.harness.analysis.results import scenario_set_hash
+
+    key = {
+        "engine": ENGINE,
+        "scenario": unit.scenario.name,
+        "content": scenario_set_hash((unit.scenario,)),
+        "trial": unit.trial,
+        "agent": unit.arm.agent,
+        "store": unit.arm.store,
+        "seed": unit.seed,
+        "limit": unit.limit,
+        "agent_config": asdict(unit.agent_config),
+        "expiry_s": unit.expiry.total_seconds(),
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def shard_path(folder: Path, unit: Unit) -> Path:
+    return folder / f"{unit_id(unit)}.json.gz"
+
+
+def _plain(value: Any) -> Any:
+    """A value JSON can hold (numpy scalars as Python ones)."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) else str(value)
+
+
+def write_shard(folder: Path, unit: Unit, output: RunOutput) -> Path:
+    """Write one finished unit's rows, whole or not at all."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = shard_path(folder, unit)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.part")
+    data = {"engine": ENGINE, "unit": unit_id(unit), **{name: getattr(output, name) for name in _TABLES}}
+    raw = json.dumps(data, default=_plain).encode()
+    with open(partial, "wb") as handle:
+        handle.write(gzip.compress(raw, mtime=0))
+        handle.flush()
+        os.fsync(handle.fileno())
+    partial.replace(target)
+    return target
+
+
+def read_shard(path: Path) -> RunOutput | None:
+    """A unit's rows from its shard; None when the shard is unreadable or of another engine."""
+    try:
+        data = json.loads(gzip.decompress(path.read_bytes()))
+    except (OSError, ValueError, EOFError):
+        return None
+    if not isinstance(data, dict) or data.get("engine") != ENGINE:
+        return None
+    return RunOutput(**{name: list(data.get(name, [])) for name in _TABLES})
+
+
+def infrastructure_failed(output: RunOutput) -> bool:
+    """Whether a unit failed for a reason outside the agent's work: it could not run (a worker
+    died, the cost cap stopped it, the harness failed) or a session lost its agent to a timeout
+    or a model endpoint. Those are what ``--retry-errors`` runs again."""
+    return bool(output.failures) or any(bool(s.get("infra_error")) for s in output.sessions)
