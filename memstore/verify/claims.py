@@ -21,6 +21,7 @@ __all__ = [
     "ClaimKind",
     "assignments",
     "claims_of",
+    "code_form",
     "mentions",
     "substitutions",
     "terms",
@@ -199,10 +200,36 @@ def _find_claims(fact: str) -> list[Claim]:
     return found
 
 
+_ANNOTATION = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*:\s*[A-Za-z_][\w.]*(?:\[[^\]=\n]*\])?\s*=(?!=)")
+_SPACE = re.compile(r"\s+")
+_TRAILING_COMMA = re.compile(r",(?=[)\]}])")
+
+
+def code_form(text: str) -> str:
+    """Code as tokens, not characters: one kind of quote, no spacing, no trailing commas, no
+    annotations (``help_option_names = ['--help']`` and ``help_option_names = ["--help"]`` are
+    one form; so are ``max_length=45`` and ``max_length: int = 45``)."""
+    form = _ANNOTATION.sub(r"\1=", text.replace("'", '"'))
+    return _TRAILING_COMMA.sub("", _SPACE.sub("", form))
+
+
+def _mentions_as_code(text: str, literal: str) -> bool:
+    """``mentions`` for a literal of code (with punctuation or spaces), compared in `code_form`."""
+    form, within = code_form(literal), code_form(text)
+    if not form:
+        return False
+    pattern = (r"(?<![\w.])" if form[0].isalnum() or form[0] == "_" else "") + re.escape(form)
+    pattern += r"(?![\w])" if form[-1].isalnum() or form[-1] == "_" else ""
+    return re.search(pattern, within) is not None
+
+
 def mentions(text: str, literal: str) -> bool:
-    """Whether ``literal`` stands in ``text`` as a whole token (not inside a longer word or number)."""
+    """Whether ``literal`` stands in ``text`` as a whole token (not inside a longer word or number);
+    a literal of code (``x = ['a']``) also where its tokens stand, however quoted, spaced or annotated."""
     if not literal:
         return False
+    if not re.fullmatch(r"[\w.\-/]+(?:\(\))?", literal) and _mentions_as_code(text, literal):
+        return True
     if literal.endswith("()") and len(literal) > 2:  # a call: the name followed by its arguments
         return re.search(rf"(?<![\w.]){re.escape(literal[:-2])}\s*\(", text) is not None
     if _VERSION.fullmatch(literal):  # "2.1.4" and "v2.1.4" are the same version

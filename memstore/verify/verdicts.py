@@ -134,6 +134,31 @@ def _replacement(claim: str, swapped: dict[str, str]) -> str | None:
     return result if result != claim else None
 
 
+def _verbatim(value: str | None, text: str) -> str | None:
+    """``value`` if the current code says it word for word (a correction is read off the code,
+    never spliced together from old and new), else None."""
+    if value is None or not value.strip():
+        return None
+    return value if mentions(text, value) or value in text else None
+
+
+SHORT = 4  # content words a cited line needs to be judged on its own; fewer: its block is read too
+_CONTEXT = (2, 4)  # lines read before and after a short citation
+
+
+def _context(check: CitationCheck, codebase: Codebase) -> str:
+    """A short citation's text with the lines around it (``def get(``: its docstring and body)."""
+    assert check.text is not None
+    if len(terms(check.text)) >= SHORT or check.line is None:
+        return check.text
+    read = codebase.read(check.path)
+    if not read.lines:
+        return check.text
+    first = max(0, check.line - 1 - _CONTEXT[0])
+    last = min(len(read.lines), (check.end_line or check.line) + _CONTEXT[1])
+    return "\n".join(read.lines[first:last])
+
+
 def _reanchor(check: CitationCheck, commit: str | None) -> Citation:
     assert check.line is not None
     return Citation(check.path, check.line, check.end_line, snippet=check.text, commit=commit)
@@ -165,7 +190,7 @@ class ReferenceVerifier:
             )
             return Verdict(VerdictStatus.CONTRADICTED, checks, corrected, said, tuple(contradictions))
 
-        if not self._about(memory, claims, readable):
+        if not self._about(memory, claims, readable, codebase):
             return Verdict(
                 VerdictStatus.UNSUPPORTED,
                 checks,
@@ -193,7 +218,9 @@ class ReferenceVerifier:
                     continue
                 if mentions(check.text, claim.text):
                     continue
-                found[claim.text] = Contradiction(claim.text, _replacement(claim.text, swapped), check.where)
+                found[claim.text] = Contradiction(
+                    claim.text, _verbatim(_replacement(claim.text, swapped), check.text), check.where
+                )
         # 2. Ungrounded: the cited code assigns a different value to what the fact talks about
         # (also how a grounded contradiction whose replacement the change does not show is filled in).
         texts = [c.text for c in readable if c.text is not None]
@@ -231,8 +258,8 @@ class ReferenceVerifier:
         return list(found.values())
 
     @staticmethod
-    def _about(memory: Memory, claims: list[Claim], readable: list[CitationCheck]) -> bool:
-        text = "\n".join(c.text for c in readable if c.text is not None)
+    def _about(memory: Memory, claims: list[Claim], readable: list[CitationCheck], codebase: Codebase) -> bool:
+        text = "\n".join(_context(c, codebase) for c in readable if c.text is not None)
         shared = terms(f"{memory.subject} {memory.fact}") & terms(text)
         if not shared:
             return False
