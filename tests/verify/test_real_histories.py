@@ -135,7 +135,11 @@ def test_a_version_in_a_moved_and_reformatted_file_is_contradicted_not_missing(b
     codebase, old = moved_and_reformatted(build)
     line = OLD_INIT.splitlines().index("__version__ = '8.0.4'") + 1
     verdict = verify_memory(
-        memory("click version", "The package version is `8.0.4` (`__version__`).", Citation("click/__init__.py", line, commit=old)),
+        memory(
+            "click version",
+            "The package version is `8.0.4` (`__version__`).",
+            Citation("click/__init__.py", line, commit=old),
+        ),
         codebase,
     )  # fmt: skip
     assert verdict.status is V.CONTRADICTED
@@ -148,7 +152,11 @@ def test_a_true_fact_in_a_moved_and_reformatted_file_is_reanchored(build: Build)
     codebase, old = moved_and_reformatted(build)
     line = OLD_CORE.splitlines().index("    def lookup_default(self, name, call=True):") + 1
     verdict = verify_memory(
-        memory("Context defaults", "`Context.lookup_default` reads the command's default map.", Citation("click/core.py", line, commit=old)),
+        memory(
+            "Context defaults",
+            "`Context.lookup_default` reads the command's default map.",
+            Citation("click/core.py", line, commit=old),
+        ),
         codebase,
     )  # fmt: skip
     assert verdict.status is V.REANCHORED
@@ -162,12 +170,20 @@ def test_code_spans_rewritten_by_black_or_annotations_still_hold(build: Build) -
     help_line = lines.index("            help_option_names = ['--help']") + 1
     length_line = next(i for i, t in enumerate(lines, 1) if "max_length=45" in t)
     helps = verify_memory(
-        memory("Context help options", "The default is `help_option_names = ['--help']`.", Citation("click/core.py", help_line, commit=old)),
+        memory(
+            "Context help options",
+            "The default is `help_option_names = ['--help']`.",
+            Citation("click/core.py", help_line, commit=old),
+        ),
         codebase,
     )  # fmt: skip
     assert helps.status is V.REANCHORED, helps.reason
     length = verify_memory(
-        memory("Option max length", "Options default to `max_length=45`.", Citation("click/core.py", length_line, commit=old)),
+        memory(
+            "Option max length",
+            "Options default to `max_length=45`.",
+            Citation("click/core.py", length_line, commit=old),
+        ),
         codebase,
     )  # fmt: skip
     assert length.status is V.REANCHORED, length.reason
@@ -177,7 +193,11 @@ def test_an_identifier_renamed_with_a_prefix_is_contradicted(build: Build) -> No
     codebase, old = moved_and_reformatted(build)
     line = OLD_CORE.splitlines().index("def split_opt(opt):") + 1
     verdict = verify_memory(
-        memory("Option splitting", "`split_opt` splits an option into its prefix and name.", Citation("click/core.py", line, commit=old)),
+        memory(
+            "Option splitting",
+            "`split_opt` splits an option into its prefix and name.",
+            Citation("click/core.py", line, commit=old),
+        ),
         codebase,
     )  # fmt: skip
     assert verdict.status is V.CONTRADICTED, verdict.reason
