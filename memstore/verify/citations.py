@@ -10,11 +10,13 @@ collapsed: re-indenting or re-wrapping spaces does not invalidate a citation.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
 from memstore.errors import ValidationError
 from memstore.model import Citation
+from memstore.verify.claims import code_form
 from memstore.verify.codebase import Codebase, FileRead, ReadStatus
 from memstore.verify.lines import Lines, align, lines_of, normalise
 
@@ -218,24 +220,81 @@ def verify_citation(codebase: Codebase, citation: Citation) -> CitationCheck:
 def _find_renamed(
     codebase: Codebase, citation: Citation, old: FileRead | None, snippet: tuple[str, ...] | None
 ) -> str | None:
-    """Where a missing file went: git's rename detection when the commit is known, else a file
-    of the same name that holds the snippet."""
+    """Where a missing file went: git's rename detection when the commit is known; failing that
+    (a file moved and reformatted in one change, which git no longer pairs): the same path under
+    or out of ``src/`` (a package moved wholesale), else a file that holds the cited code in its
+    tokens (`code_form`: quotes, spacing and trailing commas aside): one of the same name
+    anywhere, else the one file of the same package."""
     if old is not None and old.ok and citation.commit is not None:
-        return codebase.rename_of(citation.commit, citation.path)
+        renamed = codebase.rename_of(citation.commit, citation.path)
+        if renamed is not None:
+            return renamed
+    for other in (f"src/{citation.path}", citation.path.removeprefix("src/")):
+        if other != citation.path and codebase.read(other).ok:
+            return other
     if snippet is None:
         return None
-    name = citation.path.rsplit("/", 1)[-1]
-    want = [normalise(line) for line in snippet]
-    candidates = []
-    for path in codebase.paths():
-        if path.rsplit("/", 1)[-1] != name or path == citation.path:
-            continue
-        read = codebase.read(path)
-        if read.ok and lines_of(read.lines, read.key).find(want, 0) is not None:
-            candidates.append(path)
-    if not candidates:
+    want = [form for form in (code_form(line) for line in snippet) if form]
+    if not want:
         return None
-    return max(candidates, key=lambda p: (_common_parts(p, citation.path), p))
+    name, package = citation.path.rsplit("/", 1)[-1], _package(citation.path)
+    strong = [w for w in want if len(w) >= 8]  # a file of another name must hold more than a brace
+    same_name, same_package = [], []
+    for path in codebase.paths():
+        named = path.rsplit("/", 1)[-1] == name
+        if path == citation.path or not (named or (strong and package and _package(path) == package)):
+            continue
+        forms = _forms(codebase, path)
+        if named and all(w in forms for w in want):
+            same_name.append(path)
+        elif strong and all(w in forms for w in strong):
+            same_package.append(path)
+    if same_name:
+        return max(same_name, key=lambda p: (_common_parts(p, citation.path), p))
+    if len(same_package) == 1:
+        return same_package[0]
+    return _defining(codebase, citation.path, package, snippet)
+
+
+_DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
+
+
+def _defining(codebase: Codebase, path: str, package: str, snippet: tuple[str, ...]) -> str | None:
+    """For a cited definition (``class PluginManager(object):``): the one file of the same package
+    that defines that name now, whatever its signature became."""
+    match = next((m for m in map(_DEFINITION.match, snippet) if m), None)
+    if match is None or not package:
+        return None
+    kind_and_name = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(match.group(1))}\b")
+    found = [
+        p
+        for p in codebase.paths()
+        if p != path and _package(p) == package and any(kind_and_name.match(line) for line in codebase.read(p).lines)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+_FORMS: dict[str, frozenset[str]] = {}  # file content key -> the code forms of its lines
+
+
+def _forms(codebase: Codebase, path: str) -> frozenset[str]:
+    read = codebase.read(path)
+    if not read.ok:
+        return frozenset()
+    found = _FORMS.get(read.key) if read.key else None
+    if found is None:
+        found = frozenset(code_form(line) for line in read.lines)
+        if read.key:
+            if len(_FORMS) > 20_000:
+                _FORMS.clear()
+            _FORMS[read.key] = found
+    return found
+
+
+def _package(path: str) -> str:
+    """The top-level folder of a path, ``src/`` aside ('' for a file at the top)."""
+    parts = path.removeprefix("src/").split("/")
+    return parts[0] if len(parts) > 1 else ""
 
 
 def _common_parts(a: str, b: str) -> int:

@@ -1,0 +1,334 @@
+"""Mining memories from a repository's history, with truth labels the verifier never computed.
+
+At ``--from`` the miner writes memories the way a coding agent writes them: facts about
+constants and versions (``MAX_RETRIES`` is ``5``), function defaults (``connect`` defaults
+``timeout`` to ``30``), where a class or function is defined, each citing its real line with
+the line's text and the commit. At ``--to`` it labels each one by a method independent of the
+verifier: for Python, the syntax trees of both versions (is the constant still there, with which
+value, at which line; is the function still there, with which defaults; where did its module go,
+``src/`` layouts included); for other files, constants by pattern. Labels:
+
+- ``valid``: still true, at the same line of the same file;
+- ``moved``: still true, at another line or in a moved file (the verifier should re-anchor);
+- ``contradicted``: the value changed, or the definition is gone from a file that stayed
+  (for a changed value, the value at ``--to`` is recorded: a correction must say it);
+- ``missing``: the file is gone, and no file took its place;
+- ``unsupported``: an adversarial variant, a plausible fact citing a line that has nothing to do
+  with it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import random
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from memstore.verify.codebase import Codebase, ReadStatus
+
+__all__ = ["KINDS", "Mined", "mine"]
+
+KINDS = ("constant", "default", "definition", "adversarial")
+_MAX_FILE_LINES = 20_000
+_PATTERN_CONSTANT = re.compile(
+    r"^\s*(?:export\s+)?(?:const\s+|final\s+|static\s+|var\s+|let\s+)*"
+    r"(?P<name>[A-Z][A-Z0-9_]{2,})\s*(?::\s*[\w.\[\]]+\s*)?[:=]\s*(?P<value>\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|v?\d+(?:\.\d+)*)\s*[;,]?\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Mined:
+    """A memory as an agent would have written it at ``--from``, and its truth at ``--to``."""
+
+    key: str
+    kind: str  # one of KINDS
+    subject: str
+    fact: str
+    path: str  # cited at --from
+    line: int
+    snippet: str
+    truth: str  # valid | moved | contradicted | missing | unsupported
+    now_path: str | None = None  # where it stands at --to (still true, or changed)
+    now_line: int | None = None
+    old_value: str | None = None  # the value the fact states
+    new_value: str | None = None  # the value at --to, for a changed value
+
+    @property
+    def origin(self) -> str:
+        return {"unsupported": "adversarial", "contradicted": "stale", "missing": "stale"}.get(self.truth, "genuine")
+
+
+@dataclass(frozen=True)
+class _Fact:
+    """One thing the code at --from says, with how to find it again at --to."""
+
+    kind: str
+    name: str  # the constant, function or class (qualified within its module)
+    path: str
+    line: int
+    value: str | None  # a constant's value or a default, as written in the code
+    param: str | None = None  # for a default
+
+
+def _lines(codebase: Codebase, path: str) -> tuple[str, ...] | None:
+    read = codebase.read(path)
+    if read.status is not ReadStatus.OK or len(read.lines) > _MAX_FILE_LINES:
+        return None
+    return read.lines
+
+
+def _python_facts(path: str, lines: Sequence[str], cited: bool = True) -> Iterator[_Fact]:
+    try:
+        tree = ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError, RecursionError):
+        return
+    for node in tree.body:
+        yield from _node_facts(path, lines, node, "", cited)
+        if isinstance(node, ast.ClassDef):
+            for inner in node.body:
+                yield from _node_facts(path, lines, inner, f"{node.name}.", cited)
+
+
+def _literal(lines: Sequence[str], node: ast.expr) -> str | None:
+    """The source text of a simple literal (a string, a number, a short tuple of them)."""
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str | int | float)
+        and not isinstance(node.value, bool)
+    ):
+        segment = ast.get_source_segment("\n".join(lines), node)
+        if segment is not None and "\n" not in segment and len(segment) <= 60:
+            return segment
+    return None
+
+
+def _node_facts(path: str, lines: Sequence[str], node: ast.stmt, prefix: str, cited: bool) -> Iterator[_Fact]:
+    """The facts a statement holds; ``cited``: only those whose line a citation shows (defaults
+    on the ``def`` line), as when writing memories; otherwise all (when labelling them)."""
+    if isinstance(node, ast.Assign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and value is not None:
+            name = targets[0].id
+            literal = _literal(lines, value)
+            if literal is not None and (name.isupper() or name.startswith("__")) and len(name) >= 3:
+                yield _Fact("constant", prefix + name, path, node.lineno, literal)
+    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if not node.name.startswith("__") or node.name == "__init__":
+            yield _Fact("definition", prefix + node.name, path, node.lineno, None)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = node.args
+            positional = [*arguments.posonlyargs, *arguments.args]
+            defaults = list(
+                zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True)
+            )
+            defaults += [
+                (a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is not None
+            ]
+            for argument, default in defaults:
+                literal = _literal(lines, default)
+                if literal is not None and (default.lineno == node.lineno or not cited):
+                    yield _Fact("default", prefix + node.name, path, node.lineno, literal, argument.arg)
+
+
+def _pattern_facts(path: str, lines: Sequence[str]) -> Iterator[_Fact]:
+    for number, text in enumerate(lines, 1):
+        match = _PATTERN_CONSTANT.match(text)
+        if match:
+            yield _Fact("constant", match["name"], path, number, match["value"])
+
+
+def _facts(codebase: Codebase, path: str, *, cited: bool = True, unique: bool = True) -> list[_Fact]:
+    lines = _lines(codebase, path)
+    if lines is None:
+        return []
+    found = list(_python_facts(path, lines, cited) if path.endswith(".py") else _pattern_facts(path, lines))
+    if not unique:
+        return found
+    names = [(f.kind, f.name, f.param) for f in found]
+    return [f for f in found if names.count((f.kind, f.name, f.param)) == 1]  # overloads, conditional defs: ambiguous
+
+
+def _package(path: str) -> str:
+    """The top-level package a path belongs to, ``src/`` aside."""
+    parts = PurePosixPath(path.removeprefix("src/")).parts
+    return parts[0] if len(parts) > 1 else ""
+
+
+def _candidates(path: str, after: set[str]) -> list[str]:
+    """Where a file may be at --to: the same path, with or without a ``src/`` prefix, or the one
+    file with its name under the same package folder (by the paths alone, not by git)."""
+    options = [path, f"src/{path}", path.removeprefix("src/")]
+    found = [p for p in dict.fromkeys(options) if p in after]
+    if found:
+        return found[:1]
+    name, parent = PurePosixPath(path).name, PurePosixPath(path).parent.name
+    same = [p for p in after if PurePosixPath(p).name == name and PurePosixPath(p).parent.name == parent]
+    return same if len(same) == 1 else []
+
+
+def _unquote(value: str) -> str:
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'" else value
+
+
+def _same(fact: _Fact, now: list[_Fact]) -> list[_Fact]:
+    return [f for f in now if f.kind == fact.kind and f.name == fact.name and f.param == fact.param]
+
+
+def _elsewhere(fact: _Fact, after: Codebase, after_paths: set[str], cache: dict[str, list[_Fact]]) -> str | None:
+    """The one file of the same package at --to that defines what ``fact`` names (a module merged
+    into another: ``__about__.py`` into ``__init__.py``), or None."""
+    package = _package(fact.path)
+    if not package or not fact.path.endswith(".py"):
+        return None
+    hits = []
+    for path in sorted(after_paths):
+        if path.endswith(".py") and _package(path) == package:
+            if path not in cache:
+                cache[path] = _facts(after, path, cited=False, unique=False)
+            if _same(fact, cache[path]):
+                hits.append(path)
+    return hits[0] if len(hits) == 1 else None
+
+
+def _label(
+    fact: _Fact, now: list[_Fact], moved_to: str | None, texts: tuple[str, str] = ("", "")
+) -> tuple[str, _Fact | None]:
+    """The truth of what was said about ``fact`` at --to, and the fact it became there."""
+    if moved_to is None:
+        return "missing", None
+    same = _same(fact, now)
+    if not same:
+        return "contradicted", None  # gone from a file that stayed (or renamed): what it said no longer holds
+    found = same[0]
+    if fact.value is not None and _unquote(found.value or "") != _unquote(fact.value):
+        return "contradicted", found
+    unchanged = (
+        moved_to == fact.path and found.line == fact.line and " ".join(texts[0].split()) == " ".join(texts[1].split())
+    )
+    return ("valid" if unchanged else "moved"), found  # moved: still true, its citation to update
+
+
+def _say(fact: _Fact, module: str) -> tuple[str, str]:
+    """The subject and fact an agent would write."""
+    if fact.kind == "constant":
+        return f"{fact.name} in {module}", f"`{fact.name}` is set to `{fact.value}` in `{fact.path}`."
+    if fact.kind == "default":
+        return f"{fact.name} defaults", f"`{fact.name}` defaults `{fact.param}` to `{fact.value}`."
+    return f"where {fact.name} lives", f"`{fact.name}` is defined in `{fact.path}`."
+
+
+def mine(
+    before: Codebase,
+    after: Codebase,
+    *,
+    kinds: Sequence[str] = KINDS,
+    limit: int = 200,
+    seed: int = 0,
+    adversarial_share: float = 0.1,
+) -> list[Mined]:
+    """Memories written at ``before`` and labelled at ``after`` (see the module docstring)."""
+    rng = random.Random(seed)
+    after_paths = set(after.paths())
+    facts: list[_Fact] = []
+    for path in sorted(before.paths()):
+        if not path.startswith((".", "tests/", "test/")) and "/tests/" not in path and not path.endswith(".lock"):
+            facts += [f for f in _facts(before, path) if f.kind in kinds]
+    rng.shuffle(facts)
+    # Balance the kinds: constants and defaults carry values (the contradictions), definitions the moves.
+    by_kind: dict[str, list[_Fact]] = {}
+    for fact in facts:
+        by_kind.setdefault(fact.kind, []).append(fact)
+    budget = max(1, int(limit * (1 - adversarial_share))) if "adversarial" in kinds else limit
+    chosen: list[_Fact] = []
+    while len(chosen) < budget and any(by_kind.values()):
+        for kind in sorted(by_kind):
+            if by_kind[kind] and len(chosen) < budget:
+                chosen.append(by_kind[kind].pop())
+    now_cache: dict[str, list[_Fact]] = {}
+    mined: list[Mined] = []
+    for fact in sorted(chosen, key=lambda f: (f.path, f.line, f.kind, f.name, f.param or "")):
+        targets = _candidates(fact.path, after_paths)
+        moved_to = targets[0] if targets else None
+        if moved_to is not None and moved_to not in now_cache:
+            now_cache[moved_to] = _facts(after, moved_to, cited=False, unique=False)
+        if moved_to is None:  # its file is gone: was it merged into another of the package?
+            elsewhere = _elsewhere(fact, after, after_paths, now_cache)
+            if elsewhere is not None:
+                moved_to = elsewhere
+        lines = _lines(before, fact.path) or ()
+        now_lines = _lines(after, moved_to) or () if moved_to else ()
+        cited = lines[fact.line - 1] if fact.line <= len(lines) else ""
+        same_place = now_lines[fact.line - 1] if moved_to == fact.path and fact.line <= len(now_lines) else ""
+        if len(_same(fact, now_cache.get(moved_to or "", []))) > 1:
+            continue  # overloads or conditional definitions at --to: no one truth to label
+        truth, found = _label(fact, now_cache.get(moved_to or "", []), moved_to, (cited, same_place))
+        subject, said = _say(fact, PurePosixPath(fact.path).stem)
+        mined.append(
+            Mined(
+                key=_key(fact),
+                kind=fact.kind,
+                subject=subject,
+                fact=said,
+                path=fact.path,
+                line=fact.line,
+                snippet=lines[fact.line - 1] if fact.line <= len(lines) else "",
+                truth=truth,
+                now_path=moved_to if found is not None else None,
+                now_line=found.line if found is not None else None,
+                old_value=fact.value,
+                new_value=found.value if truth == "contradicted" and found is not None else None,
+            )
+        )
+    if "adversarial" in kinds:
+        mined += _adversarial(before, after_paths, mined, limit - len(mined), rng)
+    return mined
+
+
+def _key(fact: _Fact) -> str:
+    digest = hashlib.sha256(f"{fact.kind}|{fact.path}|{fact.name}|{fact.param}".encode()).hexdigest()[:8]
+    stem = re.sub(r"[^a-z0-9]+", "-", f"{fact.kind}-{fact.name}".lower()).strip("-")[:40]
+    return f"{stem}-{digest}"
+
+
+def _adversarial(
+    before: Codebase, after_paths: set[str], genuine: list[Mined], count: int, rng: random.Random
+) -> list[Mined]:
+    """Plausible facts citing lines that have nothing to do with them: another fact's words,
+    pinned to a line of another file that shares no word with it."""
+    found: list[Mined] = []
+    sources = [m for m in genuine if m.kind in {"constant", "default"}]
+    paths = sorted({m.path for m in genuine})
+    for source in rng.sample(sources, min(count, len(sources))):
+        others = [p for p in paths if p != source.path]
+        if not others:
+            continue
+        path = rng.choice(others)
+        lines = _lines(before, path) or ()
+        words = set(re.findall(r"[a-z]{3,}", f"{source.subject} {source.fact}".lower()))
+        plain = [
+            (n, t)
+            for n, t in enumerate(lines, 1)
+            if len(t.strip()) > 12 and not set(re.findall(r"[a-z]{3,}", t.lower())) & words
+        ]
+        if not plain:
+            continue
+        line, text = rng.choice(plain)
+        gone = not _candidates(path, after_paths)  # a line of a file that is gone: missing, whatever it said
+        found.append(
+            Mined(
+                key=f"adversarial-{source.key}",
+                kind="adversarial",
+                subject=source.subject,
+                fact=source.fact,
+                path=path,
+                line=line,
+                snippet=text,
+                truth="missing" if gone else "unsupported",
+                old_value=source.old_value,
+            )
+        )
+    return found
