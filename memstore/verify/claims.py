@@ -202,6 +202,7 @@ def _find_claims(fact: str) -> list[Claim]:
 
 _ANNOTATION = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*:\s*[A-Za-z_][\w.]*(?:\[[^\]=\n]*\])?\s*=(?!=)")
 _SPACE = re.compile(r"\s+")
+_UNICODE_PREFIX = re.compile(r"(?<![\w])[uU](?=[\"'])")  # u"" is "" (Python 2's unicode literals)
 _TRAILING_COMMA = re.compile(r",(?=[)\]}])")
 
 
@@ -209,7 +210,7 @@ def code_form(text: str) -> str:
     """Code as tokens, not characters: one kind of quote, no spacing, no trailing commas, no
     annotations (``help_option_names = ['--help']`` and ``help_option_names = ["--help"]`` are
     one form; so are ``max_length=45`` and ``max_length: int = 45``)."""
-    form = _ANNOTATION.sub(r"\1=", text.replace("'", '"'))
+    form = _ANNOTATION.sub(r"\1=", _UNICODE_PREFIX.sub("", text).replace("'", '"'))
     return _TRAILING_COMMA.sub("", _SPACE.sub("", form))
 
 
@@ -232,6 +233,8 @@ def mentions(text: str, literal: str) -> bool:
         return True
     if literal.endswith("()") and len(literal) > 2:  # a call: the name followed by its arguments
         return re.search(rf"(?<![\w.]){re.escape(literal[:-2])}\s*\(", text) is not None
+    if re.fullmatch(r"0[xX][0-9a-fA-F_]+", literal):  # 0xcafebabe and 0xCAFEBABE are one number
+        return re.search(rf"(?<![\w.]){re.escape(literal)}(?![\w])", text, re.IGNORECASE) is not None
     if _VERSION.fullmatch(literal):  # "2.1.4" and "v2.1.4" are the same version
         core = re.escape(literal.removeprefix("v"))
         return re.search(rf"(?<![\w.])v?{core}(?![\w]|\.\d)", text) is not None

@@ -170,8 +170,12 @@ def _candidates(path: str, after: set[str]) -> list[str]:
     return same if len(same) == 1 else []
 
 
-def _unquote(value: str) -> str:
-    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'" else value
+def _value(text: str) -> object:
+    """A literal's value (``0xcafebabe`` and ``0xCAFEBABE``, ``'a'`` and ``"a"`` are one value)."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
 
 
 def _same(fact: _Fact, now: list[_Fact]) -> list[_Fact]:
@@ -204,7 +208,7 @@ def _label(
     if not same:
         return "contradicted", None  # gone from a file that stayed (or renamed): what it said no longer holds
     found = same[0]
-    if fact.value is not None and _unquote(found.value or "") != _unquote(fact.value):
+    if fact.value is not None and _value(found.value or "") != _value(fact.value):
         return "contradicted", found
     unchanged = (
         moved_to == fact.path and found.line == fact.line and " ".join(texts[0].split()) == " ".join(texts[1].split())
