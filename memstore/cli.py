@@ -20,6 +20,7 @@ from memstore.commands.mcp import mcp_command
 from memstore.commands.memories import memories
 from memstore.commands.merge import merge_command
 from memstore.commands.metrics import metrics_command
+from memstore.commands.mine import mine_command
 from memstore.commands.reports import compare, report
 from memstore.commands.scenarios import scenarios
 from memstore.commands.verify import verify
@@ -64,6 +65,7 @@ def main() -> None:
 main.add_command(eval_command)
 main.add_command(mcp_command)
 main.add_command(merge_command)
+main.add_command(mine_command)
 main.add_command(memories)
 main.add_command(metrics_command)
 main.add_command(compare)

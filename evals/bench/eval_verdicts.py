@@ -139,17 +139,24 @@ class Score:
                                  f"{verdict.reason[:120]}")  # fmt: skip
 
 
-def evaluate(package: str, versions: list[str], args: argparse.Namespace, score: Score, timing: list[float]) -> None:
+def history(package: str, versions: list[str], cache: Path) -> HistoryBuilder:
+    """Each release committed on top of the previous one, tagged with its version."""
     b = HistoryBuilder()
     previous: set[str] = set()
     for version in versions:
-        files = source_files(fetch(package, version, args.cache))
+        files = source_files(fetch(package, version, cache))
         for path in sorted(previous - set(files)):
             b.remove(path)
         for path, data in sorted(files.items()):
             b.write(path, data)
         previous = set(files)
         b.commit(f"{package} {version}", label=version)
+        b.tag(version)
+    return b
+
+
+def evaluate(package: str, versions: list[str], args: argparse.Namespace, score: Score, timing: list[float]) -> None:
+    b = history(package, versions, args.cache)
     verifier = load_verifier(args.verifier)
     with tempfile.TemporaryDirectory() as tmp:
         built = b.build(Path(tmp) / package, bare=True)
@@ -210,7 +217,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--verifier", default=None, help="module:factory of a Verifier (default: the reference)")
     parser.add_argument("--show-mistakes", type=int, default=10)
+    parser.add_argument("--build-repo", metavar="DIR", type=Path, default=None,
+                        help="only build a git repository of --packages' releases (tagged) in DIR, for memstore mine")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.build_repo is not None:
+        package = args.packages.split(",")[0]
+        built = history(package, {**RELEASES, **HOLDOUT}[package], args.cache).build(args.build_repo)
+        print(f"{built.path}: {package} {', '.join({**RELEASES, **HOLDOUT}[package])} (tags)")
+        return 0
     random.seed(args.seed)
     score, timing = Score(), []
     known = {**RELEASES, **HOLDOUT}

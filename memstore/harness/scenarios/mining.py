@@ -233,8 +233,13 @@ def mine(
     limit: int = 200,
     seed: int = 0,
     adversarial_share: float = 0.1,
+    balance: bool = False,
 ) -> list[Mined]:
-    """Memories written at ``before`` and labelled at ``after`` (see the module docstring)."""
+    """Memories written at ``before`` and labelled at ``after`` (see the module docstring).
+
+    Facts are drawn at random, the kinds in turn; with ``balance``, every fact is labelled
+    and the memories kept take the truth classes in turn (a scenario wants some of each;
+    the benchmark draws without it, so its classes are as the history has them)."""
     rng = random.Random(seed)
     after_paths = set(after.paths())
     facts: list[_Fact] = []
@@ -247,10 +252,11 @@ def mine(
     for fact in facts:
         by_kind.setdefault(fact.kind, []).append(fact)
     budget = max(1, int(limit * (1 - adversarial_share))) if "adversarial" in kinds else limit
+    draw = len(facts) if balance else budget
     chosen: list[_Fact] = []
-    while len(chosen) < budget and any(by_kind.values()):
+    while len(chosen) < draw and any(by_kind.values()):
         for kind in sorted(by_kind):
-            if by_kind[kind] and len(chosen) < budget:
+            if by_kind[kind] and len(chosen) < draw:
                 chosen.append(by_kind[kind].pop())
     now_cache: dict[str, list[_Fact]] = {}
     mined: list[Mined] = []
@@ -287,9 +293,25 @@ def mine(
                 new_value=found.value if truth == "contradicted" and found is not None else None,
             )
         )
+    if balance:
+        mined = _by_truth(mined, budget)
     if "adversarial" in kinds:
         mined += _adversarial(before, after_paths, mined, limit - len(mined), rng)
     return mined
+
+
+def _by_truth(mined: list[Mined], budget: int) -> list[Mined]:
+    """At most ``budget`` of ``mined``, the truth classes taken in turn (in file order after)."""
+    classes: dict[str, list[Mined]] = {}
+    for item in mined:  # a changed value, read at --to, apart from a definition that is gone
+        truth = "gone" if item.truth == "contradicted" and item.new_value is None else item.truth
+        classes.setdefault(truth, []).append(item)
+    kept: list[Mined] = []
+    while len(kept) < budget and any(classes.values()):
+        for truth in ("contradicted", "moved", "missing", "valid", "gone"):
+            if classes.get(truth) and len(kept) < budget:
+                kept.append(classes[truth].pop(0))
+    return sorted(kept, key=lambda m: (m.path, m.line, m.key))
 
 
 def _key(fact: _Fact) -> str:
@@ -336,3 +358,97 @@ def _adversarial(
             )
         )
     return found
+
+
+def _pattern_of(item: Mined) -> str:
+    """A pattern whose group 1 is the value ``item`` states, where it stands at --to."""
+    name = re.escape(item.subject.split(" ")[0].rpartition(".")[2])
+    if item.kind == "constant":
+        return rf"{name}\s*(?::[^=\n]+)?=\s*(.+?)\s*$"
+    return ""
+
+
+def scenario_document(
+    items: Sequence[Mined],
+    before: Codebase,
+    after: Codebase,
+    *,
+    name: str,
+    repo: str,
+    refs: tuple[str, str],
+    tasks: int = 5,
+) -> dict[str, object]:
+    """A scenario the harness runs: an empty repository that imports the cited files as they were
+    at ``refs[0]`` (where the memories are learned), then as they are at ``refs[1]``, with the
+    memories and their labels, and CLI questions about the values they state."""
+    cited = sorted({m.path for m in items})
+    landed = sorted({m.now_path for m in items if m.now_path and m.now_path not in cited})
+
+    def text(codebase: Codebase, path: str) -> str | None:
+        lines = _lines(codebase, path)
+        return None if lines is None else "\n".join(lines) + "\n"
+
+    imported = [{"write": {"path": p, "text": t}} for p in cited if (t := text(before, p)) is not None]
+    upgrade: list[dict[str, object]] = []
+    for path in [*cited, *landed]:
+        now = text(after, path)
+        upgrade.append({"write": {"path": path, "text": now}} if now is not None else {"remove": {"path": path}})
+    memories: list[dict[str, object]] = []
+    for item in items:
+        memory: dict[str, object] = {
+            "key": item.key,
+            "origin": item.origin,
+            "truth": item.truth,
+            "author": "ana",
+            "surface": "coding_agent",
+            "learned_at": "from",
+            "subject": item.subject,
+            "fact": item.fact,
+            "citations": [f"{item.path}:{item.line}"],
+            "reason": f"Learned while working on the code at {refs[0]}.",
+            "age": "20d",
+        }
+        if item.kind == "constant" and item.truth in {"valid", "moved", "contradicted"} and item.now_path:
+            memory["claim"] = {"states": item.old_value, "at": {"path": item.now_path, "pattern": _pattern_of(item)}}
+        memories.append(memory)
+    values = [m for m in items if m.kind == "constant" and m.now_path and m.truth in {"contradicted", "moved", "valid"}]
+    values.sort(key=lambda m: (m.truth != "contradicted", m.key))
+    places = [m for m in items if m.kind == "definition" and m.now_path and m.truth in {"moved", "valid"}]
+    places.sort(key=lambda m: (m.truth != "moved", m.key))
+    task_list: list[dict[str, object]] = []
+    # Values first (what the stubs and most agents answer); a question of where a definition lives
+    # only when there is no value to ask about, so every scenario hands its memories to a session.
+    for item in (values or places[:1])[:tasks]:
+        name_of = item.subject.split(" ")[-2] if item.kind == "definition" else item.subject.split(" ")[0]
+        n = len(task_list)
+        task: dict[str, object] = {"key": f"ask-{n}", "surface": "cli", "user": "dev", "after": f"{n + 1}h"}
+        if item.kind == "constant":
+            task |= {
+                "prompt": f"What is {name_of} set to?",
+                "intent": {"ask": name_of},
+                "question": f"What is {name_of} set to in {PurePosixPath(item.path).name}?",
+                "answer_at": {"path": item.now_path, "pattern": _pattern_of(item)},
+            }
+        else:
+            task |= {
+                "prompt": f"Which file defines {name_of}?",
+                "intent": {"ask": name_of},
+                "question": f"Which file defines {name_of}?",
+                "answer": item.now_path,
+            }
+        task_list.append({**task, "needs": [item.key]})
+    return {
+        "name": name,
+        "description": f"Mined from {repo} between {refs[0]} and {refs[1]} by `memstore mine`: memories written "
+        f"the way an agent writes them at {refs[0]}, labelled by the syntax trees of both versions.",
+        "tags": ["mined"],
+        "fixture": "empty",
+        "repo": repo,
+        "users": {"ana": {repo: "admin"}, "dev": {repo: "write"}},
+        "history": [
+            {"commit": f"Import at {refs[0]}", "label": "from", "edits": imported},
+            {"commit": f"Upgrade to {refs[1]}", "label": "to", "edits": upgrade},
+        ],
+        "memories": memories,
+        "tasks": task_list,
+    }

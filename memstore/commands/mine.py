@@ -1,0 +1,137 @@
+"""``memstore mine REPO --from REF --to REF``: memories and their truth from a repository's history,
+as a scenario the harness runs and a verdict benchmark file."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+import yaml
+
+from memstore.commands._shared import CommandError, console, plain
+from memstore.errors import MemstoreError
+from memstore.harness.scenarios.mining import KINDS, Mined, mine, scenario_document
+from memstore.verify import GitCodebase
+
+__all__ = ["mine_command"]
+
+
+class _Literal(str):
+    """Text YAML writes as a block, so a mined file reads like the code it holds."""
+
+
+def _literal(dumper: yaml.SafeDumper, data: _Literal) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(data), style="|" if "\n" in data else None)
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(_Literal, _literal)
+
+
+def _blocks(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _blocks(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_blocks(v) for v in value]
+    if isinstance(value, str) and "\n" in value and not any(line != line.rstrip() for line in value.splitlines()):
+        return _Literal(value)
+    return value
+
+
+def _write(target: Path, document: dict[str, object]) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.part")
+    partial.write_text(
+        yaml.dump(_blocks(document), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8"
+    )
+    partial.replace(target)
+
+
+def _buildable(
+    items: list[Mined], before: GitCodebase, after: GitCodebase, name: str, repo: str, refs: tuple[str, str]
+) -> tuple[list[Mined], int]:
+    """The memories whose labels the built scenario confirms (the harness checks them at every
+    run), and how many were left out."""
+    import tempfile
+
+    from memstore.harness.scenarios.loader import load_file
+    from memstore.harness.world import build_problems
+
+    kept, dropped = list(items), 0
+    with tempfile.TemporaryDirectory(prefix="memstore-mine-") as tmp:
+        for _ in range(len(items) + 1):
+            path = Path(tmp) / "scenario.yaml"
+            _write(path, scenario_document(kept, before, after, name=name, repo=repo, refs=refs))
+            problems = build_problems(load_file(path)[0])
+            index = next((p[1] for p, _ in problems if len(p) >= 2 and p[0] == "memories"), None)
+            if not problems:
+                break
+            if not isinstance(index, int):
+                raise CommandError(f"the mined scenario does not build: {problems[0][1]}")
+            del kept[index]
+            dropped += 1
+    return kept, dropped
+
+
+@click.command(name="mine")
+@click.argument("repo_path", metavar="REPO", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--from", "from_ref", required=True, metavar="REF", help="Where the memories are written.")
+@click.option("--to", "to_ref", required=True, metavar="REF", help="Where their truth is judged.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The scenario file to write (default: scenarios/mined/<name>.yaml).")  # fmt: skip
+@click.option("--name", "repo_name", default=None, metavar="OWNER/NAME", help="The repository's name in the store.")
+@click.option("--kinds", default=",".join(KINDS), show_default=True, help="Which memories to write.")
+@click.option("--limit", type=click.IntRange(1, 2000), default=40, show_default=True, help="Memories at most.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Which memories, when there are more.")
+def mine_command(
+    repo_path: Path, from_ref: str, to_ref: str, out: Path | None, repo_name: str | None, kinds: str, limit: int,
+    seed: int,
+) -> None:  # fmt: skip
+    """Write memories at --from the way a coding agent writes them (constants and versions, function
+    defaults, where classes and functions are defined, and adversarial variants citing unrelated
+    lines; the truth classes taken in turn), label their truth at --to from the syntax trees of
+    both versions (never with the verifier), and write a scenario (the cited files' history
+    between the two refs, the memories, CLI questions) and a verdict benchmark file (OUT with
+    .verdicts.jsonl) beside it.
+    """
+    chosen = tuple(k.strip() for k in kinds.split(",") if k.strip())
+    unknown = sorted(set(chosen) - set(KINDS))
+    if unknown:
+        raise CommandError(f"--kinds: unknown {', '.join(unknown)} (known: {', '.join(KINDS)})")
+    try:
+        before, after = GitCodebase(repo_path, from_ref), GitCodebase(repo_path, to_ref)
+    except MemstoreError as exc:
+        raise CommandError(str(exc)) from exc
+    items = mine(before, after, kinds=chosen, limit=limit, seed=seed, balance=True)
+    if not items:
+        raise CommandError(f"nothing to mine between {from_ref} and {to_ref} (no Python or constant files?)")
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{repo_path.resolve().name}-{from_ref}-{to_ref}".lower()).strip("-")[:60]
+    name = f"mined-{slug}"
+    repo = repo_name or f"mined/{repo_path.resolve().name}"
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+", repo):
+        raise CommandError(f"--name {repo!r}: give OWNER/NAME")
+    target = out or Path("scenarios") / "mined" / f"{name}.yaml"
+    # The scenario holds what the harness can check on the repository it builds: a contradicted
+    # memory there needs a value to read at --to (a constant); the benchmark file holds them all.
+    kept = [m for m in items if m.truth != "contradicted" or (m.kind == "constant" and m.new_value and m.now_path)]
+    kept, dropped = _buildable(kept, before, after, name, repo, (from_ref, to_ref))
+    document = scenario_document(kept, before, after, name=name, repo=repo, refs=(from_ref, to_ref))
+    _write(target, document)
+    bench = target.with_suffix(".verdicts.jsonl")
+    bench.write_text(
+        "".join(json.dumps({**item.__dict__, "commit": before.commit}) + "\n" for item in items), encoding="utf-8"
+    )
+    counts = {t: sum(m.truth == t for m in kept) for t in ("valid", "moved", "contradicted", "missing", "unsupported")}
+    shown = ", ".join(f"{n} {t}" for t, n in counts.items() if n)
+    console().print(plain(f"mined {len(items)} memories -> {bench}"))
+    console().print(
+        plain(f"{len(kept)} in the scenario ({shown}) -> {target}")
+        + plain(f"; {len(items) - len(kept)} left out (a contradiction with no value to read, or a "
+                f"label the harness's citation checks cannot confirm: {dropped})" if len(items) > len(kept) else "")
+    )  # fmt: skip
+    console().print(plain(f"check it: memstore scenarios validate {target}"))
