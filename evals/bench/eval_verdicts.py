@@ -217,8 +217,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--verifier", default=None, help="module:factory of a Verifier (default: the reference)")
     parser.add_argument("--show-mistakes", type=int, default=10)
-    parser.add_argument("--build-repo", metavar="DIR", type=Path, default=None,
-                        help="only build a git repository of --packages' releases (tagged) in DIR, for memstore mine")  # fmt: skip
+    parser.add_argument(
+        "--build-repo",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="only build a git repository of --packages' releases (tagged) in DIR, for memstore mine",
+    )
     args = parser.parse_args(argv)
     if args.build_repo is not None:
         package = args.packages.split(",")[0]
