@@ -116,6 +116,8 @@ class Score:
         self.confusion[(item.truth, got.value)] += 1
         right = got is want
         t["right"] += right
+        t["uncertain"] += bool(verdict.uncertain)
+        t["uncertain right"] += bool(verdict.uncertain) and right
         t[f"right {item.truth}"] += right
         usable_truth = item.truth in {"valid", "moved"}
         if usable_truth and not got.usable:
@@ -189,6 +191,8 @@ def report(score: Score, timing: list[float], show: int) -> None:
     print(f"  corrected value right:     {t['corrections right'] / max(t['corrections due'], 1):>7.1%}   "
           f"of {t['corrections due']} (target >= 90%)")  # fmt: skip
     print(f"  re-anchor location right:  {t['reanchors right'] / max(t['reanchors'], 1):>7.1%}   of {t['reanchors']}")
+    print(f"  marked uncertain:          {t['uncertain']:>7}   ({t['uncertain right'] / max(t['uncertain'], 1):.1%} of them "
+          "right: the cases a second judge could take)")  # fmt: skip
     per_thousand = 1000 * sum(timing) / max(len(timing), 1)
     print(f"  1,000 memories, warm:      {per_thousand:>7.3f} s   (target < 1 s)")
     print("  confusion (label -> verdict):")

@@ -87,6 +87,9 @@ class Verdict:
             can be derived; else None.
         reason: one sentence a person can read.
         contradictions: the contradicted claims, for CONTRADICTED.
+        uncertain: why the judge is not sure (a heuristic decided it: a changed line read as
+            harmless, relevance by few shared words, a contradiction with no value to read),
+            or "" when the code settles it. A second judge (an LLM, say) can take these cases.
     """
 
     status: VerdictStatus
@@ -94,6 +97,7 @@ class Verdict:
     corrected: MemoryDraft | None = None
     reason: str = ""
     contradictions: tuple[Contradiction, ...] = field(default=())
+    uncertain: str = ""
 
 
 @runtime_checkable
@@ -217,14 +221,18 @@ def _named_definition(claim: Claim) -> tuple[str | None, str] | None:
 
 
 def _defines(lines: Sequence[str], index: int, name: str) -> int | None:
-    """The line (1-based) of the definition of ``name`` at ``index`` or in its statement's head
-    (a decorator above the ``def``, a ``def`` wrapped over lines), or None."""
+    """The line (1-based) of the definition of ``name`` that the line at ``index`` belongs to: that
+    line itself, the ``def`` below a decorator, or the head of a signature wrapped over lines;
+    None when it belongs to no definition of ``name`` (a line of a body is not its ``def``)."""
     pattern = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=]+)?=")
-    for offset in (0, -1, -2, 1, 2, 3):
-        at = index + offset
-        if 0 <= at < len(lines) and pattern.match(lines[at]):
-            return at + 1
-    return None
+    at = index
+    while 0 <= at < len(lines) and lines[at].lstrip().startswith("@") and at < index + 4:
+        at += 1  # a decorator: the definition is below it
+    if at == index:
+        for above in range(index - 1, max(-1, index - 12), -1):  # inside a wrapped signature: its head
+            if _depth("\n".join(lines[above:index])) > 0:
+                at = above
+    return at + 1 if 0 <= at < len(lines) and pattern.match(lines[at]) else None
 
 
 def _find_definition(lines: Sequence[str], name: str) -> int | None:
@@ -308,13 +316,16 @@ class ReferenceVerifier:
                 f"{c.where} no longer says {c.claim!r}" + (f" but {c.found!r}" if c.found else "")
                 for c in contradictions
             )
-            return Verdict(VerdictStatus.CONTRADICTED, checks, corrected, said, tuple(contradictions))
+            doubt = "" if corrected is not None else "a contradiction with no current value to read"
+            return Verdict(VerdictStatus.CONTRADICTED, checks, corrected, said, tuple(contradictions), doubt)
 
+        weak = len(terms(f"{memory.subject} {memory.fact}") & terms("\n".join(c.text or "" for c in readable))) <= 1
         if not self._about(memory, claims, readable, codebase):
             return Verdict(
                 VerdictStatus.UNSUPPORTED,
                 checks,
                 reason="the cited code is not about " + repr(memory.subject),
+                uncertain="relevance judged by the words fact and code share" if weak else "",
             )
         if all(c.status is CitationStatus.VALID for c in checks):
             return Verdict(VerdictStatus.VALID, checks, reason="every cited line still says what it said")
@@ -322,7 +333,14 @@ class ReferenceVerifier:
         reason = "; ".join(
             f"{c.citation} {c.status.value}" + (f" -> {c.where}" if c.status.readable else "") for c in moved
         )
-        return Verdict(VerdictStatus.REANCHORED, checks, self._corrected(memory, checks, codebase, ()), reason)
+        changed = any(c.status is CitationStatus.CHANGED for c in checks)
+        return Verdict(
+            VerdictStatus.REANCHORED,
+            checks,
+            self._corrected(memory, checks, codebase, ()),
+            reason,
+            uncertain="a cited line changed, and no claim of the fact was seen to go" if changed else "",
+        )
 
     @staticmethod
     def _contradictions(
@@ -398,8 +416,8 @@ class ReferenceVerifier:
                 if check.status is CitationStatus.VALID or not check.status.readable or check.line is None:
                     continue
                 lines = codebase.read(check.path).lines
-                if not 0 < check.line <= len(lines):
-                    continue
+                if not 0 < check.line <= len(lines) or not _defined_in(check.snippet, member):
+                    continue  # the memory did not cite that definition: where it is now is beside the point
                 here = _defines(lines, check.line - 1, member)
                 if here and (owner is None or _enclosing_class(lines, here - 1) == owner):
                     line: int | None = here  # the definition, where the fact says (or a line off it)
@@ -410,7 +428,7 @@ class ReferenceVerifier:
                 if line is not None and line != check.line:
                     fixed[index] = replace(check, status=CitationStatus.MOVED, line=line, end_line=None,
                                            text=lines[line - 1])  # fmt: skip
-                elif line is None and (owner is not None or _defined_in(check.snippet, member)):
+                elif line is None:
                     gone.append(Contradiction(claim.text, None, check.where))  # no longer defined there
                 break
         return tuple(fixed), gone
