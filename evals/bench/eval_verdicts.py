@@ -191,8 +191,8 @@ def report(score: Score, timing: list[float], show: int) -> None:
     print(f"  corrected value right:     {t['corrections right'] / max(t['corrections due'], 1):>7.1%}   "
           f"of {t['corrections due']} (target >= 90%)")  # fmt: skip
     print(f"  re-anchor location right:  {t['reanchors right'] / max(t['reanchors'], 1):>7.1%}   of {t['reanchors']}")
-    print(f"  marked uncertain:          {t['uncertain']:>7}   ({t['uncertain right'] / max(t['uncertain'], 1):.1%} of them "
-          "right: the cases a second judge could take)")  # fmt: skip
+    sure = t["uncertain right"] / max(t["uncertain"], 1)
+    print(f"  marked uncertain:          {t['uncertain']:>7}   ({sure:.1%} of them right: what a second judge could take)")
     per_thousand = 1000 * sum(timing) / max(len(timing), 1)
     print(f"  1,000 memories, warm:      {per_thousand:>7.3f} s   (target < 1 s)")
     print("  confusion (label -> verdict):")
