@@ -192,7 +192,9 @@ def report(score: Score, timing: list[float], show: int) -> None:
           f"of {t['corrections due']} (target >= 90%)")  # fmt: skip
     print(f"  re-anchor location right:  {t['reanchors right'] / max(t['reanchors'], 1):>7.1%}   of {t['reanchors']}")
     sure = t["uncertain right"] / max(t["uncertain"], 1)
-    print(f"  marked uncertain:          {t['uncertain']:>7}   ({sure:.1%} of them right: what a second judge could take)")
+    print(
+        f"  marked uncertain:          {t['uncertain']:>7}   ({sure:.1%} of them right: what a second judge could take)"
+    )
     per_thousand = 1000 * sum(timing) / max(len(timing), 1)
     print(f"  1,000 memories, warm:      {per_thousand:>7.3f} s   (target < 1 s)")
     print("  confusion (label -> verdict):")
