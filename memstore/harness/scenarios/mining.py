@@ -364,7 +364,7 @@ def _pattern_of(item: Mined) -> str:
     """A pattern whose group 1 is the value ``item`` states, where it stands at --to."""
     name = re.escape(item.subject.split(" ")[0].rpartition(".")[2])
     if item.kind == "constant":
-        return rf"{name}\s*(?::[^=\n]+)?=\s*(.+?)\s*$"
+        return rf"(?m)^\s*{name}\s*(?::[^=\n]+)?=\s*([^\n#]+?)\s*(?:#.*)?$"
     return ""
 
 

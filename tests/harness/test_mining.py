@@ -1,0 +1,118 @@
+"""Mining memories from a history: labels from the syntax trees, a scenario the harness builds,
+a verdict benchmark file; and `memstore mine` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from memstore.cli import main
+from memstore.harness.scenarios.loader import load_file, validate_file
+from memstore.harness.scenarios.mining import mine
+from memstore.verify import GitCodebase
+from memstore.verify.history import HistoryBuilder
+
+OLD_CORE = '''\
+MAX_RETRIES = 3
+DEFAULT_TIMEOUT = 30
+__version__ = "1.0.0"
+
+
+class Client:
+    def __init__(self, url, timeout=30, retries=3):
+        self.url = url
+
+    def get(self, path):
+        return self.url + path
+
+
+def connect(host, port=5432):
+    return (host, port)
+
+
+def legacy_helper():
+    return None
+'''
+
+NEW_CORE = '''\
+"""The client, moved under src/ and reformatted."""
+import typing as t
+
+MAX_RETRIES = 5
+DEFAULT_TIMEOUT = 30
+__version__ = "2.0.0"
+
+
+class Client:
+    def __init__(self, url: str, timeout: int = 30, retries: int = 3) -> None:
+        self.url = url
+
+    def get(self, path: str) -> str:
+        return self.url + path
+
+
+def connect(host: str, port: int = 6432) -> t.Tuple[str, int]:
+    return (host, port)
+'''
+
+
+def _repo(tmp_path: Path) -> Path:
+    b = HistoryBuilder()
+    b.write("acme/core.py", OLD_CORE).write("acme/gone.py", "ENDPOINT = 'https://old.example.com'\n")
+    b.write("README.md", "# acme\n")
+    b.commit("1.0.0", label="v1")
+    b.tag("v1.0.0")
+    b.remove("acme/core.py").remove("acme/gone.py").write("src/acme/core.py", NEW_CORE)
+    b.commit("2.0.0", label="v2")
+    b.tag("v2.0.0")
+    return b.build(tmp_path / "acme").path
+
+
+def test_labels_come_from_both_syntax_trees(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    mined = mine(GitCodebase(repo, "v1.0.0"), GitCodebase(repo, "v2.0.0"), limit=100)
+    items = {m.fact: m for m in mined if m.kind != "adversarial"}
+    assert {m.truth for m in mined if m.kind == "adversarial"} <= {"unsupported", "missing"}
+    retries = items["`MAX_RETRIES` is set to `3` in `acme/core.py`."]
+    assert (retries.truth, retries.new_value, retries.now_path) == ("contradicted", "5", "src/acme/core.py")
+    timeout = items["`DEFAULT_TIMEOUT` is set to `30` in `acme/core.py`."]
+    assert (timeout.truth, timeout.now_path, timeout.now_line) == ("moved", "src/acme/core.py", 5)
+    assert items["`connect` defaults `port` to `5432`."].truth == "contradicted"
+    assert items["`connect` defaults `port` to `5432`."].new_value == "6432"
+    assert items["`Client.__init__` defaults `timeout` to `30`."].truth == "moved"  # annotated, same value
+    assert items["`legacy_helper` is defined in `acme/core.py`."].truth == "contradicted"  # gone, file stayed
+    assert items["`ENDPOINT` is set to `'https://old.example.com'` in `acme/gone.py`."].truth == "missing"
+    assert all(m.snippet for m in items.values())
+
+
+def test_memstore_mine_writes_a_scenario_the_harness_builds_and_a_benchmark_file(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    out = tmp_path / "mined" / "acme.yaml"
+    result = CliRunner().invoke(
+        main, ["mine", str(repo), "--from", "v1.0.0", "--to", "v2.0.0", "--name", "acme/core", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert validate_file(out) == []
+    (scenario,) = load_file(out)
+    assert scenario.repo == "acme/core"
+    truths = {m.truth.value for m in scenario.memories}
+    assert {"moved", "contradicted"} <= truths
+    assert [t.surface.value for t in scenario.tasks] and all(t.needs for t in scenario.tasks)
+    lines = (tmp_path / "mined" / "acme.verdicts.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert len(rows) >= len(scenario.memories)
+    assert {"truth", "path", "line", "snippet", "commit", "new_value"} <= set(rows[0])
+    run = CliRunner().invoke(main, ["eval", str(out), "--agent", "jit-verify", "--out", str(tmp_path / "run")])
+    assert run.exit_code == 0, run.output
+
+
+def test_mine_refuses_what_it_cannot_read(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    bad_ref = CliRunner().invoke(main, ["mine", str(repo), "--from", "v9", "--to", "v2.0.0"])
+    assert bad_ref.exit_code == 2
+    assert "'v9' is not a commit" in bad_ref.output
+    bad_kind = CliRunner().invoke(main, ["mine", str(repo), "--from", "v1.0.0", "--to", "v2.0.0", "--kinds", "nope"])
+    assert bad_kind.exit_code == 2
+    assert "--kinds: unknown nope" in bad_kind.output
