@@ -116,8 +116,8 @@ class Score:
         self.confusion[(item.truth, got.value)] += 1
         right = got is want
         t["right"] += right
-        t["uncertain"] += bool(verdict.uncertain)
-        t["uncertain right"] += bool(verdict.uncertain) and right
+        t["uncertain"] += bool(getattr(verdict, "uncertain", ""))
+        t["uncertain right"] += bool(getattr(verdict, "uncertain", "")) and right
         t[f"right {item.truth}"] += right
         usable_truth = item.truth in {"valid", "moved"}
         if usable_truth and not got.usable:
