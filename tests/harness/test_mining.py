@@ -14,7 +14,7 @@ from memstore.harness.scenarios.mining import mine
 from memstore.verify import GitCodebase
 from memstore.verify.history import HistoryBuilder
 
-OLD_CORE = '''\
+OLD_CORE = """\
 MAX_RETRIES = 3
 DEFAULT_TIMEOUT = 30
 __version__ = "1.0.0"
@@ -34,7 +34,7 @@ def connect(host, port=5432):
 
 def legacy_helper():
     return None
-'''
+"""
 
 NEW_CORE = '''\
 """The client, moved under src/ and reformatted."""
@@ -116,3 +116,20 @@ def test_mine_refuses_what_it_cannot_read(tmp_path: Path) -> None:
     bad_kind = CliRunner().invoke(main, ["mine", str(repo), "--from", "v1.0.0", "--to", "v2.0.0", "--kinds", "nope"])
     assert bad_kind.exit_code == 2
     assert "--kinds: unknown nope" in bad_kind.output
+
+
+def test_other_languages_give_constants_versions_and_definitions_by_pattern(tmp_path: Path) -> None:
+    b = HistoryBuilder()
+    b.write("package.json", '{\n  "name": "acme",\n  "version": "1.4.0"\n}\n')
+    b.write("src/client.ts", 'export const API_VERSION = "v2.1.4";\n\nexport class ApiClient {\n}\n')
+    b.commit("old", label="old")
+    b.write("package.json", '{\n  "name": "acme",\n  "version": "1.5.0"\n}\n')
+    b.write("src/client.ts", '// generated\nexport const API_VERSION = "v2.1.4";\n\nexport class ApiClient {\n}\n')
+    b.commit("new")
+    built = b.build(tmp_path / "ts")
+    found = {m.fact: m for m in mine(GitCodebase(built.path, built.commits["old"]), GitCodebase(built.path, "main"))
+             if m.kind != "adversarial"}  # fmt: skip
+    assert found['`version` is set to `"1.4.0"` in `package.json`.'].truth == "contradicted"
+    assert found['`version` is set to `"1.4.0"` in `package.json`.'].new_value == '"1.5.0"'
+    assert found['`API_VERSION` is set to `"v2.1.4"` in `src/client.ts`.'].truth == "moved"
+    assert found["`ApiClient` is defined in `src/client.ts`."].truth == "moved"

@@ -134,11 +134,26 @@ def _node_facts(path: str, lines: Sequence[str], node: ast.stmt, prefix: str, ci
                     yield _Fact("default", prefix + node.name, path, node.lineno, literal, argument.arg)
 
 
+_PATTERN_VERSION = re.compile(
+    r"^\s*\"?(?P<name>version)\"?\s*[:=]\s*(?P<value>\"[^\"\n]{1,40}\"|'[^'\n]{1,40}')\s*,?\s*$"
+)
+_PATTERN_DEFINITION = re.compile(
+    r"^\s*(?:export\s+)?(?:default\s+)?(?:pub\s+)?(?:public\s+|private\s+)?(?:abstract\s+)?(?:async\s+)?"
+    r"(?:class|function|interface|struct|enum|trait|fn|func)\s+(?P<name>[A-Za-z_]\w{2,})"
+)
+
+
 def _pattern_facts(path: str, lines: Sequence[str]) -> Iterator[_Fact]:
+    """What files other than Python say, by pattern: constants (``MAX_SIZE = 10``), version
+    strings (``"version": "1.2.0"``) and definitions (``export class Client``, ``fn parse``)."""
     for number, text in enumerate(lines, 1):
-        match = _PATTERN_CONSTANT.match(text)
+        match = _PATTERN_CONSTANT.match(text) or _PATTERN_VERSION.match(text)
         if match:
             yield _Fact("constant", match["name"], path, number, match["value"])
+            continue
+        match = _PATTERN_DEFINITION.match(text)
+        if match:
+            yield _Fact("definition", match["name"], path, number, None)
 
 
 def _facts(codebase: Codebase, path: str, *, cited: bool = True, unique: bool = True) -> list[_Fact]:
