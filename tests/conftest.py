@@ -10,7 +10,10 @@ import pytest
 
 from memstore import AccessPolicy, Clock, MemoryStore, UlidIds, open_store
 
-BACKENDS = ["memory", "sqlite-file", "sqlite-memory"]
+from tests.backends.postgres import URL as POSTGRES_URL
+from tests.backends.postgres import fresh_uri
+
+BACKENDS = ["memory", "sqlite-file", "sqlite-memory", *(["postgresql"] if POSTGRES_URL else [])]
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +25,8 @@ def _terminal_width_from_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def uri_for(backend: str, tmp_path: Path) -> str:
     """The URI of a fresh store of ``backend`` under ``tmp_path``."""
+    if backend == "postgresql":
+        return fresh_uri()
     return {
         "memory": "memory://",
         "sqlite-file": f"sqlite:///{tmp_path / 'memories.db'}",

@@ -29,6 +29,7 @@ __all__ = [
     "StoreOptions",
     "known_schemes",
     "portable_registrations",
+    "redact",
     "register_backend",
     "resolve_backend",
     "restore_registrations",
@@ -61,12 +62,19 @@ _BUILTIN: dict[str, str] = {
     "agentmem": "memstore.backends.agentmem:open_agentmem",
     "memory": "memstore.backends.memory:open_memory",
     "naive": "memstore.backends.naive:open_naive",
+    "postgres": "memstore.backends.postgresql:open_postgresql",
+    "postgresql": "memstore.backends.postgresql:open_postgresql",
     "ranked": "memstore.backends.ranked:open_ranked",
     "sqlite": "memstore.backends.sqlite:open_sqlite",
 }
 _REGISTERED: dict[str, BackendFactory] = {}
 _SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):")
 _FACTORY_REF = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_]\w*)$")
+
+
+def redact(uri: str) -> str:
+    """``uri`` with any password replaced by ``***`` (what may be shown, logged or written)."""
+    return re.sub(r"(://[^:/@\s]+:)[^@/\s]*@", r"\1***@", uri)
 
 
 def register_backend(scheme: str) -> Callable[[BackendFactory], BackendFactory]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -171,9 +172,12 @@ class Recipe:
 def write_manifest(folder: Path, recipe: Recipe, config: RunConfig) -> None:
     """Record what the run is, before any unit runs."""
     folder.mkdir(parents=True, exist_ok=True)
+    written = recipe.to_json()
+    # No password is written to disk: a resumed run connects with PGPASSWORD or ~/.pgpass.
+    written["stores"] = [re.sub(r"(://[^:/@\s]+):[^@/\s]*@", r"\1@", s) for s in written["stores"]]
     data = {
         "engine": ENGINE,
-        "recipe": recipe.to_json(),
+        "recipe": written,
         "scenario_set_hash": scenario_set_hash(config.scenarios),
     }
     partial = folder / f".{MANIFEST}.part"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from hypothesis import HealthCheck, settings
@@ -9,11 +10,14 @@ from hypothesis import HealthCheck, settings
 from memstore import AccessPolicy, Clock, UlidIds, open_store
 from memstore.store import MemoryStore
 from memstore.testing.stateful import state_machine_for
+from tests.backends.postgres import URL as POSTGRES_URL
+from tests.backends.postgres import fresh_uri
 
 
-def _factory(uri: str):  # type: ignore[no-untyped-def]
+def _factory(uri: str | Callable[[], str]):  # type: ignore[no-untyped-def]
     def make(access: AccessPolicy, clock: Clock, expiry: timedelta) -> MemoryStore:
-        return open_store(uri, access=access, clock=clock, expiry=expiry, ids=UlidIds(3))
+        target = uri() if callable(uri) else uri  # PostgreSQL: a fresh schema for every example
+        return open_store(target, access=access, clock=clock, expiry=expiry, ids=UlidIds(3))
 
     return make
 
@@ -26,3 +30,6 @@ TestMemoryBackendStateful = state_machine_for(_factory("memory://")).TestCase
 TestMemoryBackendStateful.settings = _SETTINGS
 TestSqliteBackendStateful = state_machine_for(_factory("sqlite://:memory:")).TestCase
 TestSqliteBackendStateful.settings = _SETTINGS
+if POSTGRES_URL:
+    TestPostgresBackendStateful = state_machine_for(_factory(fresh_uri)).TestCase
+    TestPostgresBackendStateful.settings = settings(_SETTINGS, max_examples=40)

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from memstore import __version__
+from memstore.backends import redact
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis.compare import compare_within
 from memstore.harness.analysis.metrics import compute
@@ -92,7 +93,7 @@ def _frames(output: RunOutput) -> dict[str, pd.DataFrame]:
 
 def metadata(config: RunConfig) -> dict[str, Any]:
     """What a run was: enough to rerun it and to refuse comparing it with another kind of run."""
-    stores = sorted({arm.store for arm in config.arms})
+    stores = sorted({redact(arm.store) for arm in config.arms})
     return {
         "seed": config.seed,
         "trials": config.trials,
@@ -100,7 +101,7 @@ def metadata(config: RunConfig) -> dict[str, Any]:
         "scenario_set_hash": scenario_set_hash(config.scenarios),
         "scenarios": sorted(s.name for s in config.scenarios),
         "tasks": sum(len(s.tasks) for s in config.scenarios) * config.trials,
-        "arms": [{"name": a.name, "agent": a.agent, "store": a.store} for a in config.arms],
+        "arms": [{"name": a.name, "agent": a.agent, "store": redact(a.store)} for a in config.arms],
         "stores": stores,
         "agent_config": asdict(config.agent_config),
         "populations": {

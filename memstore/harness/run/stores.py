@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import string
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from memstore.access import AccessPolicy
+from memstore.backends import redact
 from memstore.clock import Clock
 from memstore.errors import ConfigurationError
 from memstore.harness.run.guard import StoreGuard
@@ -20,6 +22,7 @@ __all__ = ["StoreFactory", "check_store_uri", "trial_store"]
 StoreFactory = Callable[[AccessPolicy, Clock], MemoryStore]
 _PLACEHOLDERS = ("scenario", "trial", "arm")
 _PER_TRIAL_SCHEMES = ("sqlite", "ranked", "agentmem")  # file stores: eval opens a fresh one per trial
+_SERVER_SCHEMES = ("postgresql", "postgres")  # a store per trial is a schema per trial
 
 
 def check_store_uri(uri: str) -> None:
@@ -42,6 +45,14 @@ def check_store_uri(uri: str) -> None:
             f"store URI {uri!r} has unknown placeholder(s) {', '.join(unknown)}; known: scenario, trial, arm"
         )
     scheme, _, rest = uri.partition(":")
+    if scheme.lower() in _SERVER_SCHEMES:
+        shown = redact(uri)  # never a password in a message
+        if not names:
+            raise ConfigurationError(
+                f"store URI {shown!r} names one store for every trial, and eval needs a fresh one per trial: "
+                "put {scenario}, {trial} and {arm} in its schema, such as ?schema=run_{scenario}_{trial}_{arm}"
+            )
+        return
     if scheme.lower() not in _PER_TRIAL_SCHEMES or not rest.strip("/") or rest.endswith(":memory:"):
         return
     if not names:
@@ -53,6 +64,19 @@ def check_store_uri(uri: str) -> None:
     folder = Path("/" + str(sample)).parent if rest.startswith("//") else sample.parent
     if "{" not in str(Path(rest).parent) and not folder.is_dir():
         raise ConfigurationError(f"store URI {uri!r}: the folder {folder} does not exist")
+
+
+def _schema_safe(uri: str) -> str:
+    """``uri`` with its ``schema`` made a PostgreSQL name: lower case, ``_`` for anything else, at
+    most 63 characters (a digest keeps long names apart)."""
+    head, found, schema = uri.partition("schema=")
+    if not found:
+        return uri
+    schema, amp, tail = schema.partition("&")
+    name = re.sub(r"[^a-z0-9_]", "_", schema.lower())
+    if len(name) > 63:
+        name = name[:50] + "_" + hashlib.sha256(name.encode()).hexdigest()[:12]
+    return f"{head}schema={name}{amp}{tail}"
 
 
 def _format(uri: str, values: dict[str, object]) -> str:
@@ -67,7 +91,9 @@ def trial_store(
     folder private to the store, apart from the trial's working copy."""
     scheme, _, rest = uri.partition(":")
     guard = StoreGuard()
-    if "{" in uri:
+    if "{" in uri and scheme.lower() in _SERVER_SCHEMES:
+        uri = _schema_safe(_format(uri, {"scenario": scenario, "trial": trial, "arm": arm}))
+    elif "{" in uri:
         uri = _format(uri, {"scenario": scenario, "trial": trial, "arm": re.sub(r"\W", "_", arm)})
     elif scheme in {"sqlite", "ranked"} and not rest.strip("/"):
         uri = f"{scheme}:///{where / 'store.db'}"  # a fresh file per trial
@@ -82,4 +108,6 @@ def trial_store(
 
     rest = uri.partition(":")[2]
     shared = uri if scheme.lower() in _PER_TRIAL_SCHEMES and rest.strip("/") and not rest.endswith(":memory:") else None
+    if scheme.lower() in _SERVER_SCHEMES:
+        shared = uri  # a server: any process opens the same store
     return make, guard, shared

@@ -1,0 +1,393 @@
+"""``postgresql://user:password@host:port/database?schema=NAME``: the reference rules on PostgreSQL.
+
+For a team's shared store, and for workers on several machines writing to one store. The
+memories live in one schema of the database (``memstore`` by default; ``?schema=`` names
+another, so one database can hold many stores). The schema is versioned: a ``memstore_meta``
+table stamps it as memstore's and records the schema version; migrations run in one
+transaction under an advisory lock, so processes opening a new store at once create it once.
+A schema that holds tables but no stamp is someone else's, and is refused before anything is
+written; so is one written by a newer memstore.
+
+Every write is one transaction. A correction locks the version it replaces (``SELECT ... FOR
+UPDATE``) and re-reads it: of two concurrent corrections of one memory, one wins and the other
+finds it superseded (`Conflict`), as on SQLite. ``recent()`` reads through partial indexes on
+(repo or author, refreshed_at); ``sweep()`` deletes expired chains in batches, each its own
+transaction. This module is the only one that talks to psycopg; its errors become
+`StorageError` (or `ConfigurationError` for a bad URL) with one line that never shows a password.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memstore.backends import StoreOptions, redact
+from memstore.backends.base import RecordStore, Visibility, chain_order
+from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
+from memstore.model import Citation, Kind, Memory, Status, Surface
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresStore", "open_postgresql", "parse_postgresql_uri"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
+_SWEEP_BATCH = 1_000
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_NOBODY = ("-/-", "fact", "")
+
+# Version N is reached by running MIGRATIONS[N - 1] on a store at version N - 1. {s} is the schema.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE {s}.memories (
+        id                 TEXT PRIMARY KEY,
+        root               TEXT NOT NULL,
+        repo               TEXT NOT NULL,
+        kind               TEXT NOT NULL CHECK (kind IN ('fact', 'preference')),
+        subject            TEXT NOT NULL,
+        fact               TEXT NOT NULL,
+        citations          TEXT NOT NULL,
+        reason             TEXT NOT NULL,
+        author             TEXT NOT NULL,
+        surface            TEXT NOT NULL,
+        created_at         BIGINT NOT NULL,
+        refreshed_at       BIGINT NOT NULL,
+        chain_refreshed_at BIGINT NOT NULL,
+        supersedes         TEXT,
+        status             TEXT NOT NULL CHECK (status IN ('active', 'superseded', 'retired')),
+        retired_reason     TEXT
+    );
+    CREATE INDEX memories_recent_facts ON {s}.memories (repo, refreshed_at DESC, created_at DESC, id DESC)
+        WHERE status = 'active' AND kind = 'fact';
+    CREATE INDEX memories_recent_preferences ON {s}.memories (author, refreshed_at DESC, created_at DESC, id DESC)
+        WHERE status = 'active' AND kind = 'preference';
+    CREATE INDEX memories_root ON {s}.memories (root);
+    CREATE INDEX memories_expiry ON {s}.memories (chain_refreshed_at)
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+_COLUMNS = (
+    "id, repo, kind, subject, fact, citations, reason, author, surface, "
+    "created_at, refreshed_at, supersedes, status, retired_reason"
+)
+
+
+def _us(moment: datetime) -> int:
+    return (moment - _EPOCH) // _US
+
+
+def _moment(us: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=us)
+
+
+def _row_to_memory(row: Sequence[Any]) -> Memory:
+    return Memory(
+        id=row[0],
+        repo=row[1],
+        kind=Kind(row[2]),
+        subject=row[3],
+        fact=row[4],
+        citations=tuple(Citation.from_dict(c) for c in json.loads(row[5])),
+        reason=row[6],
+        author=row[7],
+        surface=Surface(row[8]),
+        created_at=_moment(row[9]),
+        refreshed_at=_moment(row[10]),
+        supersedes=row[11],
+        status=Status(row[12]),
+        retired_reason=row[13],
+    )
+
+
+def parse_postgresql_uri(uri: str) -> tuple[str, str, str]:
+    """The connection string (the URI without memstore's options), the schema, and the URI as
+    it may be shown (no password).
+
+    Raises:
+        ConfigurationError: for a URI that is not a PostgreSQL URL, or a bad schema name.
+    """
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme not in {"postgresql", "postgres"} or (not parts.hostname and not parts.path.strip("/")):
+        raise ConfigurationError(f"not a PostgreSQL URL: {_shown(uri)!r}; use postgresql://user@host:port/database")
+    try:
+        parts.port  # noqa: B018 - parsing the port is the check
+    except ValueError as exc:
+        raise ConfigurationError(f"bad port in {_shown(uri)!r}: {exc}") from exc
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    schema = next((v for k, v in query if k == "schema"), "memstore").lower()
+    if not _SCHEMA_NAME.fullmatch(schema):
+        raise ConfigurationError(f"schema {schema!r}: letters, digits and underscores, 63 at most, not a digit first")
+    rest = urllib.parse.urlencode([(k, v) for k, v in query if k != "schema"])
+    conninfo = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, rest, ""))
+    return conninfo, schema, _shown(uri)
+
+
+def _shown(uri: str) -> str:
+    """``uri`` with any password replaced by ``***``."""
+    return redact(uri)
+
+
+class PostgresStore(RecordStore):
+    """A `MemoryStore` in one schema of a PostgreSQL database (see the module docstring)."""
+
+    def __init__(
+        self, conninfo: str, schema: str, options: StoreOptions, *, shown: str = "", timeout: int = 10
+    ) -> None:
+        super().__init__(options)
+        import psycopg
+
+        self._psycopg = psycopg
+        self.schema = schema
+        self.shown = shown or _shown(conninfo)
+        self.read_only = options.read_only
+        self._lock = threading.RLock()
+        try:
+            self._conn = psycopg.connect(conninfo, autocommit=True, connect_timeout=timeout)
+        except psycopg.Error as exc:
+            raise StorageError(f"cannot connect to {self.shown}: {_first_line(exc)}") from exc
+        try:
+            self._open(create=options.create)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.shown!r}, schema={self.schema!r})"
+
+    @property
+    def _t(self) -> str:
+        return f'"{self.schema}".memories'
+
+    # -- opening and migrating ------------------------------------------------------
+
+    def _version(self) -> int | None:
+        """The stamped schema version; None when the schema holds nothing of anyone."""
+        cur = self._conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (self.schema,)
+        )
+        tables = {row[0] for row in cur.fetchall()}
+        if not tables:
+            return None
+        if "memstore_meta" not in tables:
+            raise IncompatibleStore(
+                f"schema {self.schema!r} of {self.shown} holds tables of something else ({len(tables)}, no memstore "
+                "stamp); refusing to touch it (name another with ?schema=)"
+            )
+        rows: dict[str, str] = dict(
+            self._conn.execute(f'SELECT key, value FROM "{self.schema}".memstore_meta').fetchall()
+        )
+        if rows.get("application") != "memstore":
+            raise IncompatibleStore(f"schema {self.schema!r} of {self.shown} is stamped by another application")
+        version = int(rows.get("schema_version", "0"))
+        if version > SCHEMA_VERSION:
+            raise IncompatibleStore(
+                f"schema {self.schema!r} of {self.shown} was written by a newer memstore (schema version {version}; "
+                f"this one reads up to {SCHEMA_VERSION}); upgrade memstore to open it"
+            )
+        return version
+
+    def _open(self, *, create: bool) -> None:
+        try:
+            version = self._version()
+            if version == SCHEMA_VERSION:
+                return
+            if self.read_only:
+                raise StorageError(f"{self.shown} (schema {self.schema!r}) is read-only and not at schema version "
+                                   f"{SCHEMA_VERSION}")  # fmt: skip
+            if version is None and not create:
+                raise StorageError(f"no memstore store in schema {self.schema!r} of {self.shown}")
+            with self._conn.transaction():
+                self._conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"memstore:{self.schema}",))
+                version = self._version() or 0  # again, under the lock: another process may have migrated
+                self._conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+                if version == 0:
+                    self._conn.execute(
+                        f'CREATE TABLE IF NOT EXISTS "{self.schema}".memstore_meta (key TEXT PRIMARY KEY, value TEXT)'
+                    )
+                for target in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in MIGRATIONS[target - 1].split(";"):
+                        if statement.strip():
+                            self._conn.execute(statement.replace("{s}", f'"{self.schema}"'))
+                self._conn.execute(
+                    f'INSERT INTO "{self.schema}".memstore_meta (key, value) VALUES (%s, %s), (%s, %s) '
+                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    ("application", "memstore", "schema_version", str(SCHEMA_VERSION)),
+                )
+        except self._psycopg.Error as exc:
+            raise StorageError(f"{self.shown} (schema {self.schema!r}) cannot be opened: {_first_line(exc)}") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # -- plumbing -------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[Any]:
+        if self.read_only:
+            raise StorageError(f"{self.shown} is open read-only; this command cannot change it")
+        with self._lock:
+            try:
+                with self._conn.transaction():
+                    yield self._conn
+            except self._psycopg.Error as exc:
+                raise StorageError(f"writing to {self.shown} failed: {_first_line(exc)}") from exc
+
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except self._psycopg.Error as exc:
+                raise StorageError(f"reading {self.shown} failed: {_first_line(exc)}") from exc
+
+    def _read(self, sql: str, params: Sequence[Any]) -> list[Memory]:
+        return [_row_to_memory(row) for row in self._rows(sql, params)]
+
+    def _insert_row(self, conn: Any, memory: Memory, root: str) -> None:
+        conn.execute(
+            f"INSERT INTO {self._t} (id, root, repo, kind, subject, fact, citations, reason, author, surface, "
+            "created_at, refreshed_at, chain_refreshed_at, supersedes, status, retired_reason) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                memory.id, root, memory.repo, memory.kind.value, memory.subject, memory.fact,
+                json.dumps([c.to_dict() for c in memory.citations], ensure_ascii=False), memory.reason,
+                memory.author, memory.surface.value, _us(memory.created_at), _us(memory.refreshed_at),
+                _us(memory.refreshed_at), memory.supersedes, memory.status.value, memory.retired_reason,
+            ),
+        )  # fmt: skip
+
+    # -- record operations ----------------------------------------------------------
+
+    def _insert(self, memory: Memory) -> None:
+        with self._write() as conn:
+            self._insert_row(conn, memory, memory.id)
+
+    def insert_many(self, memories: Sequence[Memory]) -> None:
+        """Bulk-load new, unrelated memories in one transaction (imports and benchmarks)."""
+        with self._write() as conn:
+            for memory in memories:
+                self._insert_row(conn, memory, memory.id)
+
+    def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> Memory | None:
+        with self._write() as conn:
+            found = conn.execute(
+                f"SELECT root, refreshed_at, chain_refreshed_at FROM {self._t} "
+                "WHERE id = %s AND status = 'active' AND chain_refreshed_at > %s FOR UPDATE",
+                (old_id, _us(cutoff)),
+            ).fetchone()
+            if found is None:  # gone, expired, or another correction won (it held the lock first)
+                return None
+            root, old_refreshed, chain = found
+            conn.execute(f"UPDATE {self._t} SET status = 'superseded' WHERE id = %s", (old_id,))
+            new = replace(new, refreshed_at=_moment(max(_us(new.refreshed_at), old_refreshed)))
+            self._insert_row(conn, new, root)
+            chain = max(chain, _us(new.refreshed_at))
+            conn.execute(f"UPDATE {self._t} SET chain_refreshed_at = %s WHERE root = %s", (chain, root))
+            return new
+
+    def _load(self, memory_id: str, cutoff: datetime) -> Memory | None:
+        found = self._read(
+            f"SELECT {_COLUMNS} FROM {self._t} WHERE id = %s AND chain_refreshed_at > %s", (memory_id, _us(cutoff))
+        )
+        return found[0] if found else None
+
+    def _load_visible(self, memory_id: str, cutoff: datetime, visible: Visibility) -> Memory | None:
+        found = self._rows(
+            f"SELECT repo, kind, author FROM {self._t} WHERE id = %s AND chain_refreshed_at > %s",
+            (memory_id, _us(cutoff)),
+        )
+        repo, kind, author = found[0] if found else _NOBODY
+        if not visible(repo, Kind(kind), author) or not found:
+            return None
+        return self._load(memory_id, cutoff)
+
+    def _recent(
+        self, repo: str, *, facts: bool, preferences_of: str | None, cutoff: datetime, limit: int
+    ) -> list[Memory]:
+        order = "ORDER BY refreshed_at DESC, created_at DESC, id DESC LIMIT %s"
+        rows: list[Any] = []
+        if facts:
+            rows += self._rows(
+                f"SELECT {_COLUMNS} FROM {self._t} WHERE repo = %s AND status = 'active' AND kind = 'fact' "
+                f"AND refreshed_at > %s {order}",
+                (repo, _us(cutoff), limit),
+            )
+        if preferences_of is not None:
+            rows += self._rows(
+                f"SELECT {_COLUMNS} FROM {self._t} WHERE author = %s AND status = 'active' "
+                f"AND kind = 'preference' AND refreshed_at > %s {order}",
+                (preferences_of, _us(cutoff), limit),
+            )
+        if facts and preferences_of is not None:
+            rows.sort(key=lambda row: (row[10], row[9], row[0]), reverse=True)
+        return [_row_to_memory(row) for row in rows[:limit]]
+
+    def _refresh(self, memory_id: str, now: datetime, cutoff: datetime) -> bool:
+        with self._write() as conn:
+            found = conn.execute(
+                f"UPDATE {self._t} SET refreshed_at = GREATEST(refreshed_at, %s) "
+                "WHERE id = %s AND status = 'active' AND chain_refreshed_at > %s "
+                "RETURNING root, GREATEST(chain_refreshed_at, refreshed_at)",
+                (_us(now), memory_id, _us(cutoff)),
+            ).fetchone()
+            if found is None:
+                return False
+            root, chain = found
+            conn.execute(f"UPDATE {self._t} SET chain_refreshed_at = %s WHERE root = %s", (chain, root))
+            return True
+
+    def _retire(self, memory_id: str, reason: str, cutoff: datetime) -> bool:
+        with self._write() as conn:
+            changed = conn.execute(
+                f"UPDATE {self._t} SET status = 'retired', retired_reason = %s "
+                "WHERE id = %s AND status = 'active' AND chain_refreshed_at > %s",
+                (reason, memory_id, _us(cutoff)),
+            ).rowcount
+            return bool(changed == 1)
+
+    def _delete_chain(self, memory_id: str) -> None:
+        with self._write() as conn:
+            conn.execute(f"DELETE FROM {self._t} WHERE root = (SELECT root FROM {self._t} WHERE id = %s)", (memory_id,))
+
+    def _chain(self, memory_id: str, cutoff: datetime) -> list[Memory]:
+        return chain_order(
+            self._read(
+                f"SELECT {_COLUMNS} FROM {self._t} WHERE root = (SELECT root FROM {self._t} WHERE id = %s) "
+                "AND chain_refreshed_at > %s ORDER BY created_at, id",
+                (memory_id, _us(cutoff)),
+            )
+        )
+
+    def _sweep(self, cutoff: datetime) -> int:
+        """Delete expired chains, a batch per transaction (a long sweep never holds locks long)."""
+        deleted = 0
+        while True:
+            with self._write() as conn:
+                batch: int = conn.execute(
+                    f"DELETE FROM {self._t} WHERE id IN (SELECT id FROM {self._t} WHERE chain_refreshed_at <= %s "
+                    "LIMIT %s)",
+                    (_us(cutoff), _SWEEP_BATCH),
+                ).rowcount
+            deleted += batch
+            if batch < _SWEEP_BATCH:
+                return deleted
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return _shown(text[0]) if text else type(exc).__name__
+
+
+def open_postgresql(uri: str, options: StoreOptions) -> PostgresStore:
+    """Factory for ``postgresql://`` URIs (see `parse_postgresql_uri`)."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        raise ConfigurationError("postgresql:// stores need psycopg 3: pip install 'memstore[postgresql]'") from exc
+    conninfo, schema, shown = parse_postgresql_uri(uri)
+    return PostgresStore(conninfo, schema, options, shown=shown)
