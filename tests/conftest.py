@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from memstore import AccessPolicy, Clock, MemoryStore, UlidIds, open_store
-
 from tests.backends.postgres import URL as POSTGRES_URL
 from tests.backends.postgres import fresh_uri
 

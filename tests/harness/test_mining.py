@@ -99,7 +99,8 @@ def test_memstore_mine_writes_a_scenario_the_harness_builds_and_a_benchmark_file
     assert scenario.repo == "acme/core"
     truths = {m.truth.value for m in scenario.memories}
     assert {"moved", "contradicted"} <= truths
-    assert [t.surface.value for t in scenario.tasks] and all(t.needs for t in scenario.tasks)
+    assert [t.surface.value for t in scenario.tasks]
+    assert all(t.needs for t in scenario.tasks)
     lines = (tmp_path / "mined" / "acme.verdicts.jsonl").read_text().splitlines()
     rows = [json.loads(line) for line in lines]
     assert len(rows) >= len(scenario.memories)
