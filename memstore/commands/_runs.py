@@ -83,6 +83,7 @@ def _build(
     agent_timeouts: tuple[str, ...],
     isolation: tuple[str, str, tuple[str, ...]] = ("auto", "none", ()),
     max_cost: float | None = None,
+    executor: str = "local",
 ) -> RunConfig:
     """The run the options describe (scenarios loaded and checked as files)."""
     from memstore.harness.run.sandbox import AgentRuntime, Network, SandboxMode
@@ -115,6 +116,7 @@ def _build(
         runtime=runtime,
         agent_timeouts=per_agent,
         max_cost=max_cost,
+        executor=executor,
     )
     unknown = sorted({agent for agent, _ in per_agent} - {arm.agent for arm in config.arms})
     if unknown:
@@ -139,6 +141,7 @@ class Recipe:
     agent_network: str = "none"
     agent_env: tuple[str, ...] = ()
     max_cost: float | None = None
+    executor: str = "local"
 
     def config(self) -> RunConfig:
         """The run (scenarios loaded and checked as files)."""
@@ -154,6 +157,7 @@ class Recipe:
             self.agent_timeouts,
             (self.agent_sandbox, self.agent_network, self.agent_env),
             self.max_cost,
+            self.executor,
         )
 
     def to_json(self) -> dict[str, Any]:

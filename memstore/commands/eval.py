@@ -170,6 +170,13 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
     help="Start no new unit once the agents' reported cost reaches this many US dollars.",
 )
 @click.option(
+    "--executor",
+    default="local",
+    show_default=True,
+    metavar="local|ray|ray://HOST:PORT",
+    help="Where units run: a process pool here, a local Ray instance, or a Ray cluster (also RAY_ADDRESS).",
+)
+@click.option(
     "--resume",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
     default=None,
@@ -205,6 +212,7 @@ def eval_command(
     agent_network: str,
     agent_env: tuple[str, ...],
     max_cost: float | None,
+    executor: str,
     resume: Path | None,
     retry_errors: bool,
     part: str | None,
@@ -231,6 +239,7 @@ def eval_command(
         agent_network=agent_network,
         agent_env=agent_env,
         max_cost=max_cost,
+        executor=executor,
     )
     if retry_errors and resume is None:
         raise CommandError("--retry-errors goes with --resume RUN")
@@ -238,8 +247,15 @@ def eval_command(
         if out is not None and out.resolve() != resume.resolve():
             raise CommandError("--resume names the run folder: leave out --out")
         recipe, config = read_manifest(resume)
-        explicit = {k for k in IDENTITY if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
-        same_run(recipe, Recipe(**{**recipe.to_json(), **{k: getattr(given, k) for k in explicit}}), "asked for now")
+        fields = set(Recipe.__dataclass_fields__) - {"scenarios"}
+        explicit = {k for k in fields if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
+        if scenarios:
+            explicit.add("scenarios")
+        asked = Recipe(**{**recipe.to_json(), **{k: getattr(given, k) for k in explicit}})
+        same_run(recipe, asked, "asked for now")
+        if explicit - set(IDENTITY):  # how it runs may change on resume (workers, executor, timeouts)
+            recipe = asked
+            config = recipe.config()
         folder = resume
     else:
         recipe, config = given, given.config()

@@ -28,6 +28,7 @@ from memstore.errors import Interrupted
 from memstore.harness.analysis.model import Role
 from memstore.harness.run import agents
 from memstore.harness.run.agents import agent_role, make_agent
+from memstore.harness.run.executors import RayExecutor, check_executor
 from memstore.harness.run.output import Arm, RunOutput, Unit
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.scratch import clean_stale, release_all
@@ -56,6 +57,7 @@ class RunConfig:
     runtime: AgentRuntime = field(default_factory=AgentRuntime)  # how out-of-process agents run
     agent_timeouts: tuple[tuple[str, float], ...] = ()  # per agent: (agent as given, seconds)
     max_cost: float | None = None  # USD: no new unit starts once the run's agents spent this
+    executor: str = "local"  # local (a process pool), ray, or ray://HOST:PORT
 
     def runtime_for(self, agent: str) -> AgentRuntime:
         """How ``agent`` runs (its own timeout, where one was given)."""
@@ -89,10 +91,11 @@ def check_config(config: RunConfig) -> None:
     Raises:
         ConfigurationError: naming the agent or store and what is wrong with it.
     """
+    check_executor(config.executor)
     for arm in config.arms:
         make_agent(arm.agent, config.agent_config, runtime=config.runtime_for(arm.agent))
         check_store_uri(arm.store)
-    if config.workers > 1:
+    if config.workers > 1 or config.executor != "local":
         _registrations(config)
 
 
@@ -222,6 +225,14 @@ def _in_pool(
     return lost
 
 
+def _executor(config: RunConfig) -> Callable[..., list[int]]:
+    """How batches run: ``execute(work, batches, finish, registered, workers) -> lost positions``."""
+    if config.executor == "local":
+        return lambda work, batches, finish, registered, workers: _in_pool(work, batches, workers, finish, registered)
+    ray = RayExecutor(config.executor, config.workers)
+    return lambda work, batches, finish, registered, workers: ray.run(work, batches, finish, registered)
+
+
 def run(
     config: RunConfig,
     progress: Callable[[int, int], None] | None = None,
@@ -271,7 +282,7 @@ def run(
         progress(done, len(mine))
     try:
         with _stop_on_sigterm():
-            if config.workers <= 1:
+            if config.workers <= 1 and config.executor == "local":
                 for position in todo:
                     finish(position, run_unit(work[position]))
             elif todo:
@@ -279,9 +290,10 @@ def run(
                 size = max(1, len(todo) // (config.workers * 8))
                 batches = [todo[i : i + size] for i in range(0, len(todo), size)]
                 registered = _registrations(config)
-                lost = _in_pool(work, batches, config.workers, finish, registered)
+                execute = _executor(config)
+                lost = execute(work, batches, finish, registered, config.workers)
                 for position in sorted(lost):  # again, alone: a death now names its unit
-                    if _in_pool(work, [[position]], 1, finish, registered):
+                    if execute(work, [[position]], finish, registered, 1):
                         finish(position, _lost(work[position]))
     except _CostCapReached as reached:
         forget_templates()
