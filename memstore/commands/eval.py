@@ -39,8 +39,24 @@ from memstore.errors import ScenarioError
 from memstore.harness.analysis.results import load_results
 from memstore.harness.evaluate import evaluate, run_part
 from memstore.harness.report.terminal import print_summary
+from memstore.harness.run.runner import RunConfig
 
 __all__ = ["eval_command"]
+
+
+def _resumed(ctx: click.Context, folder: Path, given: Recipe, named_scenarios: bool) -> tuple[Recipe, RunConfig]:
+    """The run in ``folder``, refusing options that name another run; options given on the
+    command line that only say how it runs (workers, executor, timeouts) apply."""
+    recipe, config = read_manifest(folder)
+    fields = set(Recipe.__dataclass_fields__) - {"scenarios"}
+    explicit = {k for k in fields if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
+    if named_scenarios:
+        explicit.add("scenarios")
+    asked = Recipe(**{**recipe.to_json(), **{k: getattr(given, k) for k in explicit}})
+    same_run(recipe, asked, "asked for now")
+    if explicit - set(IDENTITY):
+        return asked, asked.config()
+    return recipe, config
 
 
 def _part(value: str | None) -> tuple[int, int] | None:
@@ -246,16 +262,7 @@ def eval_command(
     if resume is not None:
         if out is not None and out.resolve() != resume.resolve():
             raise CommandError("--resume names the run folder: leave out --out")
-        recipe, config = read_manifest(resume)
-        fields = set(Recipe.__dataclass_fields__) - {"scenarios"}
-        explicit = {k for k in fields if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
-        if scenarios:
-            explicit.add("scenarios")
-        asked = Recipe(**{**recipe.to_json(), **{k: getattr(given, k) for k in explicit}})
-        same_run(recipe, asked, "asked for now")
-        if explicit - set(IDENTITY):  # how it runs may change on resume (workers, executor, timeouts)
-            recipe = asked
-            config = recipe.config()
+        recipe, config = _resumed(ctx, resume, given, bool(scenarios))
         folder = resume
     else:
         recipe, config = given, given.config()
@@ -277,10 +284,11 @@ def eval_command(
     if shown_part is not None:
         with _progress() as update:
             output = run_part(config, folder, shown_part, progress=update, retry_errors=retry_errors, starting=starting)
+        units = len(output.trials) + len(output.failures)
         console().print(
             plain(
-                f"part {shown_part[0]}/{shown_part[1]}: {len(output.trials) + len(output.failures)} unit(s) in "
-                f"{folder / 'shards'}; assemble the parts with `memstore merge RUN... --out DIR`"
+                f"part {shown_part[0]}/{shown_part[1]}: {units} unit(s) in {folder / 'shards'}; "
+                "assemble the parts with `memstore merge RUN... --out DIR`"
             )
         )
         return

@@ -12,7 +12,8 @@ import yaml
 
 from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import MemstoreError
-from memstore.harness.scenarios.mining import KINDS, Mined, mine, scenario_document
+from memstore.harness.scenarios.mined_scenario import scenario_document
+from memstore.harness.scenarios.mining import KINDS, Mined, mine
 from memstore.verify import GitCodebase
 
 __all__ = ["mine_command"]

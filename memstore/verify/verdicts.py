@@ -40,6 +40,18 @@ from memstore.verify.claims import (
     unquote,
 )
 from memstore.verify.codebase import Codebase
+from memstore.verify.definitions import (
+    context_of,
+    defined_in,
+    definition_at,
+    enclosing_class,
+    find_definition,
+    find_member,
+    member_defined,
+    named_definition,
+    statement_of,
+    was_in,
+)
 
 __all__ = [
     "Contradiction",
@@ -146,143 +158,6 @@ def _verbatim(value: str | None, text: str) -> str | None:
     return value if mentions(text, value) or value in text else None
 
 
-SHORT = 4  # content words a cited line needs to be judged on its own; fewer: its block is read too
-_CONTEXT = (2, 4)  # lines read before and after a short citation
-
-
-def _context(check: CitationCheck, codebase: Codebase) -> str:
-    """A short citation's text with the lines around it (``def get(``: its docstring and body)."""
-    assert check.text is not None
-    if check.line is None or (len(terms(check.text)) >= SHORT and check.status is not CitationStatus.CHANGED):
-        return check.text  # a changed line may have been split (a reformatted signature): read its block
-    read = codebase.read(check.path)
-    if not read.lines:
-        return check.text
-    first = max(0, check.line - 1 - _CONTEXT[0])
-    last = min(len(read.lines), (check.end_line or check.line) + _CONTEXT[1])
-    return "\n".join(read.lines[first:last])
-
-
-def _depth(text: str) -> int:
-    """Brackets a line opens minus those it closes (strings are not parsed: a heuristic)."""
-    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
-
-
-def _statement(check: CitationCheck, codebase: Codebase) -> str:
-    """The whole statement a changed citation now lands in: a signature black wrapped over
-    several lines is read as one (``by: str = "key",`` is still ``do_dictsort``'s default)."""
-    assert check.text is not None
-    if check.status is CitationStatus.VALID or check.line is None:
-        return check.text
-    lines = codebase.read(check.path).lines
-    index = check.line - 1
-    if not 0 <= index < len(lines):
-        return check.text
-    start = index
-    for above in range(index - 1, max(-1, index - 12), -1):  # up to the line that opened the brackets
-        if _depth("\n".join(lines[above:index])) > 0:
-            start = above
-    depth, end = 0, start
-    for end in range(start, min(len(lines), start + 40)):
-        depth += _depth(lines[end])
-        if depth <= 0 and end >= index:
-            break
-    return "\n".join(lines[start : end + 1])
-
-
-_CLASS = re.compile(r"^(\s*)class\s+([A-Za-z_]\w*)")
-
-
-def _enclosing_class(lines: Sequence[str], index: int) -> str | None:
-    """The class a line (0-based ``index``) is defined in, by indentation; None at module level."""
-    line = lines[index]
-    indent = len(line) - len(line.lstrip())
-    for above in range(index - 1, -1, -1):
-        text = lines[above]
-        if not text.strip():
-            continue
-        depth = len(text) - len(text.lstrip())
-        if depth < indent:
-            match = _CLASS.match(text)
-            if match:
-                return match.group(2)
-            indent = depth
-            if depth == 0:
-                return None
-    return None
-
-
-def _named_definition(claim: Claim) -> tuple[str | None, str] | None:
-    """``(owner, member)`` for a claim naming a definition: ``Owner.member`` or ``function``."""
-    if claim.kind not in {ClaimKind.CODE, ClaimKind.IDENTIFIER}:
-        return None
-    match = re.fullmatch(r"(?:([A-Za-z_]\w*)\.)?([A-Za-z_]\w+)(?:\(\))?", claim.text)
-    return None if match is None else (match.group(1), match.group(2))
-
-
-def _defines(lines: Sequence[str], index: int, name: str) -> int | None:
-    """The line (1-based) of the definition of ``name`` that the line at ``index`` belongs to: that
-    line itself, the ``def`` below a decorator, or the head of a signature wrapped over lines;
-    None when it belongs to no definition of ``name`` (a line of a body is not its ``def``)."""
-    pattern = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=]+)?=")
-    at = index
-    while 0 <= at < len(lines) and lines[at].lstrip().startswith("@") and at < index + 4:
-        at += 1  # a decorator: the definition is below it
-    if at == index:
-        for above in range(index - 1, max(-1, index - 12), -1):  # inside a wrapped signature: its head
-            if _depth("\n".join(lines[above:index])) > 0:
-                at = above
-    return at + 1 if 0 <= at < len(lines) and pattern.match(lines[at]) else None
-
-
-def _find_definition(lines: Sequence[str], name: str) -> int | None:
-    """The line (1-based) of the one top-level definition of ``name`` in a file, or None."""
-    pattern = re.compile(rf"^(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*(?::[^=]+)?=")
-    found = [n for n, text in enumerate(lines, 1) if pattern.match(text)]
-    return found[0] if len(found) == 1 else None
-
-
-def _defined_in(snippet: str | None, name: str) -> bool:
-    """Whether the cited text, as it was, defined ``name``."""
-    pattern = rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=]+)?="
-    return snippet is not None and re.search(pattern, snippet, re.MULTILINE) is not None
-
-
-def _was_in(codebase: Codebase, check: CitationCheck, owner: str) -> bool:
-    """Whether the cited line was in class ``owner`` when the memory was written."""
-    commit = check.citation.commit
-    if commit is None or not codebase.has_commit(commit):
-        return True  # nothing to compare with: take the fact's word
-    lines = codebase.read_at(commit, check.citation.path).lines
-    index = check.citation.line - 1
-    return 0 <= index < len(lines) and _enclosing_class(lines, index) == owner
-
-
-def _find_member(lines: Sequence[str], owner: str, member: str) -> int | None:
-    """The line (1-based) where class ``owner`` of this file defines ``member``, or None."""
-    for number, text in enumerate(lines):
-        match = _CLASS.match(text)
-        if match is None or match.group(2) != owner:
-            continue
-        depth = len(match.group(1))
-        for inner in range(number + 1, len(lines)):
-            line = lines[inner]
-            if line.strip() and len(line) - len(line.lstrip()) <= depth:
-                break
-            if re.match(rf"\s+(?:async\s+)?def\s+{re.escape(member)}\b|\s+{re.escape(member)}\s*(?::[^=]+)?=", line):
-                return inner + 1
-    return None
-
-
-def _member_defined(text: str, claim: str) -> bool:
-    """``Attribute.__init__`` and ``Session.get`` are about ``def __init__(`` and ``def get(``: a
-    qualified name whose last part the cited code defines."""
-    owner, dot, member = claim.rstrip("()").rpartition(".")
-    if not dot or not owner or not re.fullmatch(r"[A-Za-z_]\w*", member):
-        return False
-    return re.search(rf"\b(?:def|class|function|fn|func)\s+{re.escape(member)}\b", text) is not None
-
-
 def _reanchor(check: CitationCheck, commit: str | None) -> Citation:
     assert check.line is not None
     return Citation(check.path, check.line, check.end_line, snippet=check.text, commit=commit)
@@ -347,7 +222,7 @@ class ReferenceVerifier:
         memory: Memory, claims: list[Claim], readable: list[CitationCheck], codebase: Codebase
     ) -> list[Contradiction]:
         found: dict[str, Contradiction] = {}
-        statements = {id(c): _statement(c, codebase) for c in readable}
+        statements = {id(c): statement_of(c, codebase) for c in readable}
         # 1. Grounded: a change removed a claimed literal from a cited line.
         for check in readable:
             assert check.text is not None
@@ -408,7 +283,7 @@ class ReferenceVerifier:
         cited file; when ``Owner`` has no ``member`` any more, that claim is contradicted."""
         fixed, gone = list(checks), []
         for claim in claims:
-            named = _named_definition(claim)
+            named = named_definition(claim)
             if named is None:
                 continue
             owner, member = named
@@ -416,15 +291,15 @@ class ReferenceVerifier:
                 if check.status is CitationStatus.VALID or not check.status.readable or check.line is None:
                     continue
                 lines = codebase.read(check.path).lines
-                if not 0 < check.line <= len(lines) or not _defined_in(check.snippet, member):
+                if not 0 < check.line <= len(lines) or not defined_in(check.snippet, member):
                     continue  # the memory did not cite that definition: where it is now is beside the point
-                here = _defines(lines, check.line - 1, member)
-                if here and (owner is None or _enclosing_class(lines, here - 1) == owner):
+                here = definition_at(lines, check.line - 1, member)
+                if here and (owner is None or enclosing_class(lines, here - 1) == owner):
                     line: int | None = here  # the definition, where the fact says (or a line off it)
-                elif owner is not None and not _was_in(codebase, check, owner):
+                elif owner is not None and not was_in(codebase, check, owner):
                     break  # the old code does not show it in that class: nothing to say
                 else:
-                    line = _find_member(lines, owner, member) if owner else _find_definition(lines, member)
+                    line = find_member(lines, owner, member) if owner else find_definition(lines, member)
                 if line is not None and line != check.line:
                     fixed[index] = replace(check, status=CitationStatus.MOVED, line=line, end_line=None,
                                            text=lines[line - 1])  # fmt: skip
@@ -435,13 +310,13 @@ class ReferenceVerifier:
 
     @staticmethod
     def _about(memory: Memory, claims: list[Claim], readable: list[CitationCheck], codebase: Codebase) -> bool:
-        text = "\n".join(_context(c, codebase) for c in readable if c.text is not None)
+        text = "\n".join(context_of(c, codebase) for c in readable if c.text is not None)
         shared = terms(f"{memory.subject} {memory.fact}") & terms(text)
         if not shared:
             return False
         hooks = [c for c in claims if c.kind is not ClaimKind.NUMBER]
         if hooks and len(shared) <= 1:
-            return any(mentions(text, c.text) or _member_defined(text, c.text) for c in hooks)
+            return any(mentions(text, c.text) or member_defined(text, c.text) for c in hooks)
         return True
 
     @staticmethod
