@@ -27,9 +27,9 @@ def test_stores_satisfy_the_protocol() -> None:
 
 def test_unknown_scheme_names_the_known_ones() -> None:
     with pytest.raises(ConfigurationError) as caught:
-        open_store("postgres://db/memories", access=AccessPolicy())
+        open_store("mongodb://db/memories", access=AccessPolicy())
     message = str(caught.value)
-    assert "'postgres://db/memories'" in message
+    assert "'mongodb://db/memories'" in message
     assert "memory://" in message
     assert "sqlite://" in message
     assert "package.module:function" in message
