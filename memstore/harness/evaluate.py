@@ -70,11 +70,23 @@ class Evaluation:
         return any(g.integrity for g in self.failed)
 
 
+def _checkout_secrets() -> set[Path]:
+    """When memstore runs from its own checkout: the parts of it that hold grading data in
+    another form (git's object store has every scenario file; reports/ the default run's
+    drill-down; evals/ the populations' parameters)."""
+    import memstore
+
+    root = Path(memstore.__file__).resolve().parents[1]
+    if not (root / "pyproject.toml").is_file() or not (root / ".git").exists():
+        return set()
+    return {p for p in (root / ".git", root / "reports", root / "evals") if p.exists()}
+
+
 def kept_apart(config: RunConfig, out: Path) -> RunConfig:
     """``config`` with what agents must not read named (the run folder, the scenario library, the
     run's scenario files) and session transcripts kept in ``out/transcripts``."""
     files = {Path(s.source).resolve() for s in config.scenarios if s.source}
-    hidden = {out.resolve(), scenarios_dir().resolve(), *files}
+    hidden = {out.resolve(), scenarios_dir().resolve(), *files, *_checkout_secrets()}
     runtime = replace(
         config.runtime,
         hidden=tuple(sorted({*config.runtime.hidden, *hidden})),
