@@ -18,28 +18,30 @@ transaction. This module is the only one that talks to psycopg; its errors becom
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from memstore.backends import StoreOptions, redact
 from memstore.backends.base import RecordStore, Visibility, chain_order
+from memstore.backends.rows import COLUMNS as _COLUMNS
+from memstore.backends.rows import NOBODY as _NOBODY
+from memstore.backends.rows import citations_json
+from memstore.backends.rows import micros as _us
+from memstore.backends.rows import moment as _moment
+from memstore.backends.rows import row_to_memory as _row_to_memory
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
-from memstore.model import Citation, Kind, Memory, Status, Surface
+from memstore.model import Kind, Memory
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresStore", "open_postgresql", "parse_postgresql_uri"]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_US = timedelta(microseconds=1)
 _SWEEP_BATCH = 1_000
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_NOBODY = ("-/-", "fact", "")
 
 # Version N is reached by running MIGRATIONS[N - 1] on a store at version N - 1. {s} is the schema.
 MIGRATIONS: list[str] = [
@@ -71,37 +73,6 @@ MIGRATIONS: list[str] = [
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
-_COLUMNS = (
-    "id, repo, kind, subject, fact, citations, reason, author, surface, "
-    "created_at, refreshed_at, supersedes, status, retired_reason"
-)
-
-
-def _us(moment: datetime) -> int:
-    return (moment - _EPOCH) // _US
-
-
-def _moment(us: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=us)
-
-
-def _row_to_memory(row: Sequence[Any]) -> Memory:
-    return Memory(
-        id=row[0],
-        repo=row[1],
-        kind=Kind(row[2]),
-        subject=row[3],
-        fact=row[4],
-        citations=tuple(Citation.from_dict(c) for c in json.loads(row[5])),
-        reason=row[6],
-        author=row[7],
-        surface=Surface(row[8]),
-        created_at=_moment(row[9]),
-        refreshed_at=_moment(row[10]),
-        supersedes=row[11],
-        status=Status(row[12]),
-        retired_reason=row[13],
-    )
 
 
 def parse_postgresql_uri(uri: str) -> tuple[str, str, str]:
@@ -255,7 +226,7 @@ class PostgresStore(RecordStore):
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
                 memory.id, root, memory.repo, memory.kind.value, memory.subject, memory.fact,
-                json.dumps([c.to_dict() for c in memory.citations], ensure_ascii=False), memory.reason,
+                citations_json(memory), memory.reason,
                 memory.author, memory.surface.value, _us(memory.created_at), _us(memory.refreshed_at),
                 _us(memory.refreshed_at), memory.supersedes, memory.status.value, memory.retired_reason,
             ),

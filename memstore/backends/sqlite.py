@@ -14,19 +14,24 @@ its errors are translated into `StorageError` here.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memstore.backends import StoreOptions
 from memstore.backends.base import RecordStore, Visibility, chain_order
+from memstore.backends.rows import COLUMNS as _COLUMNS
+from memstore.backends.rows import NOBODY as _NOBODY
+from memstore.backends.rows import citations_json
+from memstore.backends.rows import micros as _us
+from memstore.backends.rows import moment as _moment
+from memstore.backends.rows import row_to_memory as _row_to_memory  # a module global: tests watch it
 from memstore.backends.sqlite_file import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -39,49 +44,9 @@ from memstore.backends.sqlite_file import (
     writable,
 )
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
-from memstore.model import Citation, Kind, Memory, Status, Surface
+from memstore.model import Kind, Memory
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SqliteStore", "open_sqlite", "parse_sqlite_uri"]
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_US = timedelta(microseconds=1)
-
-
-_NOBODY = ("-/-", "fact", "")  # the record a missing id is judged as (no one may see it)
-_COLUMNS = (
-    "id, repo, kind, subject, fact, citations, reason, author, surface, "
-    "created_at, refreshed_at, supersedes, status, retired_reason"
-)
-
-
-def _us(moment: datetime) -> int:
-    return (moment - _EPOCH) // _US
-
-
-def _moment(us: int) -> datetime:
-    return _EPOCH + us * _US
-
-
-def _row_to_memory(row: Sequence[Any]) -> Memory:
-    return Memory(
-        id=row[0],
-        repo=row[1],
-        kind=Kind(row[2]),
-        subject=row[3],
-        fact=row[4],
-        citations=tuple(
-            Citation.trusted(c["path"], c["line"], c.get("end_line"), c.get("snippet"), c.get("commit"))
-            for c in json.loads(row[5])
-        ),
-        reason=row[6],
-        author=row[7],
-        surface=Surface(row[8]),
-        created_at=_moment(row[9]),
-        refreshed_at=_moment(row[10]),
-        supersedes=row[11],
-        status=Status(row[12]),
-        retired_reason=row[13],
-    )
 
 
 class SqliteStore(RecordStore):
@@ -260,7 +225,7 @@ class SqliteStore(RecordStore):
                 memory.kind.value,
                 memory.subject,
                 memory.fact,
-                json.dumps([c.to_dict() for c in memory.citations], ensure_ascii=False),
+                citations_json(memory),
                 memory.reason,
                 memory.author,
                 memory.surface.value,

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 from datetime import timedelta
 
@@ -18,6 +15,7 @@ from memstore import Access, AccessPolicy, Actor, Kind, MemoryDraft, Surface, op
 from memstore.clock import FakeClock
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
 from tests.backends.postgres import URL, fresh_uri, needs_postgres
+from tests.backends.test_sqlite import _spawn  # the same writer processes, pointed at PostgreSQL
 
 WES = Actor("wes")
 
@@ -130,46 +128,6 @@ def test_recent_uses_its_index_and_sweep_deletes_in_batches(monkeypatch: pytest.
     monkeypatch.setattr(postgresql, "_SWEEP_BATCH", 10)
     clock.advance(timedelta(days=29))
     assert store.sweep() == 25  # three batches: 10, 10, 5
-
-
-_WRITER = textwrap.dedent(
-    """
-    import sys
-    from memstore import Access, AccessPolicy, Actor, Conflict, Kind, MemoryDraft, Surface, open_store
-    uri, worker, count, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    store = open_store(uri, access=AccessPolicy().grant("wes", "*", Access.ADMIN))
-    actor = Actor("wes")
-    def draft(n):
-        return MemoryDraft("acme/api", Kind.FACT, f"w{worker}", f"fact {n}", [f"a.py:{n % 50 + 1}"], "r")
-    if mode == "store":
-        for n in range(count):
-            store.store(draft(n), actor=actor, surface=Surface.CLI)
-    elif mode == "correct":
-        target, won = sys.argv[5], 0
-        try:
-            store.store(draft(0), actor=actor, surface=Surface.CLI, supersedes=target)
-            won = 1
-        except Conflict:
-            pass
-        print(won)
-    elif mode == "forever":
-        head = store.store(draft(0), actor=actor, surface=Surface.CLI).id
-        print("ready", flush=True)
-        n = 0
-        while True:
-            n += 1
-            head = store.store(draft(n), actor=actor, surface=Surface.CLI, supersedes=head).id
-            if n % 7 == 0:
-                store.retire(head, actor=actor, reason="r")
-                head = store.store(draft(n), actor=actor, surface=Surface.CLI).id
-    """
-)
-
-
-def _spawn(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", _WRITER, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
 
 
 @needs_postgres
