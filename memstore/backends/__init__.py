@@ -61,6 +61,7 @@ BackendFactory = Callable[[str, StoreOptions], "MemoryStore"]
 _BUILTIN: dict[str, str] = {
     "agentmem": "memstore.backends.agentmem:open_agentmem",
     "memory": "memstore.backends.memory:open_memory",
+    "mutant": "memstore.testing.mutants:open_mutant",
     "naive": "memstore.backends.naive:open_naive",
     "postgres": "memstore.backends.postgresql:open_postgresql",
     "postgresql": "memstore.backends.postgresql:open_postgresql",

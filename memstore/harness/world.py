@@ -197,6 +197,7 @@ class Template:
         clock = FakeClock(min(first, scenario.start))
         store = store_factory(access, clock)
         seeded: dict[str, list[Memory]] = {}
+        drafts: dict[str, MemoryDraft] = {}
         refused: dict[str, str] = {}
         for seed in sorted(self.seeds, key=lambda s: s.stored_at):
             clock.set(seed.stored_at)
@@ -206,8 +207,9 @@ class Template:
                 refused[seed.spec.key] = f"{type(exc).__name__}: {exc}"
                 continue
             seeded.setdefault(seed.spec.key, []).append(made)
+            drafts[made.id] = seed.draft
         clock.set(scenario.start)
-        return World(self, dest, store, clock, access, seeded, refused)
+        return World(self, dest, store, clock, access, seeded, refused, drafts)
 
 
 @dataclass
@@ -221,6 +223,7 @@ class World:
     access: AccessPolicy
     seeded: dict[str, list[Memory]]
     refused: dict[str, str] = field(default_factory=dict)  # seeds the store would not take, and why
+    drafts: dict[str, MemoryDraft] = field(default_factory=dict)  # what each seeded memory was stored from
 
     @property
     def scenario(self) -> Scenario:

@@ -67,15 +67,16 @@ def test_trials_differ_but_repeat() -> None:
 def test_a_leaky_store_is_caught() -> None:
     output = run_arms(["other-repo-no-leak"], [Arm("trusting", "leaky://")], agent_config=SURE)
     assert sum(s["leaks"] for s in output.sessions) > 0
-    leaked = {e["memory_id"] for e in output.events if e["kind"] == "leak"}
-    assert len(leaked) == 2  # the other repository's fact and the other user's preference
+    leaked = {e["memory_id"]: e["detail"].split(":")[0] for e in output.events if e["kind"] == "breach"}
+    # the other repository's fact and the other user's preference
+    assert sorted(leaked.values()) == ["preference_leaks", "scope_leaks"]
 
 
 def test_a_store_that_never_expires_is_caught() -> None:
     output = run_arms(["expiry-and-refresh"], [Arm("trusting", "forgetful://")], agent_config=SURE)
     assert sum(s["expiry_violations"] for s in output.sessions) > 0
-    details = {e["detail"] for e in output.events if e["kind"] == "expiry_violation"}
-    assert "expired memory returned" in details
+    details = {e["detail"] for e in output.events if e["kind"] == "breach"}
+    assert "expired_returned: expired, still returned by get()" in details
 
 
 def test_reference_stores_break_no_rule() -> None:

@@ -3,6 +3,7 @@ ran) and what a session costs. Declared in the registry like every other metric.
 
 from __future__ import annotations
 
+from memstore.harness.analysis.contract import PROMISES, Promise
 from memstore.harness.analysis.metrics import Slice, _binary
 from memstore.harness.analysis.model import Rate
 from memstore.harness.analysis.pairs import column
@@ -14,7 +15,8 @@ __all__: list[str] = []
 @metric(
     "leaks",
     label="leaks",
-    counts="memories shown to someone not entitled to see them (checked by the harness from the rules)",
+    counts="memories shown to someone not entitled to see them (checked by the harness from the rules): "
+    "scope_leaks + preference_leaks + surface_leaks + get_leaks",
     direction=Direction.ZERO,
     rate=False,
 )
@@ -25,12 +27,43 @@ def _leaks(s: Slice) -> int:
 @metric(
     "expiry_violations",
     label="expiry",
-    counts="expired memories returned, or live ones lost",
+    counts="expired memories handed out, or refreshes that did not restart the expiry window: "
+    "expired_returned + refresh_ignored",
     direction=Direction.ZERO,
     rate=False,
 )
 def _expiry(s: Slice) -> int:
     return int(column(s.sessions, "expiry_violations").sum())
+
+
+@metric(
+    "contract_breaches",
+    label="contract",
+    counts="breaches of the store contract the harness's audit found, every promise together (one per promise and "
+    "memory in a trial; a list out of order once per session)",
+    direction=Direction.ZERO,
+    rate=False,
+)
+def _contract(s: Slice) -> int:
+    return sum(int(column(s.sessions, p.metric).sum()) for p in PROMISES)
+
+
+def _promise_metric(promise: Promise) -> None:
+    def count(s: Slice) -> int:
+        return int(column(s.sessions, promise.metric).sum())
+
+    metric(
+        promise.metric,
+        label=promise.label,
+        counts=f"breaches of the promise: {promise.says}",
+        direction=Direction.ZERO,
+        rate=False,
+        summary=False,
+    )(count)
+
+
+for _promise in PROMISES:
+    _promise_metric(_promise)
 
 
 @metric(

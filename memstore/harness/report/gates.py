@@ -1,7 +1,8 @@
 """Gates: the pass/fail checks of a run, each a JUnit test case, each able to fail.
 
-Every run gets the integrity gates (the run measured something), the invariants (no leaks,
-no expiry violations), the no-harm gate for every treatment arm (not significantly worse
+Every run gets the integrity gates (the run measured something), the store contract's
+invariants (one gate per promise: no leaks, no expiry breaches, nothing forgotten, altered or
+handed out after it was retired or superseded...), the no-harm gate for every treatment arm (not significantly worse
 than the control on any outcome) and, given a baseline, one gate per comparison with it.
 `harm_seen_gate` and `verifier_gates` are for suites that assert on a known scenario set
 (``evals/``). `tests/harness/test_reports.py` feeds each gate a run where it must fail.
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memstore.harness.analysis.compare import Comparison, Verdict
+from memstore.harness.analysis.contract import PROMISES
 from memstore.harness.analysis.model import ArmResult, Role, RunResults
 
 __all__ = [
@@ -81,15 +83,17 @@ def _infrastructure(name: str, arm: ArmResult) -> Gate:
 
 
 def _invariants(name: str, arm: ArmResult) -> list[Gate]:
+    """One gate per promise of the store contract: the audit found no breach of it."""
     found = []
-    for invariant in ("leaks", "expiry_violations"):
-        count = arm.count(invariant)
-        found.append(Gate(f"{name}: {invariant} == 0", count == 0, f"{count} {invariant.replace('_', ' ')}"))
+    for promise in PROMISES:
+        count = arm.count(promise.metric)
+        shown = "no breach" if count == 0 else f"{count} breach{'es' if count != 1 else ''}"
+        found.append(Gate(f"{name}: {promise.says} ({promise.metric} == 0)", count == 0, shown))
     return found
 
 
 def invariant_gates(results: RunResults) -> list[Gate]:
-    """No arm leaks a memory or breaks expiry."""
+    """No arm's store breaks a promise of the store contract (leaks and expiry among them)."""
     return [g for name, arm in results.arms.items() for g in _invariants(name, arm)]
 
 

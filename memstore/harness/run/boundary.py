@@ -230,6 +230,7 @@ class Tools:
         except MemstoreError as exc:
             g.record(EventKind.DENIED, supersedes or "", f"{'correct' if supersedes else 'store'}: {exc}")
             return None
+        g.written[made.id] = draft
         g.record(EventKind.CORRECT if supersedes else EventKind.STORE, made.id, supersedes or "")
         return made
 

@@ -10,8 +10,8 @@ __all__ = ["EventKind"]
 class EventKind(StrEnum):
     """What happened, as a row of ``events.csv`` says it.
 
-    The agent's tools record what it did; the harness records what it saw (expiry, leaks,
-    tampering) and what it found by comparing actions with the grading data (``misled``).
+    The agent's tools record what it did; the harness records what it saw (expiry, the store's
+    breaches of its contract, tampering) and what it found by comparing actions with the grading data (``misled``).
     """
 
     # handed and judged
@@ -35,7 +35,6 @@ class EventKind(StrEnum):
     INFRA_ERROR = "infra_error"  # not the agent's work: a timeout, a model endpoint that failed
     # the harness's own observations
     EXPIRED = "expired"
-    LEAK = "leak"
-    EXPIRY_VIOLATION = "expiry_violation"
     TAMPERED = "tampered"
+    BREACH = "breach"  # the store broke a promise of its contract (detail: "promise: what the audit saw")
     MISLED = "misled"  # an action repeated this memory's error

@@ -15,7 +15,7 @@ from memstore.access import Actor
 from memstore.errors import ValidationError
 from memstore.harness.run.guard import StoreGuard
 from memstore.harness.run.mcp_bridge import McpLaunch
-from memstore.model import Citation, Memory, Surface
+from memstore.model import Citation, Memory, MemoryDraft, Surface
 from memstore.store import MemoryStore
 from memstore.verify import Codebase, GitCodebase, Verifier, WorkingTree
 from memstore.verify.workspace import Workspace
@@ -77,6 +77,7 @@ class Gateway:
     usage: Usage | None = None  # what the session spent on a model, as the agent reported it
     transcript: Path | None = None  # where the session's transcript files go (None: not kept)
     kept: list[str] = field(default_factory=list)  # transcript files written, relative to the run folder
+    written: dict[str, MemoryDraft] = field(default_factory=dict)  # memory id -> the draft it was stored from
     _codebase: GitCodebase | None = None
     _read: set[str] = field(default_factory=set)
 

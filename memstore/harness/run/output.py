@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from memstore.harness.analysis.contract import PROMISES
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.stubs import AgentConfig
 from memstore.harness.scenarios.model import Scenario
@@ -31,6 +32,7 @@ SESSION_COLUMNS = (
     "reads",
     "leaks",
     "expiry_violations",
+    *(p.metric for p in PROMISES),
     "agent_error",
     "infra_error",
     "tampered",
@@ -68,7 +70,10 @@ class Arm:
 
     @property
     def store_label(self) -> str:
-        scheme = self.store.split(":", 1)[0]
+        scheme, _, rest = self.store.partition(":")
+        if scheme == "mutant":  # mutant:NAME:INNER, shown as NAME(inner's label)
+            name, _, inner = rest.partition(":")
+            return f"{name}({Arm(self.agent, inner).store_label})"
         return scheme if "://" in self.store or self.store.endswith(":") else self.store
 
     @property

@@ -35,6 +35,13 @@ def check_store_uri(uri: str) -> None:
     Raises:
         ConfigurationError: saying what to write instead.
     """
+    wrapped = _mutant(uri)
+    if wrapped is not None:
+        from memstore.testing.mutants import split_mutant_uri
+
+        split_mutant_uri(uri)  # a mutant that does not exist is refused by name
+        check_store_uri(wrapped[1])
+        return
     try:
         names = [name for _, name, _, _ in string.Formatter().parse(uri) if name is not None]
     except ValueError as exc:
@@ -83,12 +90,25 @@ def _format(uri: str, values: dict[str, object]) -> str:
     return uri.format(**{k: v for k, v in values.items() if k in _PLACEHOLDERS})
 
 
-def trial_store(
-    uri: str, *, scenario: str, trial: int, arm: str, seed: int, expiry: timedelta, where: Path
-) -> tuple[StoreFactory, StoreGuard, str | None]:
-    """How to open one trial's store, the guard over its files, and the URI another process
-    opens the same store with (None for a store that lives in this process). ``where`` is a
-    folder private to the store, apart from the trial's working copy."""
+def _mutant(uri: str) -> tuple[str, str] | None:
+    """``mutant:NAME:INNER`` as (``mutant:NAME:``, ``INNER``); None for any other URI."""
+    scheme, _, rest = uri.partition(":")
+    if scheme.lower() != "mutant":
+        return None
+    name, _, inner = rest.partition(":")
+    return f"{scheme}:{name}:", inner
+
+
+def _per_trial(
+    uri: str, *, scenario: str, trial: int, arm: str, where: Path
+) -> tuple[str, StoreGuard, str | None]:
+    """One trial's own store URI, the guard over its files, and the URI another process opens the
+    same store with (None for a store that lives in this process)."""
+    wrapped = _mutant(uri)
+    if wrapped is not None:  # a mutant wraps a store: the inner store is made per trial
+        head, inner = wrapped
+        inner, guard, shared = _per_trial(inner, scenario=scenario, trial=trial, arm=arm, where=where)
+        return head + inner, guard, head + shared if shared is not None else None
     scheme, _, rest = uri.partition(":")
     guard = StoreGuard()
     if "{" in uri and scheme.lower() in _SERVER_SCHEMES:
@@ -101,13 +121,23 @@ def trial_store(
     elif scheme == "agentmem" and not rest.strip("/"):
         uri = f"agentmem:///{where / 'agent-mem'}"  # a fresh base directory per trial
         guard = StoreGuard([where / "agent-mem"])
+    rest = uri.partition(":")[2]
+    shared = uri if scheme.lower() in _PER_TRIAL_SCHEMES and rest.strip("/") and not rest.endswith(":memory:") else None
+    if scheme.lower() in _SERVER_SCHEMES:
+        shared = uri  # a server: any process opens the same store
+    return uri, guard, shared
+
+
+def trial_store(
+    uri: str, *, scenario: str, trial: int, arm: str, seed: int, expiry: timedelta, where: Path
+) -> tuple[StoreFactory, StoreGuard, str | None]:
+    """How to open one trial's store, the guard over its files, and the URI another process
+    opens the same store with (None for a store that lives in this process). ``where`` is a
+    folder private to the store, apart from the trial's working copy."""
+    uri, guard, shared = _per_trial(uri, scenario=scenario, trial=trial, arm=arm, where=where)
     ids = UlidIds(f"{seed}|{scenario}|{trial}")
 
     def make(access: AccessPolicy, clock: Clock) -> MemoryStore:
         return open_store(uri, access=access, clock=clock, expiry=expiry, ids=ids)
 
-    rest = uri.partition(":")[2]
-    shared = uri if scheme.lower() in _PER_TRIAL_SCHEMES and rest.strip("/") and not rest.endswith(":memory:") else None
-    if scheme.lower() in _SERVER_SCHEMES:
-        shared = uri  # a server: any process opens the same store
     return make, guard, shared

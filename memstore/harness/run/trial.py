@@ -1,6 +1,6 @@
 """The trial loop: one scenario, one trial, one arm; its tasks run in order as sessions.
 
-Each session: the clock moves, the harness's watch expires what should have expired, the store
+Each session: the clock moves, the harness's audit of the store (`audit.py`) checks expiry, the store
 hands the agent its memories (``search`` with the task's own words where the store can,
 ``recent`` otherwise), the agent works behind the boundary (`memstore.harness.run.boundary`),
 and then, only then, the harness reads the grading data: a coding change is committed and
@@ -21,8 +21,10 @@ from typing import Any
 from memstore.access import Actor
 from memstore.harness.analysis import scoring
 from memstore.harness.analysis.actions import Actions, parse_diff
+from memstore.harness.analysis.contract import EXPIRY_PROMISES, LEAK_PROMISES
 from memstore.harness.analysis.checks import check_change, read_value
 from memstore.harness.run.agents import Agent, arm_role, make_agent
+from memstore.harness.run.audit import Breach, StoreAudit, breach_counts
 from memstore.harness.run.boundary import AgentSession, Gateway, Limits, PullRequest, TaskView, Tools, Usage
 from memstore.harness.run.events import EventKind
 from memstore.harness.run.guard import StoreGuard
@@ -30,7 +32,6 @@ from memstore.harness.run.mcp_bridge import McpLaunch, access_toml
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.scratch import scratch
 from memstore.harness.run.stores import trial_store
-from memstore.harness.run.watch import StoreWatch
 from memstore.harness.scenarios.model import Scenario, SeedMemory, Task
 from memstore.harness.world import Template, World, build_template, remove_tree
 from memstore.model import Memory, Surface
@@ -151,11 +152,16 @@ def _true_lines(template: Template) -> dict[str, list[tuple[str, int] | None]]:
     return truth
 
 
+def searches(store: MemoryStore) -> bool:
+    """Whether ``store`` ranks memories by a query (``search``) rather than only by recency."""
+    return "search" in getattr(store, "capabilities", frozenset()) and hasattr(store, "search")
+
+
 def retrieve(store: MemoryStore, view: TaskView, limit: int) -> list[Memory]:
     """The memories a session is handed: ``search`` with the task's own words (and the files a pull
     request changes) where the store can search, ``recent()`` otherwise."""
     actor = Actor(view.user)
-    if "search" in getattr(store, "capabilities", frozenset()) and hasattr(store, "search"):
+    if searches(store):
         changed = view.pull_request.changed_files if view.pull_request is not None else ()
         query = " ".join([view.words(), *changed]).strip()
         found: list[Memory] = store.search(view.repo, query, actor=actor, surface=view.surface, limit=limit)
@@ -177,7 +183,7 @@ class _Trial:
         self.learned: dict[str, set[str]] = {}  # task key -> memories stored in its session
         self.true_lines = _true_lines(template)  # seeded key -> where git puts each citation now
         self.moved_to = {i: self.true_lines.get(k, []) for i, k in self.key_of.items()}
-        self.watch = StoreWatch(world, unit.expiry)
+        self.audit = StoreAudit(world, unit.expiry)
         self.lapsed: set[str] = set()  # files the trial's merges changed: labels that depend on them lapse
         self.in_force: dict[str, SeedMemory] = dict(self.labels)  # the labels in force this session
         self.store_seconds = 0.0
@@ -276,14 +282,18 @@ class _Trial:
         self.world.clock.advance(task.after)
         key = {"task": task.key, "surface": task.surface.value, "user": task.user}
         truth = self.in_force = self.truth_now()
-        watched = self.watch.expire()
+        breaches = self.audit.begin()
+        for memory_id in self.audit.expired_now():
+            self.event(key, EventKind.EXPIRED, memory_id, "")
         view = self.view(task)
         t0 = time.perf_counter()
         handed = retrieve(self.world.store, view, self.unit.limit) if self.agent.uses_memory else []
         self.store_seconds += time.perf_counter() - t0
-        watched += self.watch.handed(handed, task.user, task.surface)
-        for kind, memory_id, detail in watched:
-            self.event(key, kind, memory_id, detail)
+        if self.agent.uses_memory and not searches(self.world.store):
+            breaches += self.audit.handed(handed, task.user, task.surface, limit=self.unit.limit)
+        else:  # what the agent got says nothing of recent(): the audit asks for itself
+            breaches += self.audit.handed(handed, task.user, task.surface)
+            breaches += self.audit.probe(task.user, task.surface, self.unit.limit)
         for position, memory in enumerate(handed):
             self.event(key, EventKind.RETRIEVE, memory.id, str(position))
         gateway = Gateway(
@@ -305,12 +315,9 @@ class _Trial:
         t0 = time.perf_counter()
         _work(self.agent, session)
         agent_seconds = time.perf_counter() - t0
-        recalled = self.watch.handed(gateway.recalled, task.user, task.surface)  # what it recalled over MCP
-        for kind, memory_id, detail in recalled:
-            self.event(key, kind, memory_id, detail)
-        watched += recalled
+        breaches += self.audit.handed(gateway.recalled, task.user, task.surface)  # what it recalled over MCP
         actions, merged = self.conclude(task, gateway, key)
-        self.record(index, task, key, gateway, handed, truth, actions, merged, watched)
+        self.record(index, task, key, gateway, handed, truth, actions, merged, breaches)
         self.out.timings.append({**self.unit.key(), **key, "agent_s": agent_seconds})
 
     def conclude(self, task: Task, gateway: Gateway, key: dict[str, Any]) -> tuple[Actions, bool | None]:
@@ -345,10 +352,11 @@ class _Trial:
         truth: dict[str, SeedMemory],
         actions: Actions,
         merged: bool | None,
-        watched: list[tuple[str, str, str]],
+        breaches: list[Breach],
     ) -> None:
         """Score the session and keep its rows (grading data is read here, after the session)."""
-        events = self._follow(task, key, gateway)
+        events = self._follow(task, key, gateway, breaches)
+        contract = breach_counts(breaches)
         healing = self.healing
         if healing is None or any(kind in {EventKind.RETIRE, EventKind.CORRECT} for kind, _, _ in events):
             healing = self.healing = self.healed_now()  # only a retirement or a correction can change it
@@ -370,8 +378,9 @@ class _Trial:
             "verify_reads": gateway.counts["verify_reads"],
             "searches": gateway.counts["searches"],
             "reads": gateway.counts["reads"],
-            "leaks": sum(kind == EventKind.LEAK for kind, _, _ in watched),
-            "expiry_violations": sum(kind == EventKind.EXPIRY_VIOLATION for kind, _, _ in watched),
+            "leaks": sum(contract[p] for p in LEAK_PROMISES),
+            "expiry_violations": sum(contract[p] for p in EXPIRY_PROMISES),
+            **contract,
             "agent_error": any(kind == EventKind.AGENT_ERROR for kind, _, _ in events),
             "tampered": sum(kind == EventKind.TAMPERED for kind, _, _ in events),
             "origins": ";".join(sorted({self.labels[i].origin.value for i in handed_ids if i in self.labels})),
@@ -413,17 +422,22 @@ class _Trial:
             "transcript": folder.relative_to(root.parent).as_posix() if folder and root and gateway.kept else "",
         }
 
-    def _follow(self, task: Task, key: dict[str, Any], gateway: Gateway) -> list[tuple[str, str, str]]:
+    def _follow(
+        self, task: Task, key: dict[str, Any], gateway: Gateway, breaches: list[Breach]
+    ) -> list[tuple[str, str, str]]:
         """Keep the session's events, and what they change: corrections inherit their memory's
-        seeded key, stores are what the task learned, the watch follows every store operation."""
+        seeded key, stores are what the task learned, the audit follows (and checks) every store
+        operation; its breaches join ``breaches``. Every breach is an event too."""
         events = [(e.kind, e.memory_id, e.detail) for e in gateway.events]
         for kind, memory_id, detail in events:
             if kind == EventKind.CORRECT and detail in self.chains:
                 self.chains[memory_id] = self.chains[detail]
             if kind == EventKind.STORE:
                 self.learned.setdefault(task.key, set()).add(memory_id)
-            self.watch.follow(kind, memory_id, detail, Actor(task.user))
             self.event(key, kind, memory_id, detail)
+            breaches += self.audit.follow(kind, memory_id, detail, Actor(task.user), gateway.written.get(memory_id))
+        for breach in breaches:
+            self.event(key, *breach.event())
         return events
 
     def expected_answer(self, task: Task) -> str | None:
