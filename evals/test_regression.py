@@ -13,10 +13,15 @@ from memstore.harness.pytest_plugin import EvalRun
 def test_no_significant_regression_against_the_baseline(memstore_run: EvalRun) -> None:
     baseline = memstore_run.baseline
     if baseline is None:
-        pytest.skip("no baseline: pass --memstore-baseline RESULTS (reports/baseline.json in a checkout)")
-    if baseline.run["scenario_set_hash"] != memstore_run.results.run["scenario_set_hash"]:
+        pytest.skip("no baseline: pass --memstore-baseline RUN (reports/baseline in a checkout)")
+    if baseline.results.run["scenario_set_hash"] != memstore_run.results.run["scenario_set_hash"]:
         pytest.skip("the baseline ran another scenario set; regenerate it with `memstore eval --out reports/...`")
-    comparisons = compare_runs(memstore_run.results, baseline)
+    comparisons = compare_runs(
+        memstore_run.results,
+        baseline.results,
+        current_sessions=memstore_run.evaluation.tables["sessions"],
+        baseline_sessions=baseline.sessions,
+    )
     if not comparisons:
         pytest.skip("no arm of this run is in the baseline (another store?)")
     underpowered = [

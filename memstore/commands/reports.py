@@ -9,8 +9,9 @@ import click
 
 from memstore.harness.analysis.compare import compare_runs
 from memstore.harness.analysis.model import RunResults
-from memstore.harness.analysis.results import check_same_scenarios, load_results, load_tables
+from memstore.harness.analysis.results import check_same_scenarios, load_baseline, load_results, load_tables
 from memstore.harness.report import gates, render_markdown, write_reports
+from memstore.harness.report.terminal import verdict_line
 
 __all__ = ["compare", "report"]
 
@@ -42,30 +43,34 @@ def report(run: Path, formats: tuple[str, ...]) -> None:
 )
 @click.option("--force", is_flag=True, help="Compare runs of different scenario sets anyway.")
 def compare(runs: tuple[Path, ...], out: Path | None, force: bool) -> None:
-    """Compare RUN_A with RUN_B [...]: each later run against the first, arm by arm.
+    """Compare RUN_A with RUN_B [...]: each later run against the first, arm by arm, task by
+    task where both runs kept their sessions (run folders), unpaired otherwise.
 
-    Exit status 1 when a comparison regressed significantly.
+    Exit status 1 when a gate of a later run fails: a significant regression against the first
+    run, or a gate of that run itself (a breach of the store contract, say).
     """
     if len(runs) < 2:
         raise click.UsageError("give at least two runs (folders or results.json files)")
-    first = load_results(runs[0])
+    first = load_baseline(runs[0])
     lines = [f"# memstore compare: {len(runs) - 1} run(s) against {runs[0]}", ""]
-    regressed = False
+    failed: list[str] = []
     for other in runs[1:]:
-        current = load_results(other)
-        check_same_scenarios(current.run, first.run, force=force, what=str(runs[0]))
-        found = compare_runs(current, first)
-        regressed |= any(c.worse for c in found)
-        against = RunResults(current.run, current.arms, tuple(found))
-        summary = render_markdown(
-            against, gates(current, found), comparisons_title="Against the first run (unpaired: two-proportion z-tests)"
+        current = load_baseline(other)
+        check_same_scenarios(current.results.run, first.results.run, force=force, what=str(runs[0]))
+        found = compare_runs(
+            current.results, first.results, current_sessions=current.sessions, baseline_sessions=first.sessions
         )
-        lines += [f"## {other}", "", *summary.splitlines()[2:], ""]
+        gate_list = gates(current.results, found)
+        failed += [f"{other}: {g.name}" for g in gate_list if not g.passed]
+        against = RunResults(current.results.run, current.results.arms, tuple(found))
+        how = "paired by task: McNemar, paired bootstrap" if current.paired and first.paired else "unpaired"
+        summary = render_markdown(against, gate_list, comparisons_title=f"Against the first run ({how})")
+        lines += [f"## {other}", "", verdict_line(gate_list).plain, "", *summary.splitlines()[2:], ""]
     text = "\n".join(lines)
     if out is not None:
         out.write_text(text, encoding="utf-8")
         click.echo(f"wrote {out}")
     else:
         click.echo(text)
-    if regressed:
+    if failed:
         sys.exit(1)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from memstore.harness.analysis.compare import Comparison, compare_runs
 from memstore.harness.analysis.model import RunResults
-from memstore.harness.analysis.results import check_same_scenarios, metadata, write_run
+from memstore.harness.analysis.results import Baseline, check_same_scenarios, metadata, write_run
 from memstore.harness.report import Gate, gates, write_reports
 from memstore.harness.run.output import RunOutput
 from memstore.harness.run.runner import RunConfig, check_config, run
@@ -96,13 +96,13 @@ def kept_apart(config: RunConfig, out: Path) -> RunConfig:
 
 
 def _checked(
-    config: RunConfig, out: Path, baseline: RunResults | None, force: bool, progress: Progress | None
+    config: RunConfig, out: Path, baseline: Baseline | None, force: bool, progress: Progress | None
 ) -> RunConfig:
     """``config`` kept apart from its agents, after everything that can be refused was refused."""
     config = kept_apart(config, out)
     check_config(config)
     if baseline is not None:
-        check_same_scenarios(metadata(config), baseline.run, force=force, what="the baseline")
+        check_same_scenarios(metadata(config), baseline.results.run, force=force, what="the baseline")
     problems = check_labels(config.scenarios, progress=(lambda d, t: progress("build", d, t)) if progress else None)
     if problems:
         raise ScenarioError(problems)
@@ -113,7 +113,7 @@ def evaluate(
     config: RunConfig,
     out: Path,
     *,
-    baseline: RunResults | None = None,
+    baseline: Baseline | None = None,
     force: bool = False,
     progress: Progress | None = None,
     retry_errors: bool = False,
@@ -169,11 +169,15 @@ def run_part(
 
 
 def assemble(
-    config: RunConfig, out: Path, output: RunOutput, seconds: float, *, baseline: RunResults | None = None
+    config: RunConfig, out: Path, output: RunOutput, seconds: float, *, baseline: Baseline | None = None
 ) -> Evaluation:
     """Write the run folder's tables, results.json and reports from the units' rows."""
     results, tables = write_run(out, config, output, seconds=seconds)
-    against = compare_runs(results, baseline) if baseline is not None else []
+    against = []
+    if baseline is not None:
+        against = compare_runs(
+            results, baseline.results, current_sessions=tables["sessions"], baseline_sessions=baseline.sessions
+        )
     gate_list = gates(results, against)
     write_reports(out, results, tables, gate_list)
     return Evaluation(config, results, tables, gate_list, against, output.failures, out, seconds)

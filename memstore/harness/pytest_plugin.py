@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memstore.harness.analysis.model import ArmResult, RunResults
-from memstore.harness.analysis.results import load_results
+from memstore.harness.analysis.results import Baseline, load_baseline
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.run.agents import BUILT_IN
 from memstore.harness.run.runner import RunConfig, iter_arms
@@ -32,7 +32,7 @@ class EvalRun:
     """The session's evaluation (`evaluate`'s `Evaluation`) and the baseline it is gated against."""
 
     evaluation: Evaluation
-    baseline: RunResults | None
+    baseline: Baseline | None
 
     @property
     def results(self) -> RunResults:
@@ -76,9 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--memstore-baseline",
         type=Path,
-        default=Path("reports/baseline.json"),
-        metavar="RESULTS",
-        help="results.json to gate regressions against (default: reports/baseline.json)",
+        default=Path("reports/baseline"),
+        metavar="RUN",
+        help="run folder (or results.json) to gate regressions against, task by task (default: reports/baseline)",
     )
     group.addoption(
         "--memstore-report",
@@ -109,7 +109,7 @@ def memstore_run(request: pytest.FixtureRequest) -> EvalRun:
     if kept is None:
         config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
     baseline_file = config.getoption("--memstore-baseline")
-    baseline = load_results(baseline_file) if baseline_file and baseline_file.exists() else None
+    baseline = load_baseline(baseline_file) if baseline_file and baseline_file.exists() else None
     found = EvalRun(evaluate(run_config, folder), baseline)
     config.stash[_RUN] = found
     return found

@@ -301,12 +301,14 @@ STORE_MUTANTS: dict[str, StoreMutant] = {
             _DropsSupersede,
         ),
         StoreMutant("ignores-retire", "retire() does nothing", "retired_returned", _IgnoresRetire),
-        StoreMutant("ignores-refresh", "refresh() does not restart the expiry window", "refresh_ignored", _IgnoresRefresh),
-        StoreMutant("never-expires", "memories never expire", "expired_returned", _Wrapper, _never_expires),
-        StoreMutant("oldest-first", "recent() is oldest first, so limit cuts the newest", "order_breaches", _OldestFirst),
         StoreMutant(
-            "other-repositories", "recent() adds other repositories' facts", "scope_leaks", _OtherRepositories
+            "ignores-refresh", "refresh() does not restart the expiry window", "refresh_ignored", _IgnoresRefresh
         ),
+        StoreMutant("never-expires", "memories never expire", "expired_returned", _Wrapper, _never_expires),
+        StoreMutant(
+            "oldest-first", "recent() is oldest first, so limit cuts the newest", "order_breaches", _OldestFirst
+        ),
+        StoreMutant("other-repositories", "recent() adds other repositories' facts", "scope_leaks", _OtherRepositories),
         StoreMutant(
             "other-users-preferences",
             "recent() adds other users' preferences",

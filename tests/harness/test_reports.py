@@ -65,22 +65,23 @@ def test_markdown_summary(run_folder: Folder) -> None:
     assert "## What is simulated" in text
     assert "no-memory, trusting, jit-verify are built-in stub agents" in text
     assert "(searches=2, reads=8, learn=True)" in text
-    # per arm: 4 integrity gates, leaks, expiry; and the treatment arm not worse than the control
-    assert "19 of 19 passed." in text
+    # per arm: 4 integrity gates and 15 promises of the store contract; and the treatment arm not
+    # worse than the control
+    assert "58 of 58 passed." in text
     assert "gate(s) failed" not in text
 
 
 def test_junit_has_one_case_per_gate(run_folder: Folder) -> None:
     _, results, _ = run_folder
     suite = ET.fromstring(render_junit(gates(results)))
-    assert suite.attrib == {"name": "memstore", "tests": "19", "failures": "0", "errors": "0"}
+    assert suite.attrib == {"name": "memstore", "tests": "58", "failures": "0", "errors": "0"}
     assert [case.attrib["name"] for case in suite][:6] == [
         "jit-verify/memory: the agent did not fail every session",
         "jit-verify/memory: sessions ran (no infrastructure error in every one)",
         "jit-verify/memory: every unit ran",
         "jit-verify/memory: tampering == 0",
-        "jit-verify/memory: leaks == 0",
-        "jit-verify/memory: expiry_violations == 0",
+        "jit-verify/memory: recent() returns every live memory the user may see, up to the limit (forgotten == 0)",
+        "jit-verify/memory: a write the store acknowledged is kept (unkept_writes == 0)",
     ]
     assert [case.attrib["name"] for case in suite][-1] == "jit-verify/memory: not significantly worse than the control"
 
@@ -109,12 +110,15 @@ def test_a_significant_regression_fails_its_gate(run_folder: Folder) -> None:
 
 def test_an_invariant_broken_fails_its_gate_and_tops_the_report(run_folder: Folder) -> None:
     _, results, _ = run_folder
-    leaky = _with(results, "trusting/memory", leaks=3)
+    leaky = _with(results, "trusting/memory", scope_leaks=3)
     failed = [g for g in gates(leaky) if not g.passed]
-    assert [(g.name, g.message) for g in failed] == [("trusting/memory: leaks == 0", "3 leaks")]
+    assert [(g.name, g.message) for g in failed] == [(f"trusting/memory: {_SCOPE}", "3 breaches")]
     text = render_markdown(leaky, gates(leaky))
     assert text.index("**1 gate(s) failed:**") < text.index("| arm |")
-    assert "- FAILED trusting/memory: leaks == 0: 3 leaks" in text
+    assert f"- FAILED trusting/memory: {_SCOPE}: 3 breaches" in text
+
+
+_SCOPE = "a repository's facts reach only users who may read that repository (scope_leaks == 0)"
 
 
 def _chromium() -> str | None:
@@ -175,14 +179,14 @@ def test_html_report_loads_in_headless_chromium(run_folder: Folder, tmp_path: Pa
 
 
 def test_a_failed_gate_is_a_red_banner_at_the_top_of_the_page(evaluation: Evaluation, tmp_path: Path) -> None:
-    leaky = _with(evaluation.results, "trusting/memory", leaks=3)
+    leaky = _with(evaluation.results, "trusting/memory", scope_leaks=3)
     (tmp_path / "run").mkdir()
     write_reports(tmp_path / "run", leaky, evaluation.tables, gates(leaky), ("html",))
     dom = _dump_dom(tmp_path / "run" / "report.html", tmp_path / "profile")
     assert 'id="banner"' in dom
     assert dom.index('id="banner"') < dom.index('id="headline"') < dom.index('id="arms"')
     assert "1 gate(s) failed" in dom
-    assert "trusting/memory: leaks == 0: 3 leaks" in dom
+    assert f"trusting/memory: {_SCOPE}: 3 breaches" in dom
 
 
 def _comparison(metric: str, a: str, b: str, verdict: Verdict, a_value: float, b_value: float) -> Comparison:

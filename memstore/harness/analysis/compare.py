@@ -1,9 +1,10 @@
 """Comparisons: every arm against the control, agent against agent, store against store, run against run.
 
-Within a run, outcomes are paired by (scenario, trial, task): binary outcomes get McNemar's
-exact test and a task-clustered paired difference; review precision and recall get a
-seeded paired bootstrap. Between runs only aggregate counts are kept, so the test is the
-unpaired two-proportion test with Newcombe's interval. Holm adjusts each family of
+Within a run, and between two runs that both kept their session tables, outcomes are paired
+by (scenario, trial, task): binary outcomes get McNemar's exact test and a task-clustered
+paired difference; review precision and recall get a seeded paired bootstrap. What has no
+per-task outcome, or a run with no session table, gets the unpaired two-proportion test with
+Newcombe's interval, named as unpaired. Holm adjusts each family of
 p-values. Every comparison ends in a verdict: ``improved``, ``regressed``, ``no significant
 change``, or ``underpowered`` (the effect that matters could not have been seen; the
 minimum detectable effect and the sample size that would be needed are given).
@@ -32,11 +33,12 @@ from memstore.harness.stats import (
     two_proportion_ztest,
 )
 
-__all__ = ["ALPHA", "MIN_EFFECT", "Comparison", "Verdict", "compare_runs", "compare_within", "verdict_of"]
+__all__ = ["ALPHA", "MIN_EFFECT", "UNPAIRED", "Comparison", "Verdict", "compare_runs", "compare_within", "verdict_of"]
 
 ALPHA = 0.05
 MIN_EFFECT = 0.05  # five points: the smallest change worth acting on (the seeds' merge-rate gain was seven)
 KEY = ["scenario", "trial", "task"]
+UNPAIRED = "two-proportion-z (unpaired)"
 
 
 def _lower_is_better(name: str) -> bool:
@@ -230,14 +232,51 @@ def compare_within(
 
 
 def compare_runs(
-    current: RunResults, baseline: RunResults, *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT
+    current: RunResults,
+    baseline: RunResults,
+    *,
+    current_sessions: pd.DataFrame | None = None,
+    baseline_sessions: pd.DataFrame | None = None,
+    seed: int = 0,
+    alpha: float = ALPHA,
+    min_effect: float = MIN_EFFECT,
 ) -> list[Comparison]:
-    """Each arm's rates in ``current`` against the same arm in ``baseline`` (unpaired)."""
+    """Each arm of ``current`` against the same arm in ``baseline``, Holm-adjusted together.
+
+    Given both runs' session tables, every task is the same task in both, so outcomes are
+    paired by (scenario, trial, task): McNemar's exact test and a task-clustered interval for
+    binary outcomes, the paired bootstrap for review precision and recall. Rates with no
+    per-task outcome (memory-level rates such as detection), and every rate when a run has no
+    session table, are compared unpaired (two-proportion z-test; the method says so).
+    """
+    paired = current_sessions is not None and baseline_sessions is not None
     found: list[Comparison] = []
     for arm in sorted(set(current.arms) & set(baseline.arms)):
+        done: set[str] = set()
+        if paired:
+            assert current_sessions is not None
+            assert baseline_sessions is not None
+            now, then = f"{arm} (this run)", f"{arm} (baseline)"
+            both = pd.concat(
+                [
+                    current_sessions[current_sessions.arm == arm].assign(arm=now),
+                    baseline_sessions[baseline_sessions.arm == arm].assign(arm=then),
+                ],
+                ignore_index=True,
+            )
+            for metric in metrics(test=Test.MCNEMAR):
+                c = _paired_binary(metric, now, then, both, min_effect)
+                if c is not None:
+                    found.append(c)
+                    done.add(metric.name)
+            for metric in metrics(test=Test.BOOTSTRAP):
+                c = _bootstrap(metric, now, then, both, seed)
+                if c is not None:
+                    found.append(c)
+                    done.add(metric.name)
         for metric in metrics(rate=True):
             x, y = current.arms[arm].rate(metric.name), baseline.arms[arm].rate(metric.name)
-            if x is None or y is None:
+            if metric.name in done or x is None or y is None:
                 continue
             found.append(_unpaired(metric.name, arm, x, y))
     return _finish(found, alpha, min_effect)
@@ -252,7 +291,7 @@ def _unpaired(metric: str, arm: str, x: Rate, y: Rate) -> Comparison:
         metric,
         f"{arm} (this run)",
         f"{arm} (baseline)",
-        "two-proportion-z",
+        UNPAIRED,
         x.value,
         y.value,
         x.value - y.value,

@@ -34,7 +34,9 @@ PROMISES: tuple[Promise, ...] = (
     Promise("preference_leaks", "prefs", "a preference reaches only its author"),
     Promise("surface_leaks", "review", "the code-review surface gets repository facts only, never preferences"),
     Promise("get_leaks", "get()", "get() shows nothing to a user who may not see it"),
-    Promise("permission_breaches", "perms", "a repository fact is written, corrected or retired only with WRITE access"),
+    Promise(
+        "permission_breaches", "perms", "a repository fact is written, corrected or retired only with WRITE access"
+    ),
 )
 LEAK_PROMISES = ("scope_leaks", "preference_leaks", "surface_leaks", "get_leaks")
 EXPIRY_PROMISES = ("expired_returned", "refresh_ignored")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,9 @@ from memstore.verify.git import source_commit
 
 __all__ = [
     "TABLES",
+    "Baseline",
     "check_same_scenarios",
+    "load_baseline",
     "load_results",
     "load_tables",
     "scenario_set_hash",
@@ -223,6 +225,41 @@ def load_results(folder_or_file: Path) -> RunResults:
 
 _RESULTS_CAP = 512 * 1024 * 1024
 _RUN_KEYS = ("seed", "trials", "tasks", "scenario_set_hash", "memstore_version")
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A run to compare another with: its results, and its sessions (one row per task and arm)
+    when it kept them, so that comparisons with it are paired task by task."""
+
+    results: RunResults
+    sessions: pd.DataFrame | None
+    source: Path
+
+    @property
+    def paired(self) -> bool:
+        return self.sessions is not None
+
+
+def load_baseline(folder_or_file: Path) -> Baseline:
+    """A baseline from a run folder (or a results.json file, whose folder may hold its sessions
+    table): without a sessions table it can only be compared unpaired.
+
+    Raises:
+        ConfigurationError: for something that is not a run's results.
+    """
+    results = load_results(folder_or_file)
+    folder = folder_or_file if folder_or_file.is_dir() else folder_or_file.parent
+    path = table_path(folder, "sessions")
+    if not path.is_file():
+        return Baseline(results, None, folder_or_file)
+    try:
+        sessions = pd.read_csv(path, keep_default_na=True)
+    except (OSError, ValueError) as exc:
+        raise ConfigurationError(f"cannot read the baseline's sessions from {path}: {exc}") from exc
+    if not {"arm", "scenario", "trial", "task"} <= set(sessions.columns):
+        raise ConfigurationError(f"{path} is not a sessions table of a memstore run")
+    return Baseline(results, sessions, folder_or_file)
 
 
 def load_tables(folder: Path) -> dict[str, pd.DataFrame]:

@@ -92,9 +92,26 @@ def _invariants(name: str, arm: ArmResult) -> list[Gate]:
     return found
 
 
+def _caught(name: str, arm: ArmResult) -> list[Gate]:
+    """A negative control's store is built to break the contract: its gate is that the audit sees it."""
+    count = arm.count("contract_breaches")
+    return [
+        Gate(
+            f"{name}: the negative control's breaches are caught (contract_breaches > 0)",
+            count > 0,
+            f"{count} breach(es) of the store contract found",
+        )
+    ]
+
+
 def invariant_gates(results: RunResults) -> list[Gate]:
-    """No arm's store breaks a promise of the store contract (leaks and expiry among them)."""
-    return [g for name, arm in results.arms.items() for g in _invariants(name, arm)]
+    """No arm's store breaks a promise of the store contract (leaks and expiry among them); a
+    negative control's breaks it and is caught."""
+    return [
+        g
+        for name, arm in results.arms.items()
+        for g in (_caught(name, arm) if arm.role is Role.NEGATIVE_CONTROL else _invariants(name, arm))
+    ]
 
 
 def _against_control(results: RunResults, arms: list[str]) -> list[Comparison]:
@@ -165,12 +182,13 @@ def gates(results: RunResults, baseline: list[Comparison] | None = None) -> list
     regression against the baseline."""
     found = []
     for name, arm in results.arms.items():
-        found += _integrity(name, arm) + _invariants(name, arm)
+        found += _integrity(name, arm)
+        found += _caught(name, arm) if arm.role is Role.NEGATIVE_CONTROL else _invariants(name, arm)
     found += [g for g in no_harm_gates(results) if "no comparison" not in g.message]
     for c in baseline or []:
         message = (
             f"{c.verdict.value}: {c.a_value:.3f} now vs {c.b_value:.3f} in the baseline "
-            f"(diff {c.diff:+.3f}, adjusted p = {_p(c.p_adjusted)})"
+            f"(diff {c.diff:+.3f}, adjusted p = {_p(c.p_adjusted)}; {c.method})"
         )
         if c.verdict is Verdict.UNDERPOWERED and c.mde is not None and c.mde < 1:
             message += f"; the smallest change this run could detect is {c.mde:.3f}"

@@ -18,7 +18,7 @@ from memstore.harness.analysis.registry import Level, metrics
 from memstore.harness.report.content import arm_label, fmt, headlines, simulation_notes, usage_lines
 from memstore.harness.report.gates import Gate
 
-__all__ = ["print_summary"]
+__all__ = ["print_summary", "verdict_line"]
 
 _LABEL_WIDTH = 11
 _MIN_COLUMN = 9
@@ -52,8 +52,18 @@ def _table(results: RunResults, names: list[str], title: str) -> Table:
     return table
 
 
+def verdict_line(gate_list: list[Gate]) -> Text:
+    """``PASS: all N gates passed`` or ``FAIL: K of N gates failed: name; name; ...``."""
+    failed = [g.name for g in gate_list if not g.passed]
+    if not failed:
+        return Text(f"PASS: all {len(gate_list)} gates passed")
+    return Text(f"FAIL: {len(failed)} of {len(gate_list)} gates failed: {'; '.join(failed)}")
+
+
 def print_summary(console: Console, results: RunResults, gate_list: list[Gate], folder: str, seconds: float) -> None:
-    """The summary table, the headline sentences, the failed gates, and where the run is."""
+    """The verdict (PASS, or FAIL naming the failed gates), the summary table, the headline
+    sentences, the failed gates with their messages, and where the run is."""
+    console.print(verdict_line(gate_list), style="bold green" if all(g.passed for g in gate_list) else "bold red")
     names = list(results.arms)
     title = f"memstore eval: {results.run['tasks']} tasks x {len(names)} arms"
     for block in _blocks(names, console.width):

@@ -204,9 +204,7 @@ class StoreAudit:
         self._found |= {("expired", i) for i in newly}
         return newly
 
-    def handed(
-        self, memories: list[Memory], user: str, surface: Surface, *, limit: int | None = None
-    ) -> list[Breach]:
+    def handed(self, memories: list[Memory], user: str, surface: Surface, *, limit: int | None = None) -> list[Breach]:
         """What the store handed ``user`` on ``surface``; with ``limit``, a ``recent()`` list,
         which must also be every live memory the user may see, newest first."""
         found: list[Breach] = []
@@ -252,7 +250,9 @@ class StoreAudit:
         """The audit's own ``recent()`` as ``user`` on ``surface`` (for sessions handed nothing,
         or handed what ``search`` found)."""
         try:
-            memories = self.world.store.recent(self.world.scenario.repo, actor=Actor(user), surface=surface, limit=limit)
+            memories = self.world.store.recent(
+                self.world.scenario.repo, actor=Actor(user), surface=surface, limit=limit
+            )
         except MemstoreError:
             return []
         return self.handed(memories, user, surface, limit=limit)

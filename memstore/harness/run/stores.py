@@ -99,9 +99,7 @@ def _mutant(uri: str) -> tuple[str, str] | None:
     return f"{scheme}:{name}:", inner
 
 
-def _per_trial(
-    uri: str, *, scenario: str, trial: int, arm: str, where: Path
-) -> tuple[str, StoreGuard, str | None]:
+def _per_trial(uri: str, *, scenario: str, trial: int, arm: str, where: Path) -> tuple[str, StoreGuard, str | None]:
     """One trial's own store URI, the guard over its files, and the URI another process opens the
     same store with (None for a store that lives in this process)."""
     wrapped = _mutant(uri)

@@ -21,8 +21,8 @@ from typing import Any
 from memstore.access import Actor
 from memstore.harness.analysis import scoring
 from memstore.harness.analysis.actions import Actions, parse_diff
-from memstore.harness.analysis.contract import EXPIRY_PROMISES, LEAK_PROMISES
 from memstore.harness.analysis.checks import check_change, read_value
+from memstore.harness.analysis.contract import EXPIRY_PROMISES, LEAK_PROMISES
 from memstore.harness.run.agents import Agent, arm_role, make_agent
 from memstore.harness.run.audit import Breach, StoreAudit, breach_counts
 from memstore.harness.run.boundary import AgentSession, Gateway, Limits, PullRequest, TaskView, Tools, Usage
@@ -164,7 +164,9 @@ def retrieve(store: MemoryStore, view: TaskView, limit: int) -> list[Memory]:
     if searches(store):
         changed = view.pull_request.changed_files if view.pull_request is not None else ()
         query = " ".join([view.words(), *changed]).strip()
-        found: list[Memory] = store.search(view.repo, query, actor=actor, surface=view.surface, limit=limit)
+        found: list[Memory] = store.search(  # type: ignore[attr-defined]
+            view.repo, query, actor=actor, surface=view.surface, limit=limit
+        )
         return found
     return store.recent(view.repo, actor=actor, surface=view.surface, limit=limit)
 
