@@ -101,3 +101,49 @@ def test_the_output_fits_the_terminal(tmp_path: Path, columns: int) -> None:
     assert "jit-verify/sqlite" in done.stdout  # arm names whole
     assert any(line.startswith("success ") for line in done.stdout.splitlines())
     assert "gates passed" in done.stdout
+
+
+LEAK = str(scenarios_dir() / "other-repo-no-leak.yaml")
+_SCOPE = "a repository's facts reach only users who may read that repository (scope_leaks == 0)"
+
+
+def _summary(output: str) -> list[str]:
+    """The lines after the progress display (and the run's own header line)."""
+    lines = output.splitlines()
+    return [line for line in lines if not line.startswith(("eval: ", "memstore eval: ")) or "tasks x" in line]
+
+
+def test_a_failed_gate_fails_the_run_and_the_summary_says_so_first(tmp_path: Path) -> None:
+    args = ["eval", LEAK, "--store", "mutant:other-repositories:sqlite:", "--agent", "jit-verify"]
+    result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "run")])
+    assert result.exit_code == 1, result.output
+    first = _summary(result.output)[0]
+    assert first == f"FAIL: 1 of 19 gates failed: jit-verify/other-repositories(sqlite): {_SCOPE}"
+    assert f"FAILED jit-verify/other-repositories(sqlite): {_SCOPE}: 1 breach" in result.output
+    exploratory = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "again"), "--no-fail"])
+    assert exploratory.exit_code == 0, exploratory.output
+    assert _summary(exploratory.output)[0].startswith("FAIL: 1 of 19 gates failed")
+
+
+def test_a_run_whose_gates_all_pass_says_pass_and_exits_0(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["eval", LEAK, "--agent", "jit-verify", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert _summary(result.output)[0] == "PASS: all 19 gates passed"
+
+
+def test_compare_fails_when_a_later_run_fails_a_gate(tmp_path: Path) -> None:
+    runner = CliRunner()
+    good = runner.invoke(main, ["eval", LEAK, "--agent", "jit-verify", "--out", str(tmp_path / "a")])
+    bad = runner.invoke(
+        main,
+        ["eval", LEAK, "--agent", "jit-verify", "--store", "mutant:other-repositories:sqlite:", "--no-fail"]
+        + ["--out", str(tmp_path / "b")],
+    )
+    assert (good.exit_code, bad.exit_code) == (0, 0)
+    same = runner.invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "a")])
+    assert same.exit_code == 0, same.output
+    assert "PASS: all 31 gates passed" in same.output  # 19, and 12 against the baseline
+    result = runner.invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert result.exit_code == 1, result.output
+    assert "FAIL: 1 of 31 gates failed" in result.output
+    assert "Against the first run (paired by task: McNemar, paired bootstrap)" in result.output

@@ -123,6 +123,8 @@ def _finish(found: list[Comparison], alpha: float, min_effect: float) -> list[Co
 
 def _paired_binary(metric: Metric, a: str, b: str, sessions: pd.DataFrame, min_effect: float) -> Comparison | None:
     column = metric.column or ""
+    if column not in sessions:  # a table written before the metric existed
+        return None
     rows = sessions if metric.surface is None else sessions[sessions.surface == metric.surface]
     left = rows[rows.arm == a].set_index(KEY)[column]
     right = rows[rows.arm == b].set_index(KEY)[column]

@@ -1,0 +1,89 @@
+"""Comparisons with a baseline run: paired task by task when both runs kept their sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from memstore.harness.analysis.compare import UNPAIRED, Verdict, compare_runs
+from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults
+from memstore.harness.analysis.results import load_baseline
+from memstore.harness.report import gates
+
+ARM = "jit-verify/sqlite"
+
+
+def _run(successes: list[bool]) -> tuple[RunResults, pd.DataFrame]:
+    """A run of one arm over len(successes) CLI tasks, one per scenario, with these outcomes."""
+    sessions = pd.DataFrame(
+        {
+            "arm": ARM,
+            "agent": "jit-verify",
+            "store": "sqlite",
+            "role": "treatment",
+            "scenario": [f"s{i:03d}" for i in range(len(successes))],
+            "trial": 0,
+            "task": "ask",
+            "surface": "cli",
+            "task_success": successes,
+            "answer_correct": successes,
+        }
+    )
+    rate = Rate(sum(successes), len(successes))
+    arm = ArmResult("jit-verify", "sqlite", Role.TREATMENT, {"task_success_rate": rate, "answer_accuracy": rate})
+    return RunResults({"seed": 0, "scenario_set_hash": "x"}, {ARM: arm}), sessions
+
+
+def _flipped(base: list[bool], how_many: int) -> list[bool]:
+    """``base`` with its first ``how_many`` successes turned into failures, every other task as it was."""
+    found, left = [], how_many
+    for ok in base:
+        found.append(ok and not left > 0)
+        left -= ok and left > 0
+    return found
+
+
+def test_a_baseline_that_differs_on_a_few_tasks_is_a_regression_only_the_paired_test_sees() -> None:
+    base = [i % 2 == 0 for i in range(200)]  # 100 of 200 tasks right
+    then, then_sessions = _run(base)
+    now, now_sessions = _run(_flipped(base, 10))  # 10 tasks got worse, none better: 90 of 200
+    unpaired = {c.metric: c for c in compare_runs(now, then)}
+    paired = {c.metric: c for c in compare_runs(now, then, current_sessions=now_sessions, baseline_sessions=then_sessions)}
+    assert unpaired["task_success_rate"].method == UNPAIRED
+    assert unpaired["task_success_rate"].verdict is not Verdict.REGRESSED  # 0.50 vs 0.45: z-test p ~ 0.3
+    assert unpaired["task_success_rate"].p_value > 0.2
+    assert paired["task_success_rate"].method == "mcnemar-exact"
+    assert paired["task_success_rate"].n == 200
+    assert round(paired["task_success_rate"].p_value, 6) == round(2 / 2**10, 6)  # McNemar exact, 10 vs 0
+    assert paired["task_success_rate"].verdict is Verdict.REGRESSED  # Holm over two metrics: 0.0039 < 0.05
+    failed = [g.name for g in gates(now, list(paired.values())) if not g.passed]
+    assert failed == [f"{ARM}: task_success_rate not regressed", f"{ARM}: answer_accuracy not regressed"]
+
+
+def test_a_change_in_both_directions_is_not_a_regression() -> None:
+    base = [i % 2 == 0 for i in range(200)]
+    then, then_sessions = _run(base)
+    swapped = [not ok if i < 20 else ok for i, ok in enumerate(base)]  # 10 better, 10 worse
+    now, now_sessions = _run(swapped)
+    paired = compare_runs(now, then, current_sessions=now_sessions, baseline_sessions=then_sessions)
+    assert {c.verdict for c in paired} <= {Verdict.NO_CHANGE, Verdict.UNDERPOWERED}
+    assert all(g.passed for g in gates(now, paired))
+
+
+def test_a_baseline_folder_with_its_sessions_is_paired_and_a_results_file_alone_is_not(tmp_path: Path) -> None:
+    import json
+
+    results, sessions = _run([True, False] * 10)
+    data = results.to_json()
+    data["run"] |= {"trials": 1, "tasks": 20, "memstore_version": "0"}
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "results.json").write_text(json.dumps(data))
+    sessions.to_csv(tmp_path / "run" / "sessions.csv.gz", index=False)
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "results.json").write_text(json.dumps(data))
+    assert load_baseline(tmp_path / "run").paired
+    assert load_baseline(tmp_path / "run" / "results.json").paired  # its folder holds the sessions
+    assert not load_baseline(tmp_path / "bare").paired
+    assert load_baseline(tmp_path / "run").sessions is not None
+    assert len(load_baseline(tmp_path / "run").sessions) == 20  # type: ignore[arg-type]
