@@ -19,9 +19,10 @@ from typing import Any
 
 import pandas as pd
 
+from memstore.harness.analysis.metrics import BAD, USABLE
 from memstore.harness.analysis.model import Rate, Role, RunResults
-from memstore.harness.analysis.pairs import with_roles
-from memstore.harness.analysis.registry import Direction, Metric, Test, metrics
+from memstore.harness.analysis.pairs import memory_pairs, with_roles
+from memstore.harness.analysis.registry import Direction, Metric, Test, Unit, metrics
 from memstore.harness.stats import (
     adjust_pvalues,
     mcnemar,
@@ -39,6 +40,7 @@ ALPHA = 0.05
 MIN_EFFECT = 0.05  # five points: the smallest change worth acting on (the seeds' merge-rate gain was seven)
 KEY = ["scenario", "trial", "task"]
 UNPAIRED = "two-proportion-z (unpaired)"
+Tables = dict[str, pd.DataFrame]
 
 
 def _lower_is_better(name: str) -> bool:
@@ -121,18 +123,43 @@ def _finish(found: list[Comparison], alpha: float, min_effect: float) -> list[Co
     return done
 
 
-def _paired_binary(metric: Metric, a: str, b: str, sessions: pd.DataFrame, min_effect: float) -> Comparison | None:
-    column = metric.column or ""
-    if column not in sessions:  # a table written before the metric existed
+def _outcomes(metric: Metric, tables: Tables, arm: str) -> pd.Series | None:
+    """``arm``'s binary outcome on ``metric`` per paired unit (a task, or a seeded memory in a
+    task or a trial), indexed by the unit's key; None when the tables do not hold it."""
+    if metric.unit is Unit.SESSIONS:
+        sessions = tables.get("sessions")
+        if sessions is None or metric.column not in sessions:  # a table written before the metric existed
+            return None
+        rows = sessions if metric.surface is None else sessions[sessions.surface == metric.surface]
+        return rows[rows.arm == arm].set_index(KEY)[metric.column]
+    if metric.unit in {Unit.BAD_HANDED, Unit.USABLE_HANDED}:
+        pairs = tables.get("pairs")
+        if pairs is None or pairs.empty:
+            return None
+        truths = BAD if metric.unit is Unit.BAD_HANDED else USABLE
+        rows = pairs[(pairs.arm == arm) & pairs.truth.isin(truths)]
+        return rows.set_index([*KEY, "memory_id"])[metric.column]
+    trials = tables.get("trials")
+    if trials is None or "bad_ids" not in trials:
         return None
-    rows = sessions if metric.surface is None else sessions[sessions.surface == metric.surface]
-    left = rows[rows.arm == a].set_index(KEY)[column]
-    right = rows[rows.arm == b].set_index(KEY)[column]
+    found = {}
+    for row in trials[trials.arm == arm].itertuples(index=False):
+        healed = set(str(row.healed_ids).split(";")) if isinstance(row.healed_ids, str) else set()
+        for memory_id in str(row.bad_ids).split(";") if isinstance(row.bad_ids, str) else []:
+            found[(row.scenario, row.trial, "", memory_id)] = memory_id in healed
+    index = pd.MultiIndex.from_tuples(list(found), names=[*KEY, "memory_id"]) if found else None
+    return pd.Series(list(found.values()), index=index, dtype=bool) if found else None
+
+
+def _paired_binary(metric: Metric, a: str, b: str, tables: Tables, min_effect: float) -> Comparison | None:
+    left, right = _outcomes(metric, tables, a), _outcomes(metric, tables, b)
+    if left is None or right is None:
+        return None
     both = pd.concat([left.rename("a"), right.rename("b")], axis=1, join="inner").dropna()
     if both.empty:
         return None
     x, y = both["a"].astype(bool).astype(int), both["b"].astype(bool).astype(int)
-    clusters = [f"{s}|{t}" for s, _, t in both.index]
+    clusters = [f"{key[0]}|{key[2]}" for key in both.index]  # a task (or a scenario) across trials
     diff = paired_difference(x.tolist(), y.tolist(), clusters=clusters)
     test = mcnemar(int(((x == 1) & (y == 0)).sum()), int(((x == 0) & (y == 1)).sum()))
     base = float(y.mean())
@@ -144,7 +171,7 @@ def _paired_binary(metric: Metric, a: str, b: str, sessions: pd.DataFrame, min_e
         metric.name,
         a,
         b,
-        Test.MCNEMAR.value,
+        Test.MCNEMAR.value if metric.unit is Unit.SESSIONS else f"{Test.MCNEMAR.value}, per {metric.unit.value}",
         float(x.mean()),
         base,
         diff.mean_diff,
@@ -220,10 +247,16 @@ def compare_within(
     """Every comparison of a run's arms (see the module docstring), on every metric the
     registry says is compared within a run."""
     sessions = with_roles(tables["sessions"])
+    events = tables.get("events")
+    paired: Tables = {
+        "sessions": sessions,
+        "trials": tables.get("trials", pd.DataFrame()),
+        "pairs": memory_pairs(events) if events is not None else pd.DataFrame(),
+    }
     found: list[Comparison] = []
     for a, b in _pairs(sessions[["arm", "agent", "store", "role"]]):
         for metric in metrics(test=Test.MCNEMAR):
-            c = _paired_binary(metric, a, b, sessions, min_effect)
+            c = _paired_binary(metric, a, b, paired, min_effect)
             if c is not None:
                 found.append(c)
         for metric in metrics(test=Test.BOOTSTRAP):
@@ -267,7 +300,7 @@ def compare_runs(
                 ignore_index=True,
             )
             for metric in metrics(test=Test.MCNEMAR):
-                c = _paired_binary(metric, now, then, both, min_effect)
+                c = _paired_binary(metric, now, then, {"sessions": both}, min_effect)
                 if c is not None:
                     found.append(c)
                     done.add(metric.name)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from memstore.harness.analysis.model import ArmResult, Rate, Role, Value
 from memstore.harness.analysis.pairs import control_arm, memory_pairs, paired_with_control, with_roles
-from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Test, metric, metrics
+from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Test, Unit, metric, metrics
 from memstore.model import Surface
 
 __all__ = ["RECALL_KS", "Slice", "compute", "control_arm", "memory_pairs", "paired_with_control", "rate"]
@@ -188,6 +188,9 @@ def _stale_use(s: Slice) -> Rate | None:
     "detection_recall",
     label="detect",
     counts="bad memories the agent refused to use / bad memories it was given",
+    test=Test.MCNEMAR,
+    column="refused",
+    unit=Unit.BAD_HANDED,
     levels=EVERY_LEVEL,
     chart=True,
 )
@@ -201,6 +204,9 @@ def _detection(s: Slice) -> Rate | None:
     label="false inv.",
     counts="usable memories it refused or retired / usable memories it was given",
     direction=Direction.LOWER,
+    test=Test.MCNEMAR,
+    column="refused",
+    unit=Unit.USABLE_HANDED,
     levels=EVERY_LEVEL,
 )
 def _false_invalidation(s: Slice) -> Rate | None:
@@ -236,6 +242,8 @@ def _reanchor(s: Slice) -> Rate | None:
     label="heal",
     counts="bad memories of the initial pool retired, or superseded by a version whose fact states the value the "
     "code holds (read by the harness), at the end of a trial / bad memories",
+    test=Test.MCNEMAR,
+    unit=Unit.BAD_INITIAL,
 )
 def _self_heal(s: Slice) -> Rate | None:
     return rate(s.trials.healed.sum(), s.trials.bad_initial.sum()) if len(s.trials) else None

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memstore.harness.analysis.metrics import Slice
 
-__all__ = ["REGISTRY", "Direction", "Level", "Metric", "Test", "metric", "metric_table", "metrics"]
+__all__ = ["REGISTRY", "Direction", "Level", "Metric", "Test", "Unit", "metric", "metric_table", "metrics"]
 
 
 class Direction(StrEnum):
@@ -40,6 +40,15 @@ class Test(StrEnum):
     MCNEMAR = "mcnemar-exact"  # a binary session outcome: McNemar's exact test, clustered interval
     BOOTSTRAP = "paired-bootstrap"  # precision or recall: a seeded paired bootstrap
     NONE = ""  # not compared within a run
+
+
+class Unit(StrEnum):
+    """What a McNemar comparison pairs between two arms: the same task, or the same seeded memory."""
+
+    SESSIONS = "sessions"  # one outcome per task (scenario, trial, task): a column of the sessions table
+    BAD_HANDED = "bad memories handed"  # one per (task, bad seeded memory handed): a column of the memory pairs
+    USABLE_HANDED = "usable memories handed"  # one per (task, usable seeded memory handed)
+    BAD_INITIAL = "bad memories of the initial pool"  # one per (trial, bad seeded memory): healed or not
 
 
 class Level(StrEnum):
@@ -64,7 +73,9 @@ class Metric:
         counts: what it counts, as the docs' metric table says it.
         direction: which way is better.
         test: how two arms of a run are compared on it.
-        column: for a McNemar comparison, the session column that holds the outcome.
+        column: for a McNemar comparison, the column that holds the outcome (of the sessions table,
+            or of the memory pairs for memory units).
+        unit: for a McNemar comparison, what is paired.
         surface: for a McNemar comparison, the surface whose sessions count (None: every session).
         chart: drawn in the report's rates chart.
         summary: shown in the terminal summary.
@@ -79,6 +90,7 @@ class Metric:
     direction: Direction
     test: Test
     column: str | None
+    unit: Unit
     surface: str | None
     chart: bool
     summary: bool
@@ -98,6 +110,7 @@ def metric(
     direction: Direction = Direction.HIGHER,
     test: Test = Test.NONE,
     column: str | None = None,
+    unit: Unit = Unit.SESSIONS,
     surface: str | None = None,
     chart: bool = False,
     summary: bool = True,
@@ -105,14 +118,14 @@ def metric(
     levels: frozenset[Level] = RUN_LEVELS,
 ) -> Callable[[Callable[[Slice], Any]], Callable[[Slice], Any]]:
     """Register the decorated function as the metric ``name`` (see `Metric` for the fields)."""
-    if test is Test.MCNEMAR and column is None:
+    if test is Test.MCNEMAR and column is None and unit is not Unit.BAD_INITIAL:
         raise ValueError(f"metric {name!r}: a McNemar comparison needs the session column it counts")
 
     def register(compute: Callable[[Slice], Any]) -> Callable[[Slice], Any]:
         if name in REGISTRY:
             raise ValueError(f"metric {name!r} is registered twice")
         REGISTRY[name] = Metric(
-            name, label, counts, direction, test, column, surface, chart, summary, rate, levels, compute
+            name, label, counts, direction, test, column, unit, surface, chart, summary, rate, levels, compute
         )
         return compute
 

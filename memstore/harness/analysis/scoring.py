@@ -134,23 +134,25 @@ def reanchored(
     return len(moved), right
 
 
-def healed(store: MemoryStore, bad: Mapping[str, SeedMemory], read_values: Sequence[ValueReader]) -> dict[str, int]:
-    """How many of the initial pool's bad memories are out of use at the end of a trial: retired,
+def healed(store: MemoryStore, bad: Mapping[str, SeedMemory], read_values: Sequence[ValueReader]) -> list[str]:
+    """The initial pool's bad memories that are out of use at the end of a trial, sorted: retired,
     or superseded by a version whose fact states the true value (read by the harness where the
     claim says the truth is, at the evaluation ref or at the trial's end), not the stale one."""
-    count = 0
-    for memory_id, spec in bad.items():
+    found = []
+    for memory_id, spec in sorted(bad.items()):
         try:
             versions = store.history(memory_id, actor=Actor(spec.author))
         except MemstoreError:
             continue
         head = versions[-1]
         if head.id == memory_id:
-            count += head.status is Status.RETIRED
+            if head.status is Status.RETIRED:
+                found.append(memory_id)
             continue
         if head.status is not Status.ACTIVE or spec.claim.at is None:
             continue
         true_values = {v for read in read_values if (v := read(spec.claim.at)) is not None}
         stale = bool(spec.claim.states) and states(head.fact, spec.claim.states)
-        count += not stale and any(states(head.fact, v) for v in true_values)
-    return {"bad_initial": len(bad), "healed": count}
+        if not stale and any(states(head.fact, v) for v in true_values):
+            found.append(memory_id)
+    return found

@@ -4,6 +4,7 @@ An agent spec is one of:
 
 - a built-in name: ``no-memory``, ``trusting``, ``jit-verify`` (`memstore.harness.run.stubs`);
 - ``command:CMD ARGS``: any program, run in the task's working copy (`memstore.harness.run.command`);
+- ``mutant:NAME``: jit-verify with one part of its loop broken (`memstore.testing.agent_mutants`);
 - a name registered in this process with `register_agent`;
 - a name in the ``memstore.agents`` entry-point group (name = agent, value = ``module:factory``);
 - ``package.module:factory``: a factory to import.
@@ -127,6 +128,13 @@ def make_agent(spec: str, config: AgentConfig | None = None, *, runtime: AgentRu
         from memstore.agents.llm import make
 
         return make(spec.removeprefix("llm:"))
+    if spec.startswith("mutant:"):
+        from memstore.testing.agent_mutants import AGENT_MUTANTS, make_agent_mutant
+
+        name = spec.removeprefix("mutant:")
+        if name not in AGENT_MUTANTS:
+            raise ConfigurationError(f"unknown agent mutant {name!r}; known: {', '.join(AGENT_MUTANTS)}")
+        return make_agent_mutant(name, config)
     made = _factory(spec)(config or AgentConfig())
     if not isinstance(made, Agent):
         raise ConfigurationError(f"agent {spec!r}: its factory returned {type(made).__name__}, not an Agent")

@@ -189,7 +189,7 @@ class _Trial:
         self.lapsed: set[str] = set()  # files the trial's merges changed: labels that depend on them lapse
         self.in_force: dict[str, SeedMemory] = dict(self.labels)  # the labels in force this session
         self.store_seconds = 0.0
-        self.healing: dict[str, int] | None = None  # the initial pool's bad memories, and how many are healed
+        self.healing: list[str] | None = None  # the initial pool's bad memories healed so far
         self.shared: tuple[str, Path] | None = None  # the store's URI for an MCP server, and its access file
         self.evaluate_at = template.evaluate_at
 
@@ -389,7 +389,7 @@ class _Trial:
             "moved_given": moved_given,
             "moved_reanchored": moved_right,
             "stale_use": bool(misled),
-            "healed": healing["healed"],
+            "healed": len(healing),
             "misled_origins": ";".join(sorted({self.labels[i].origin.value for i in misled})),
             **self._outcome(task, actions, merged, events),
             **self._usage(gateway),
@@ -456,17 +456,22 @@ class _Trial:
 
     # -- the end of the trial -----------------------------------------------------------------
 
-    def healed_now(self) -> dict[str, int]:
-        """How many of the initial pool's bad memories are healed now (`scoring.healed`)."""
+    def bad_initial(self) -> dict[str, SeedMemory]:
+        """The initial pool's bad memories of the scenario's repository, by id (grading data)."""
         repo = self.world.scenario.repo
-        bad = {i: spec for i, spec in self.labels.items() if not spec.truth.usable and spec.repo == repo}
+        return {i: spec for i, spec in self.labels.items() if not spec.truth.usable and spec.repo == repo}
+
+    def healed_now(self) -> list[str]:
+        """The initial pool's bad memories healed now (`scoring.healed`)."""
+        bad = self.bad_initial()
         at_start = GitCodebase(self.workspace.repo, self.evaluate_at)
         at_end = GitCodebase(self.workspace.repo, self.workspace.head("main"))  # now: a name resolves once per repo
         readers = [lambda where: read_value(at_start, where), lambda where: read_value(at_end, where)]
         return scoring.healed(self.world.store, bad, readers)
 
     def finish(self, seconds: float) -> None:
-        healing = self.healing or self.healed_now()
+        healing = self.healed_now() if self.healing is None else self.healing
+        bad = sorted(self.bad_initial())
         self.out.trials.append(
             {
                 **self.unit.key(),
@@ -474,8 +479,10 @@ class _Trial:
                 "sessions": len(self.world.scenario.tasks),
                 "seeded": sum(len(ms) for ms in self.world.seeded.values()),
                 "refused_seeds": len(self.world.refused),
-                "bad_initial": healing["bad_initial"],
-                "healed": healing["healed"],
+                "bad_initial": len(bad),
+                "healed": len(healing),
+                "bad_ids": ";".join(bad),
+                "healed_ids": ";".join(healing),
             }
         )
         self.out.timings.append({**self.unit.key(), "task": "", "store_s": self.store_seconds, "trial_s": seconds})

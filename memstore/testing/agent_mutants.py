@@ -1,0 +1,149 @@
+"""Agent mutants: the jit-verify stub with one part of the verify-and-correct loop broken, so that
+an evaluation can be tested on whether it tells a broken agent from a good one.
+
+Each is an agent spec ``mutant:NAME`` (``memstore eval --agent mutant:never-corrects``), a
+treatment like jit-verify, and `AGENT_MUTANTS` says which metric must tell it apart from
+jit-verify with a significant paired verdict (tests/testing/test_agent_mutants.py runs the
+default library and a population sample for that). They are deliberately broken test
+doubles, simulations like the stubs they come from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from memstore.harness.analysis.model import Role
+from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.program import Known, Program
+from memstore.harness.run.stubs import AgentConfig, JitVerifyAgent, _Stub
+from memstore.model import Citation, Kind, Memory, MemoryDraft
+from memstore.verify import VerdictStatus
+
+__all__ = ["AGENT_MUTANTS", "AgentMutant", "make_agent_mutant"]
+
+
+class _ClaimsMemory(_Stub):
+    """Says it uses every memory it is handed, and works as if it had none."""
+
+    name = "mutant:claims-memory"
+    role = Role.TREATMENT
+
+    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
+        return None
+
+    def work(self, session: AgentSession) -> None:
+        for memory in session.memories:
+            session.tools.use(memory)
+        Program(session, self.config, [], [], learn=self.config.learn).run()
+
+
+class _Unverified(_Stub):
+    """Uses memory as it is stored, never verifying it (a trusting agent that calls itself a treatment)."""
+
+    name = "mutant:unverified"
+    role = Role.TREATMENT
+
+    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
+        return Known(memory, memory.citations, memory.fact, used=memory)
+
+
+class _IgnoresVerdict(_Stub):
+    """Verifies every memory, then acts on it as stored whatever the verdict said."""
+
+    name = "mutant:ignores-verdict"
+    role = Role.TREATMENT
+
+    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
+        if memory.kind is Kind.FACT:
+            session.tools.verify(memory)
+        return Known(memory, memory.citations, memory.fact, used=memory)
+
+
+class _NeverCorrects(JitVerifyAgent):
+    """Verifies and acts on the verified version, but never stores a correction (bad memories
+    it cannot retire stay in the store for the next agent)."""
+
+    name = "mutant:never-corrects"
+
+    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
+        if memory.kind is Kind.PREFERENCE:
+            return super().assess(session, memory)
+        verdict = session.tools.verify(memory)
+        if verdict.status is VerdictStatus.VALID:
+            return Known(memory, memory.citations, memory.fact, used=memory, validated=True)
+        if verdict.corrected is not None and verdict.status in {VerdictStatus.REANCHORED, VerdictStatus.CONTRADICTED}:
+            if verdict.status is VerdictStatus.CONTRADICTED:
+                session.tools.refuse(memory, f"contradicted: {verdict.reason}")
+            cited = tuple(c for c in verdict.corrected.citations if isinstance(c, Citation))
+            return Known(memory, cited, verdict.corrected.fact, used=memory)
+        session.tools.refuse(memory, f"{verdict.status.value}: {verdict.reason}")
+        session.tools.retire(memory, f"{self.name}: {verdict.reason}")
+        return None
+
+
+class _CorrectsWrong(JitVerifyAgent):
+    """Acts on the verified version, but stores as its correction the old, wrong fact with the
+    citations re-anchored (a correction that repeats the stale value)."""
+
+    name = "mutant:corrects-wrong"
+
+    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
+        if memory.kind is Kind.PREFERENCE:
+            return super().assess(session, memory)
+        verdict = session.tools.verify(memory)
+        if verdict.status is VerdictStatus.VALID:
+            return Known(memory, memory.citations, memory.fact, used=memory, validated=True)
+        if verdict.corrected is not None and verdict.status in {VerdictStatus.REANCHORED, VerdictStatus.CONTRADICTED}:
+            draft: MemoryDraft = verdict.corrected
+            wrong = draft
+            if verdict.status is VerdictStatus.CONTRADICTED:
+                session.tools.refuse(memory, f"contradicted: {verdict.reason}")
+                wrong = replace(draft, fact=memory.fact)
+            session.tools.store_draft(wrong, supersedes=memory.id)
+            cited = tuple(c for c in draft.citations if isinstance(c, Citation))
+            return Known(memory, cited, draft.fact, used=memory)
+        session.tools.refuse(memory, f"{verdict.status.value}: {verdict.reason}")
+        session.tools.retire(memory, f"{self.name}: {verdict.reason}")
+        return None
+
+
+class _RetiresEverything(_Stub):
+    """Retires every memory it is handed, and works as if it had none."""
+
+    name = "mutant:retires-everything"
+    role = Role.TREATMENT
+
+    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
+        session.tools.refuse(memory, "retires everything")
+        session.tools.retire(memory, "retires everything")
+        return None
+
+
+@dataclass(frozen=True)
+class AgentMutant:
+    """A broken jit-verify: what it breaks, and the metric that must tell it apart from jit-verify."""
+
+    name: str
+    breaks: str
+    told_by: str
+    factory: type[_Stub]
+
+
+AGENT_MUTANTS: dict[str, AgentMutant] = {
+    m.name: m
+    for m in (
+        AgentMutant("claims-memory", "says it uses memory, ignores it", "task_success_rate", _ClaimsMemory),
+        AgentMutant("unverified", "uses memory without verifying it", "stale_use_rate", _Unverified),
+        AgentMutant("ignores-verdict", "verifies, then ignores the verdict", "detection_recall", _IgnoresVerdict),
+        AgentMutant("never-corrects", "never stores a correction", "self_heal_rate", _NeverCorrects),
+        AgentMutant("corrects-wrong", "stores corrections that repeat the wrong value", "self_heal_rate", _CorrectsWrong),
+        AgentMutant(
+            "retires-everything", "retires every memory it is handed", "false_invalidation_rate", _RetiresEverything
+        ),
+    )
+}
+
+
+def make_agent_mutant(name: str, config: AgentConfig | None = None) -> _Stub:
+    """The agent mutant ``name`` (the agent spec ``mutant:NAME``)."""
+    return AGENT_MUTANTS[name].factory(config)
