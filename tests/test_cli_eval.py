@@ -134,11 +134,8 @@ def test_a_run_whose_gates_all_pass_says_pass_and_exits_0(tmp_path: Path) -> Non
 def test_compare_fails_when_a_later_run_fails_a_gate(tmp_path: Path) -> None:
     runner = CliRunner()
     good = runner.invoke(main, ["eval", LEAK, "--agent", "jit-verify", "--out", str(tmp_path / "a")])
-    bad = runner.invoke(
-        main,
-        ["eval", LEAK, "--agent", "jit-verify", "--store", "mutant:other-repositories:sqlite:", "--no-fail"]
-        + ["--out", str(tmp_path / "b")],
-    )
+    mutant = ["--store", "mutant:other-repositories:sqlite:", "--no-fail"]
+    bad = runner.invoke(main, ["eval", LEAK, "--agent", "jit-verify", *mutant, "--out", str(tmp_path / "b")])
     assert (good.exit_code, bad.exit_code) == (0, 0)
     same = runner.invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "a")])
     assert same.exit_code == 0, same.output

@@ -136,7 +136,7 @@ AGENT_MUTANTS: dict[str, AgentMutant] = {
         AgentMutant("unverified", "uses memory without verifying it", "stale_use_rate", _Unverified),
         AgentMutant("ignores-verdict", "verifies, then ignores the verdict", "detection_recall", _IgnoresVerdict),
         AgentMutant("never-corrects", "never stores a correction", "self_heal_rate", _NeverCorrects),
-        AgentMutant("corrects-wrong", "stores corrections that repeat the wrong value", "self_heal_rate", _CorrectsWrong),
+        AgentMutant("corrects-wrong", "its corrections repeat the wrong value", "self_heal_rate", _CorrectsWrong),
         AgentMutant(
             "retires-everything", "retires every memory it is handed", "false_invalidation_rate", _RetiresEverything
         ),

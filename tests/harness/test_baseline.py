@@ -49,7 +49,9 @@ def test_a_baseline_that_differs_on_a_few_tasks_is_a_regression_only_the_paired_
     then, then_sessions = _run(base)
     now, now_sessions = _run(_flipped(base, 10))  # 10 tasks got worse, none better: 90 of 200
     unpaired = {c.metric: c for c in compare_runs(now, then)}
-    paired = {c.metric: c for c in compare_runs(now, then, current_sessions=now_sessions, baseline_sessions=then_sessions)}
+    paired = {
+        c.metric: c for c in compare_runs(now, then, current_sessions=now_sessions, baseline_sessions=then_sessions)
+    }
     assert unpaired["task_success_rate"].method == UNPAIRED
     assert unpaired["task_success_rate"].verdict is not Verdict.REGRESSED  # 0.50 vs 0.45: z-test p ~ 0.3
     assert unpaired["task_success_rate"].p_value > 0.2

@@ -1,8 +1,9 @@
 """A run folder: its tables, ``results.json`` and, apart from them, ``timings.json``.
 
 Everything in ``results.json`` and the tables follows from the run's inputs and seed, so
-two runs with one seed write byte-identical files; what the machine's speed decides
-(seconds, sessions per second, store latency) goes to ``timings.json``.
+two runs with one seed write byte-identical files, from any checkout; what the machine and the
+checkout decide (seconds, sessions per second, store latency, the git commit memstore ran
+from) goes to ``timings.json``.
 """
 
 from __future__ import annotations
@@ -112,7 +113,6 @@ def metadata(config: RunConfig) -> dict[str, Any]:
         "expiry_days": config.expiry.total_seconds() / 86_400,
         **_agent_runtime(config),
         "memstore_version": __version__,
-        "git_commit": _git_commit(),
     }
 
 
@@ -180,6 +180,7 @@ def write_run(
     (folder / "timings.json").write_text(
         json.dumps(
             {
+                "git_commit": _git_commit(),  # where it ran from: not part of the results, which any checkout repeats
                 "seconds": round(seconds, 3),
                 "sessions": sessions_total,
                 "sessions_per_second": round(sessions_total / seconds, 2) if seconds else None,
