@@ -107,6 +107,27 @@ class _CorrectsWrong(JitVerifyAgent):
         return None
 
 
+class _WeakVerifier(_Stub):
+    """Verifies by existence only (every cited line is there), then acts on the memory as stored:
+    a weak verifier in the verify-and-correct loop. It retires what cites nothing that exists."""
+
+    name = "mutant:weak-verifier"
+    role = Role.TREATMENT
+
+    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
+        if memory.kind is Kind.FACT:
+            for citation in memory.citations:
+                lines = session.tools.lines(citation.path)
+                if lines is None or citation.last_line > len(lines):
+                    session.tools.refuse(memory, f"{citation} is not there")
+                    session.tools.retire(memory, f"{self.name}: {citation} is not there")
+                    return None
+        return Known(memory, memory.citations, memory.fact, used=memory, validated=True)
+
+    def settle(self, session: AgentSession, known: Known) -> None:
+        session.tools.refresh(known.memory)
+
+
 class _RetiresEverything(_Stub):
     """Retires every memory it is handed, and works as if it had none."""
 
@@ -140,6 +161,7 @@ AGENT_MUTANTS: dict[str, AgentMutant] = {
         AgentMutant(
             "retires-everything", "retires every memory it is handed", "false_invalidation_rate", _RetiresEverything
         ),
+        AgentMutant("weak-verifier", "verifies only that cited lines exist", "task_success_rate", _WeakVerifier),
     )
 }
 

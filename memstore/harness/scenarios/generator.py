@@ -8,8 +8,10 @@ share ``aliases``: an agent that searches for the setting's name does not find t
 and only a memory that cites them (or a lucky reader) does. So what an agent finds without
 memory depends on the repository. A scripted history moves lines, renames files, changes
 values and leaves an abandoned branch; a pool of memories of known truth follows (a share
-``coverage`` of the settings has a memory of where it is kept); tasks on all three surfaces
-ask to raise a setting, to review a change of one, or to say what one is.
+``coverage`` of the settings has a memory of where it is kept), and in a share ``flood_share`` of
+the repositories ``flood`` newer memories of unrelated code bury it (so that how a store picks
+what to hand out decides outcomes); tasks on all three surfaces ask to raise a setting, to
+review a change of one, or to say what one is.
 
 Truth labels follow from the construction, and the world builder checks them again against
 the built repository. The same seed gives the same population.
@@ -134,7 +136,34 @@ def _memories(
         )
         if rng.random() < adversarial:
             memories.append(_adversarial(rng, k, s, repo, truth_at, p.get("_head", "initial")))
-    return memories
+    return memories + _flood(repo, p)
+
+
+def _flood(repo: Repo, p: dict[str, Any]) -> list[SeedMemory]:
+    """In a share ``flood_share`` of the repositories, ``flood`` true but unrelated memories, all
+    newer than the rest: a store that hands out only the newest ``limit`` memories hands out only
+    these, and an agent depending on it must find the setting on its own. (A stream of its own,
+    so the rest of the population is the same with or without it.)"""
+    rng = random.Random(f"{p['seed']}:{repo.index}:flood")
+    if rng.random() >= p.get("flood_share", 0.0):
+        return []
+    found = []
+    for i in range(p.get("flood", 0)):
+        f = i % 3
+        found.append(
+            _memory(
+                f"note-{i}",
+                Origin.GENUINE,
+                Truth.VALID,
+                "owner",
+                f"helper_{f} behaviour (note {i})",
+                f"helper_{f} returns its argument unchanged (note {i}).",
+                [f"lib/util{f}.py:1"],
+                p.get("_head", "initial"),
+                timedelta(hours=rng.randrange(1, 20)),
+            )
+        )
+    return found
 
 
 def _adversarial(rng: random.Random, k: int, s: Setting, repo: Repo, truth_at: Location, now: str) -> SeedMemory:
