@@ -1,4 +1,5 @@
-"""The regression gate: fails only on a significant regression against the committed baseline."""
+"""The regression gate: fails only on a significant regression against the committed baseline,
+compared task by task; and the committed baseline is what a fresh run of the default library writes."""
 
 from __future__ import annotations
 
@@ -35,3 +36,16 @@ def test_no_significant_regression_against_the_baseline(memstore_run: EvalRun) -
         f"{c.a} {c.metric}: {c.a_value:.3f} vs {c.b_value:.3f} (p = {c.p_adjusted:.2g})" for c in comparisons if c.worse
     ]
     assert regressed == []
+
+
+def test_the_committed_baseline_is_what_a_fresh_run_writes(memstore_run: EvalRun) -> None:
+    baseline = memstore_run.baseline
+    if baseline is None or not baseline.source.is_dir():
+        pytest.skip("no baseline run folder: pass --memstore-baseline RUN (reports/baseline in a checkout)")
+    if baseline.results.run["scenario_set_hash"] != memstore_run.results.run["scenario_set_hash"]:
+        pytest.skip("the baseline ran another scenario set")
+    for name in ("results.json", "sessions.csv.gz"):
+        fresh = (memstore_run.folder / name).read_bytes()
+        assert fresh == (baseline.source / name).read_bytes(), (
+            f"{name} differs from {baseline.source}: regenerate it (reports/README.md)"
+        )

@@ -13,7 +13,7 @@ def test_plugin_options_are_registered() -> None:
         "--memstore-store=URI",
         "--memstore-trials=N",
         "--memstore-seed=S",
-        "--memstore-baseline=RESULTS",
+        "--memstore-baseline=RUN",
         "--memstore-report=DIR",
         "--memstore-workers=N",
     ):

@@ -151,7 +151,10 @@ def metric_table() -> str:
     """The Markdown table of every metric: name, what it counts, direction, how arms are compared."""
     lines = ["| metric | what it counts | better | compared by |", "|---|---|---|---|"]
     for m in metrics():
-        lines.append(f"| `{m.name}` | {m.counts} | {m.direction.value} | {m.test.value or '-'} |")
+        how = m.test.value or "-"
+        if m.test is Test.MCNEMAR and m.unit is not Unit.SESSIONS:
+            how += f", per {m.unit.value}"
+        lines.append(f"| `{m.name}` | {m.counts} | {m.direction.value} | {how} |")
     return "\n".join(lines) + "\n"
 
 
