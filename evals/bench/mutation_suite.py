@@ -85,7 +85,7 @@ def agents(workers: int) -> None:
     names = ["jit-verify", *(f"mutant:{n}" for n in AGENT_MUTANTS)]
     run, seconds = _run([*_library(), sample], list(iter_arms(names, ["sqlite:"])), workers)
     tasks = run.results.run["tasks"]
-    print(f"agent mutants: library and 3 generated repositories ({tasks} tasks), {seconds:.1f} s on {workers} worker(s)\n")
+    print(f"agent mutants: the library and 3 generated repositories ({tasks} tasks), {seconds:.1f} s")
     print("| mutant | breaks | told apart by | jit-verify | mutant | paired verdict (Holm) |")
     print("|---|---|---|---|---|---|")
     for name, mutant in AGENT_MUTANTS.items():
