@@ -104,7 +104,7 @@ def test_an_agent_in_the_sandbox_reaches_nothing_it_should_not(
     out = tmp_path / "run"
     port = listener.getsockname()[1]
     checkout = Path(__file__).resolve().parents[2]  # memstore's own checkout: git's objects hold the library
-    secrets = [checkout / ".git" / "HEAD", checkout / "reports" / "baseline.json"]
+    secrets = [checkout / ".git" / "HEAD", checkout / "reports" / "baseline" / "results.json"]
     spec = f"command:{sys.executable} {script} WRITE {port} {library_file} {out} {scenarios_dir()}"
     spec += "".join(f" {p}" for p in secrets if p.exists())
     config = RunConfig(
