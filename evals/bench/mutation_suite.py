@@ -77,25 +77,43 @@ def stores(agents: list[str], workers: int) -> None:
         print(f"| `{name}` | {breaks} | {gate} | {shown or '-'} | {'; '.join(others) or 'none'} |")
 
 
-def agents(workers: int) -> None:
+def _sample(name: str, repositories: int, flood_share: float) -> Path:
     spec = yaml.safe_load((scenarios_dir() / "generated-population.yaml").read_text(encoding="utf-8"))
-    spec["name"], spec["generator"]["repositories"] = "population-sample", 3
-    sample = Path(tempfile.mkdtemp()) / "population-sample.yaml"
-    sample.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    spec["name"] = name
+    spec["generator"] |= {"repositories": repositories, "flood_share": flood_share}
+    path = Path(tempfile.mkdtemp()) / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    return path
+
+
+def _pair(run: Evaluation, one: str, other: str, metric: str) -> str:
+    (c,) = [c for c in run.results.comparisons if {c.a, c.b} == {one, other} and c.metric == metric]
+    first, second = (c.a_value, c.b_value) if c.a == one else (c.b_value, c.a_value)
+    return f"{first:.3f} | {second:.3f} | {c.verdict.value} for {c.a}, p = {c.p_adjusted:.2g} ({c.method}, n = {c.n})"
+
+
+def agents(workers: int) -> None:
+    """As tests/testing/test_agent_mutants.py runs them: the library, three repositories of the
+    default population unflooded and two flooded; every mutant and jit-verify on sqlite:, and
+    jit-verify on ranked:."""
+    samples = [_sample("population-sample", 3, 0.0), _sample("flooded-sample", 2, 1.0)]
     names = ["jit-verify", *(f"mutant:{n}" for n in AGENT_MUTANTS)]
-    run, seconds = _run([*_library(), sample], list(iter_arms(names, ["sqlite:"])), workers)
+    arms = [*iter_arms(names, ["sqlite:"]), Arm("jit-verify", "ranked:")]
+    run, seconds = _run([*_library(), *samples], arms, workers)
     tasks = run.results.run["tasks"]
-    print(f"agent mutants: the library and 3 generated repositories ({tasks} tasks), {seconds:.1f} s")
+    print(f"agent mutants: the library, 3 generated repositories and 2 flooded ones ({tasks} tasks), {seconds:.1f} s\n")
     print("| mutant | breaks | told apart by | jit-verify | mutant | paired verdict (Holm) |")
     print("|---|---|---|---|---|---|")
     for name, mutant in AGENT_MUTANTS.items():
-        pair = {"jit-verify/sqlite", f"mutant:{name}/sqlite"}
-        (c,) = [c for c in run.results.comparisons if {c.a, c.b} == pair and c.metric == mutant.told_by]
-        jit, other = (c.a_value, c.b_value) if c.a == "jit-verify/sqlite" else (c.b_value, c.a_value)
-        print(
-            f"| `mutant:{name}` | {mutant.breaks} | `{mutant.told_by}` | {jit:.3f} | {other:.3f} | "
-            f"{c.verdict.value} for {c.a}, p = {c.p_adjusted:.2g} ({c.method}, n = {c.n}) |"
-        )
+        shown = _pair(run, "jit-verify/sqlite", f"mutant:{name}/sqlite", mutant.told_by)
+        print(f"| `mutant:{name}` | {mutant.breaks} | `{mutant.told_by}` | {shown} |")
+    print("\n| outcome decided by | arm | other arm | task success | other | paired verdict (Holm) |")
+    print("|---|---|---|---|---|---|")
+    for what, one, other in (
+        ("retrieval", "jit-verify/ranked", "jit-verify/sqlite"),
+        ("the verifier", "jit-verify/sqlite", "mutant:weak-verifier/sqlite"),
+    ):
+        print(f"| {what} | `{one}` | `{other}` | {_pair(run, one, other, 'task_success_rate')} |")
 
 
 def main() -> int:
