@@ -59,52 +59,48 @@ class _IgnoresVerdict(_Stub):
         return Known(memory, memory.citations, memory.fact, used=memory)
 
 
-class _NeverCorrects(JitVerifyAgent):
+class _Corrector(JitVerifyAgent):
+    """jit-verify's loop with its corrections replaced by `correct` (the mutants below)."""
+
+    def correct(self, session: AgentSession, memory: Memory, draft: MemoryDraft, contradicted: bool) -> None:
+        raise NotImplementedError
+
+    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
+        if memory.kind is Kind.PREFERENCE:
+            return super().assess(session, memory)
+        verdict = session.tools.verify(memory)
+        if verdict.status is VerdictStatus.VALID:
+            return Known(memory, memory.citations, memory.fact, used=memory, validated=True)
+        if verdict.corrected is not None and verdict.status in {VerdictStatus.REANCHORED, VerdictStatus.CONTRADICTED}:
+            contradicted = verdict.status is VerdictStatus.CONTRADICTED
+            if contradicted:
+                session.tools.refuse(memory, f"contradicted: {verdict.reason}")
+            self.correct(session, memory, verdict.corrected, contradicted)
+            cited = tuple(c for c in verdict.corrected.citations if isinstance(c, Citation))
+            return Known(memory, cited, verdict.corrected.fact, used=memory)  # acts on the verified version
+        session.tools.refuse(memory, f"{verdict.status.value}: {verdict.reason}")
+        session.tools.retire(memory, f"{self.name}: {verdict.reason}")
+        return None
+
+
+class _NeverCorrects(_Corrector):
     """Verifies and acts on the verified version, but never stores a correction (bad memories
     it cannot retire stay in the store for the next agent)."""
 
     name = "mutant:never-corrects"
 
-    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
-        if memory.kind is Kind.PREFERENCE:
-            return super().assess(session, memory)
-        verdict = session.tools.verify(memory)
-        if verdict.status is VerdictStatus.VALID:
-            return Known(memory, memory.citations, memory.fact, used=memory, validated=True)
-        if verdict.corrected is not None and verdict.status in {VerdictStatus.REANCHORED, VerdictStatus.CONTRADICTED}:
-            if verdict.status is VerdictStatus.CONTRADICTED:
-                session.tools.refuse(memory, f"contradicted: {verdict.reason}")
-            cited = tuple(c for c in verdict.corrected.citations if isinstance(c, Citation))
-            return Known(memory, cited, verdict.corrected.fact, used=memory)
-        session.tools.refuse(memory, f"{verdict.status.value}: {verdict.reason}")
-        session.tools.retire(memory, f"{self.name}: {verdict.reason}")
-        return None
+    def correct(self, session: AgentSession, memory: Memory, draft: MemoryDraft, contradicted: bool) -> None:
+        return
 
 
-class _CorrectsWrong(JitVerifyAgent):
-    """Acts on the verified version, but stores as its correction the old, wrong fact with the
-    citations re-anchored (a correction that repeats the stale value)."""
+class _CorrectsWrong(_Corrector):
+    """Acts on the verified version, but stores as its correction of a contradicted memory the
+    old, wrong fact with the citations re-anchored (a correction that repeats the stale value)."""
 
     name = "mutant:corrects-wrong"
 
-    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
-        if memory.kind is Kind.PREFERENCE:
-            return super().assess(session, memory)
-        verdict = session.tools.verify(memory)
-        if verdict.status is VerdictStatus.VALID:
-            return Known(memory, memory.citations, memory.fact, used=memory, validated=True)
-        if verdict.corrected is not None and verdict.status in {VerdictStatus.REANCHORED, VerdictStatus.CONTRADICTED}:
-            draft: MemoryDraft = verdict.corrected
-            wrong = draft
-            if verdict.status is VerdictStatus.CONTRADICTED:
-                session.tools.refuse(memory, f"contradicted: {verdict.reason}")
-                wrong = replace(draft, fact=memory.fact)
-            session.tools.store_draft(wrong, supersedes=memory.id)
-            cited = tuple(c for c in draft.citations if isinstance(c, Citation))
-            return Known(memory, cited, draft.fact, used=memory)
-        session.tools.refuse(memory, f"{verdict.status.value}: {verdict.reason}")
-        session.tools.retire(memory, f"{self.name}: {verdict.reason}")
-        return None
+    def correct(self, session: AgentSession, memory: Memory, draft: MemoryDraft, contradicted: bool) -> None:
+        session.tools.store_draft(replace(draft, fact=memory.fact) if contradicted else draft, supersedes=memory.id)
 
 
 class _WeakVerifier(_Stub):
