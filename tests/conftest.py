@@ -15,15 +15,6 @@ from tests.backends.postgres import fresh_uri
 BACKENDS = ["memory", "sqlite-file", "sqlite-memory", *(["postgresql"] if POSTGRES_URL else [])]
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``--dist loadgroup``, as pyproject.toml sets it) a module's tests run on
-    one worker, so a module-scoped fixture (a whole evaluation run) is made once; the evaluation
-    suite (evals/, one run for the whole session) is one group."""
-    for item in items:
-        group = "evals" if "evals" in item.path.parts else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 @pytest.fixture(autouse=True)
 def _terminal_width_from_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
     """The commands honour ``COLUMNS``; pytest-xdist's workers set it to 80. A test that

@@ -8,6 +8,8 @@ assert on its results, so ``pytest evals/ --memstore-store URI`` evaluates anyon
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -16,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from memstore.harness.analysis.model import ArmResult, RunResults
-from memstore.harness.analysis.results import Baseline, load_baseline
+from memstore.harness.analysis.results import Baseline, load_baseline, load_results, load_tables
 from memstore.harness.evaluate import Evaluation, evaluate
+from memstore.harness.report import gates
 from memstore.harness.run.agents import BUILT_IN
 from memstore.harness.run.runner import RunConfig, iter_arms
 from memstore.harness.scenarios.loader import load_library
@@ -105,14 +108,34 @@ def memstore_run(request: pytest.FixtureRequest) -> EvalRun:
         workers=config.getoption("--memstore-workers"),
     )
     kept = config.getoption("--memstore-report")
-    folder = kept or Path(tempfile.mkdtemp(prefix="memstore-evals-"))
-    if kept is None:
-        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
     baseline_file = config.getoption("--memstore-baseline")
     baseline = load_baseline(baseline_file) if baseline_file and baseline_file.exists() else None
-    found = EvalRun(evaluate(run_config, folder), baseline)
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # several workers: one runs it, the others read its folder
+        shared = request.getfixturevalue("tmp_path_factory").getbasetemp().parent
+        found = EvalRun(_once(run_config, kept or shared / "memstore-evals", shared / "memstore-evals.lock"), baseline)
+    else:
+        folder = kept or Path(tempfile.mkdtemp(prefix="memstore-evals-"))
+        if kept is None:
+            config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+        found = EvalRun(evaluate(run_config, folder), baseline)
     config.stash[_RUN] = found
     return found
+
+
+def _once(config: RunConfig, folder: Path, lock: Path) -> Evaluation:
+    """The run of ``config`` in ``folder``, made by the first pytest-xdist worker that asks for it
+    (under a file lock) and read back from the folder by the others (pytest removes the folder
+    with its other old temporary folders)."""
+    done = folder / ".memstore-evals-done"
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not done.exists():
+            evaluation = evaluate(config, folder)
+            done.write_text("", encoding="utf-8")
+            return evaluation
+    results, tables = load_results(folder), load_tables(folder)
+    failures = tables["failures"].to_dict("records") if not tables["failures"].empty else []
+    return Evaluation(config, results, tables, gates(results), [], failures, folder, 0.0)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
