@@ -134,8 +134,7 @@ def resolve_backend(uri: str) -> BackendFactory:
         return factory  # type: ignore[no-any-return]
     known = ", ".join(f"{s}://" for s in known_schemes() if s != "mutant")
     raise ConfigurationError(
-        f"unknown store URI {uri!r}: known schemes are {known}, or name a factory as 'package.module:function' "
-        "(mutant:NAME:URI wraps a store in a test mutant)"
+        f"unknown store URI {uri!r}: known schemes are {known}, or name a factory as 'package.module:function'"
     )
 
 

@@ -9,7 +9,6 @@ assert on its results, so ``pytest evals/ --memstore-store URI`` evaluates anyon
 from __future__ import annotations
 
 import fcntl
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -110,7 +109,7 @@ def memstore_run(request: pytest.FixtureRequest) -> EvalRun:
     kept = config.getoption("--memstore-report")
     baseline_file = config.getoption("--memstore-baseline")
     baseline = load_baseline(baseline_file) if baseline_file and baseline_file.exists() else None
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # several workers: one runs it, the others read its folder
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: one runs it, the others read its folder
         shared = request.getfixturevalue("tmp_path_factory").getbasetemp().parent
         found = EvalRun(_once(run_config, kept or shared / "memstore-evals", shared / "memstore-evals.lock"), baseline)
     else:
