@@ -133,13 +133,12 @@ class StoreAudit:
         self.world, self.expiry = world, expiry
         self.records: dict[str, _Record] = {}
         self._found: set[tuple[str, str]] = set()
-        now = world.clock.now()
         for memories in world.seeded.values():
             for made in memories:
                 record = _Record.of(made, world.drafts.get(made.id), made.author, made.created_at)
                 record.refreshed_at = made.refreshed_at
                 self.records[made.id] = record
-        self._pending = self._kept(list(self.records), now)
+        self._pending = self._kept(list(self.records))
 
     # -- bookkeeping --------------------------------------------------------------------
 
@@ -160,7 +159,7 @@ class StoreAudit:
     def _live(self) -> list[_Record]:
         return [r for r in self.records.values() if r.status is Status.ACTIVE]
 
-    def _kept(self, ids: list[str], now: datetime) -> list[Breach]:
+    def _kept(self, ids: list[str]) -> list[Breach]:
         """Each memory of ``ids`` can be read back by its author, as it was stored."""
         found: list[Breach] = []
         for memory_id in ids:
