@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from memstore.harness.analysis.model import Role
 from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.program import Known, Program
-from memstore.harness.run.stubs import AgentConfig, JitVerifyAgent, _Stub
+from memstore.harness.run.stubs import AgentConfig, JitVerifyAgent, TrustingAgent, _Stub
 from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify import VerdictStatus
 
@@ -37,14 +37,11 @@ class _ClaimsMemory(_Stub):
         Program(session, self.config, [], [], learn=self.config.learn).run()
 
 
-class _Unverified(_Stub):
+class _Unverified(TrustingAgent):
     """Uses memory as it is stored, never verifying it (a trusting agent that calls itself a treatment)."""
 
     name = "mutant:unverified"
     role = Role.TREATMENT
-
-    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
-        return Known(memory, memory.citations, memory.fact, used=memory)
 
 
 class _IgnoresVerdict(_Stub):
