@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -33,6 +34,7 @@ __all__ = [
     "register_backend",
     "resolve_backend",
     "restore_registrations",
+    "without_password",
 ]
 
 ENTRY_POINT_GROUP = "memstore.backends"
@@ -73,9 +75,46 @@ _SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):")
 _FACTORY_REF = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_]\w*)$")
 
 
+_AUTHORITY = re.compile(r"://(?P<authority>[^/?#]*)")
+_QUERY_PAIR = re.compile(r"(?P<sep>[?&])(?P<key>[^=&#]*)=(?P<value>[^&#]*)")
+_KEYWORD_PASSWORD = re.compile(r"(?i)(?<![\w%])(password\s*=\s*)('(?:\\.|[^'\\])*'|\S*)")
+
+
 def redact(uri: str) -> str:
-    """``uri`` with any password replaced by ``***`` (what may be shown, logged or written)."""
-    return re.sub(r"(://[^:/@\s]+:)[^@/\s]*@", r"\1***@", uri)
+    """``uri`` with every password replaced by ``***`` (what may be shown, logged or written).
+
+    Every form libpq accepts is covered: the userinfo of a URL (up to the authority's last ``@``,
+    so a password holding ``@`` is masked whole), a ``password`` query parameter however its
+    name is percent-encoded, and ``password=`` in a keyword/value connection string. Store URIs
+    nested in another (``mutant:NAME:postgresql://...``) are redacted where they sit.
+    """
+
+    def authority(found: re.Match[str]) -> str:
+        text = found["authority"]
+        userinfo, at, hosts = text.rpartition("@")
+        if not at or ":" not in userinfo:
+            return found[0]
+        return f"://{userinfo.partition(':')[0]}:***@{hosts}"
+
+    def pair(found: re.Match[str]) -> str:
+        if urllib.parse.unquote(found["key"]).strip().lower() != "password":
+            return found[0]
+        return f"{found['sep']}{found['key']}=***"
+
+    shown = _AUTHORITY.sub(authority, uri)
+    shown = _QUERY_PAIR.sub(pair, shown)
+    return _KEYWORD_PASSWORD.sub(lambda m: f"{m[1]}***", shown) if "://" not in shown else shown
+
+
+def without_password(uri: str) -> str:
+    """``uri`` with every password taken out (the forms of `redact`): what a run folder keeps,
+    and what a unit's id is made of, so a resumed run (its password from ``PGPASSWORD`` or
+    ``~/.pgpass``) finds the same units."""
+    masked = redact(uri)
+    masked = masked.replace(":***@", "@")
+    masked = re.sub(r"([?&])[^=&#]*=\*\*\*(&|$)", lambda m: m[1] if m[2] else "", masked)
+    masked = re.sub(r"[?&]$", "", masked)
+    return re.sub(r"(?i)\s*password\s*=\s*\*\*\*", "", masked)
 
 
 def register_backend(scheme: str) -> Callable[[BackendFactory], BackendFactory]:

@@ -93,8 +93,10 @@ def parse_postgresql_uri(uri: str) -> tuple[str, str, str]:
     schema = next((v for k, v in query if k == "schema"), "memstore").lower()
     if not _SCHEMA_NAME.fullmatch(schema):
         raise ConfigurationError(f"schema {schema!r}: letters, digits and underscores, 63 at most, not a digit first")
-    rest = urllib.parse.urlencode([(k, v) for k, v in query if k != "schema"])
-    conninfo = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, rest, ""))
+    # The query as written, less memstore's own option; the authority kept even when empty
+    # (``postgresql:///db?host=/run/postgresql``: a socket folder), as libpq reads it.
+    rest = "&".join(p for p in parts.query.split("&") if p and urllib.parse.unquote(p.partition("=")[0]) != "schema")
+    conninfo = f"{parts.scheme}://{parts.netloc}{parts.path}" + (f"?{rest}" if rest else "")
     return conninfo, schema, _shown(uri)
 
 

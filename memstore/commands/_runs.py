@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -14,10 +13,12 @@ from typing import Any
 
 import click
 
+from memstore.backends import without_password
 from memstore.commands._shared import CommandError
 from memstore.errors import ConfigurationError, ScenarioError
 from memstore.harness.analysis.results import TABLES, scenario_set_hash
 from memstore.harness.run.agents import BUILT_IN, AgentConfig
+from memstore.harness.run.process import read_bounded
 from memstore.harness.run.runner import RunConfig, iter_arms
 from memstore.harness.run.shards import ENGINE
 from memstore.harness.scenarios.loader import load_library
@@ -27,6 +28,7 @@ __all__ = ["DEFAULT_AGENTS", "DEFAULT_STORE", "Recipe", "prepare_folder", "read_
 DEFAULT_AGENTS = BUILT_IN
 DEFAULT_STORE = "sqlite:"
 MANIFEST = "manifest.json"
+_MANIFEST_CAP = 16 * 1024 * 1024
 # What decides the units and their outcomes: a resumed or merged run must agree on all of it.
 IDENTITY = ("scenarios", "stores", "agents", "trials", "seed", "limit", "agent_params")
 
@@ -165,8 +167,30 @@ class Recipe:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Recipe:
-        known = {f.name for f in fields(cls)}
-        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+        """The recipe a manifest holds.
+
+        Raises:
+            ValueError: a field of the wrong type (a manifest from elsewhere, or edited).
+        """
+        if not isinstance(data, dict):
+            raise ValueError("the recipe is not an object")
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name not in data:
+                continue
+            value, kind = data[f.name], str(f.type)
+            if kind.startswith("tuple"):
+                ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+                value = tuple(value) if ok else value
+            elif kind == "int":
+                ok = isinstance(value, int) and not isinstance(value, bool)
+            elif kind.startswith("float"):
+                ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+            else:
+                ok = isinstance(value, str)
+            if not ok:
+                raise ValueError(f"recipe.{f.name} must be {kind}, not {type(value).__name__}")
+            values[f.name] = value
         return cls(**values)
 
     def identity(self) -> dict[str, Any]:
@@ -178,7 +202,7 @@ def write_manifest(folder: Path, recipe: Recipe, config: RunConfig) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     written = recipe.to_json()
     # No password is written to disk: a resumed run connects with PGPASSWORD or ~/.pgpass.
-    written["stores"] = [re.sub(r"(://[^:/@\s]+):[^@/\s]*@", r"\1@", s) for s in written["stores"]]
+    written["stores"] = [without_password(s) for s in written["stores"]]
     data = {
         "engine": ENGINE,
         "recipe": written,
@@ -196,13 +220,18 @@ def read_manifest(folder: Path) -> tuple[Recipe, RunConfig]:
         CommandError: a folder with no manifest, of another engine, or whose scenarios changed.
     """
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        data = json.loads(read_bounded(folder / MANIFEST, cap=_MANIFEST_CAP))
         recipe = Recipe.from_json(data["recipe"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CommandError(f"{folder} is not a run folder made by memstore eval (no readable {MANIFEST})") from exc
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise CommandError(
+            f"{folder} is not a run folder made by memstore eval (no readable {MANIFEST}: {exc})"
+        ) from exc
     if data.get("engine") != ENGINE:
         raise CommandError(f"{folder} was made by {data.get('engine')}, not {ENGINE}: its shards cannot be reused")
-    config = recipe.config()
+    try:
+        config = recipe.config()
+    except (ConfigurationError, ValueError, TypeError) as exc:
+        raise CommandError(f"{folder}: its {MANIFEST} describes a run that cannot be made: {exc}") from exc
     if scenario_set_hash(config.scenarios) != data.get("scenario_set_hash"):
         raise CommandError(f"the scenarios of {folder} changed since it was made: start a new run")
     return recipe, config

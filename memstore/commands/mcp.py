@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import threading
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -29,7 +31,16 @@ class _EventLog:
     """Every operation as a JSON line, flushed as it happens (the harness reads it after a session)."""
 
     def __init__(self, path: Path) -> None:
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        try:  # appended to, never followed through a symlink, never anything but a regular file
+            fd = os.open(
+                path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600
+            )
+        except OSError as exc:
+            raise CommandError(f"--events {path}: cannot open it as a regular file ({exc.strerror or exc})") from exc
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise CommandError(f"--events {path}: not a regular file")
+        self._file: IO[str] = os.fdopen(fd, "a", encoding="utf-8")
         self._lock = threading.Lock()
 
     def __call__(self, kind: str, memory_id: str, detail: str, memories: Sequence[Memory]) -> None:
@@ -76,7 +87,19 @@ def _codebases(repo_path: Path | None, ref: str | None) -> tuple[Codebase | None
     help="The surface the calls come from (code-review sees no preferences).",
 )
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
-@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: the address to listen on.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="HTTP: the address to listen on. Beyond loopback a token is required (MEMSTORE_MCP_TOKEN or --token-file).",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="HTTP: a file holding the bearer token every request must carry (or env MEMSTORE_MCP_TOKEN).",
+)
+@click.option("--allow-host", "allow_hosts", multiple=True, help="HTTP: another Host header value to accept.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP: the port.")
 @click.option(
     "--events",
@@ -104,6 +127,8 @@ def mcp_command(
     surface: str,
     transport: str,
     host: str,
+    token_file: Path | None,
+    allow_hosts: tuple[str, ...],
     port: int,
     events_file: Path | None,
     now: str | None,
@@ -116,8 +141,10 @@ def mcp_command(
     verify_memory, refresh_memory, retire_memory; the resource memstore://OWNER/NAME/memories.
     Who acts, on which repository and surface is fixed here, never taken from a tool call.
     """
+    from memstore.mcp.http import serve_http
     from memstore.mcp.server import build_server
     from memstore.mcp.service import MemoryService
+    from memstore.mcp.stdio import serve_stdio
 
     if repo_path is None and name is None:
         raise CommandError("name the repository: --repo PATH (its clone) or --name OWNER/NAME")
@@ -140,6 +167,14 @@ def mcp_command(
     service = MemoryService(store, Actor(user), _SURFACES[surface], repo, verify_on, anchor_on, log)
     server = build_server(service)
     if transport == "stdio":
-        server.run("stdio")
+        serve_stdio(server)
     else:
-        server.run("streamable-http", host=host, port=port)
+        token = os.environ.get("MEMSTORE_MCP_TOKEN") or None
+        if token_file is not None:
+            token = token_file.read_text(encoding="utf-8").strip() or None
+            if token is None:
+                raise CommandError(f"--token-file {token_file} is empty")
+        try:
+            serve_http(server, host=host, port=port, token=token, allow_hosts=allow_hosts)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc

@@ -14,7 +14,7 @@ from memstore.commands._shared import CommandError, console, plain
 from memstore.harness.evaluate import assemble, collect
 from memstore.harness.report.terminal import print_summary
 from memstore.harness.run.runner import units
-from memstore.harness.run.shards import shard_path
+from memstore.harness.run.shards import BadShard, check_shard, shard_path, unit_id
 
 __all__ = ["merge_command"]
 
@@ -33,6 +33,14 @@ def merge_command(runs: tuple[Path, ...], out: Path, overwrite: bool) -> None:
     recipe, config = read_manifest(runs[0])
     for other in runs[1:]:
         same_run(recipe, read_manifest(other)[0], f"in {other}")
+    for unit in units(config):  # a damaged or misplaced shard is refused, not skipped
+        for run in runs:
+            path = shard_path(run / "shards", unit)
+            if path.is_file():
+                try:
+                    check_shard(path, unit_id(unit))
+                except BadShard as exc:
+                    raise CommandError(f"{run}: a bad shard ({exc}); not merging it") from exc
     output, missing = collect(config, list(runs))
     if missing:
         raise CommandError(

@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memstore.access import Actor
+from memstore.access import Actor, sees_preferences
 from memstore.errors import MemstoreError, NotFound, ValidationError
 from memstore.model import MAX_CITATIONS, Citation, Kind, Memory, MemoryDraft, Surface, check_text
 from memstore.store import MemoryStore
-from memstore.verify import Codebase, Verdict, anchor, verify_memory
+from memstore.verify import Codebase, Verdict, VerdictStatus, anchor, verify_memory
 
 __all__ = ["MemoryService", "Recorder", "memory_json", "verdict_json"]
 
@@ -102,6 +102,7 @@ class MemoryService:
     anchor_base: Codebase | None = None
     recorder: Recorder | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _judged: dict[str, VerdictStatus] = field(default_factory=dict, repr=False)  # the last verdict of each
 
     def __post_init__(self) -> None:
         if self.recorder is None:
@@ -115,11 +116,14 @@ class MemoryService:
         return "search" in getattr(self.store, "capabilities", frozenset()) and hasattr(self.store, "search")
 
     def _get(self, memory_id: object) -> Memory:
-        """A memory of this repository the actor may see; anything else is "not found", alike."""
+        """A memory of this repository the actor may see from this surface (a preference is not
+        there for code review, whatever its id); anything else is "not found", alike."""
         if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 200:
             raise NotFound(str(memory_id)[:200])
         found = self.store.get(memory_id, actor=self.actor)
         if found.repo != self.repo:
+            raise NotFound(memory_id)
+        if found.kind is Kind.PREFERENCE and (not sees_preferences(self.surface) or found.author != self.actor.user):
             raise NotFound(memory_id)
         return found
 
@@ -174,12 +178,25 @@ class MemoryService:
         if self.codebase is None:
             raise MemstoreError("this server was started without a repository (--repo): it cannot verify")
         verdict = verify_memory(memory, self.codebase)
+        self._judged[memory.id] = verdict.status
         self._record("verdict", memory.id, verdict.status.value, [])
         return verdict_json(memory, verdict)
 
     def refresh_memory(self, memory_id: str) -> dict[str, Any]:
-        """Mark the memory validated and used: its 28 days start again."""
+        """Mark the memory validated and used: its 28 days start again. Refused for a memory whose
+        last verdict here said the code disagrees (refreshing it would keep a wrong memory alive)."""
         memory = self._get(memory_id)
+        judged = self._judged.get(memory.id)
+        if judged is not None and not judged.usable:
+            advice = (
+                "store the corrected version with store_memory(..., supersedes=...) or retire it"
+                if judged is VerdictStatus.CONTRADICTED
+                else "retire it (retire_memory), or store what the code says now"
+            )
+            raise MemstoreError(
+                f"{memory.id} was judged {judged.value} by verify_memory: not refreshed; {advice} "
+                "(verify it again if the code changed since)"
+            )
         with self._lock:
             fresh = self.store.refresh(memory.id, actor=self.actor)
         self._record("refresh", memory.id, "", [])

@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 
 from memstore.errors import RepositoryError, ValidationError
 from memstore.model import clean_path
+from memstore.verify.beneath import Escape, read_beneath
 from memstore.verify.git import GitRepository, TreeEntry
 
 __all__ = [
@@ -298,18 +299,16 @@ class WorkingTree:
         clean = _cleaned(path)
         if isinstance(clean, FileRead):
             return clean
-        target = self.root / clean
-        try:
-            real = Path(os.path.realpath(target))
-            if not real.is_relative_to(self.root) or _safe(real.relative_to(self.root).as_posix()) is None:
-                return _invalid(path, "a symlink that points outside the repository or into .git")
-            if not real.exists():
-                return _missing(path)
-            if not real.is_file():
-                return _invalid(path, "not a regular file")
-            if real.stat().st_size > MAX_FILE_BYTES:
-                return _invalid(path, f"larger than {MAX_FILE_BYTES} bytes")
-            data = real.read_bytes()
+        try:  # opened beneath the root, component by component: nothing swapped on disk redirects it
+            data = read_beneath(self.root, clean, MAX_FILE_BYTES)
+        except Escape:
+            return _invalid(path, "a symlink that points outside the repository or into .git")
+        except (FileNotFoundError, NotADirectoryError):
+            return _missing(path)
+        except IsADirectoryError:
+            return _invalid(path, "not a regular file")
+        except ValueError:
+            return _invalid(path, f"larger than {MAX_FILE_BYTES} bytes")
         except OSError as exc:
             return _invalid(path, f"unreadable: {exc.strerror or exc}")
         return _content(path, data, hashlib.sha1(data).hexdigest())

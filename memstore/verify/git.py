@@ -29,6 +29,7 @@ __all__ = [
     "GitRepository",
     "Hunk",
     "TreeEntry",
+    "git_argv",
     "git_env",
     "map_line",
     "repo_name_of_url",
@@ -45,7 +46,7 @@ def repository_root(cwd: str | Path) -> Path | None:
     directory), or None outside a repository."""
     try:
         done = subprocess.run(
-            ["git", "-C", str(cwd), "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            git_argv(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir"),
             capture_output=True,
             text=True,
             env=git_env(),
@@ -65,7 +66,7 @@ def source_commit(package: Path) -> str | None:
     inside someone else's repository, and when git cannot tell."""
     try:
         done = subprocess.run(
-            ["git", "-C", str(package), "rev-parse", "--show-toplevel", "HEAD"],
+            git_argv(package, "rev-parse", "--show-toplevel", "HEAD"),
             capture_output=True,
             text=True,
             env=git_env(),
@@ -128,10 +129,65 @@ _IMMUTABLE = re.compile(r"^[0-9a-f]{40,64}(?::|$)")
 _FOUND = re.compile(rb"^([0-9a-f]{40,64}) ([a-z]+) (\d+)\n\Z")
 
 
+# Configuration a repository (or a nested one, or an agent that wrote its ``.git/config``) could
+# set to make git run a program: every call memstore makes overrides it (command-line ``-c`` wins
+# over every configuration file). Filters and textconv drivers are named by attributes and defined
+# in configuration; memstore's own working copies keep the configuration the harness wrote
+# (`memstore.verify.workspace.Workspace.secure`), and diffs are asked for without either.
+HARDENED = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.editor=false",
+    "core.sshCommand=false",
+    "core.askPass=false",
+    "core.untrackedCache=false",
+    "credential.helper=",
+    "sequence.editor=false",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "gpg.program=false",
+    "submodule.recurse=false",
+    "diff.ignoreSubmodules=all",
+    "status.submoduleSummary=false",
+    "protocol.allow=never",
+    "protocol.file.allow=never",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "uploadpack.packObjectsHook=",
+    "safe.bareRepository=all",
+)
+
+
+def git_argv(where: str | Path, *args: str) -> list[str]:
+    """``git -C where ARGS`` with `HARDENED` in force: the only way memstore starts git."""
+    return ["git", *(arg for item in HARDENED for arg in ("-c", item)), "-C", str(where), *args]
+
+
 def git_env() -> dict[str, str]:
-    """The environment git runs in: no prompts, no pager, no locale surprises."""
+    """The environment git runs in: no prompts, no pager, no locale surprises, no system config."""
     env = dict(os.environ)
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
+    env.update(
+        {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "LC_ALL": "C",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_EXTERNAL_DIFF": "",
+            "GIT_ASKPASS": "false",
+            "SSH_ASKPASS": "false",
+        }
+    )
+    for name in (
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    ):
+        env.pop(name, None)
     return env
 
 
@@ -207,7 +263,7 @@ class GitRepository:
         """
         try:
             done = subprocess.run(
-                ["git", "-C", str(self.path), *args],
+                git_argv(self.path, *args),
                 input=input,
                 capture_output=True,
                 env=git_env(),
@@ -245,7 +301,7 @@ class GitRepository:
 
     def is_clean(self) -> bool:
         """Whether the work tree matches HEAD (untracked files aside)."""
-        return not self.run("status", "--porcelain", "--untracked-files=no").strip()
+        return not self.run("status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all").strip()
 
     def is_bare(self) -> bool:
         """Whether the repository has no work tree."""
@@ -273,7 +329,9 @@ class GitRepository:
         (``None``: the work tree and index as they are now, staged renames included; not cached)."""
         key = (old, new)
         if new is None or key not in self._renames:
-            raw = self.run("diff", "--no-ext-diff", "-M", "--name-status", "-z", old, *([new] if new else []))
+            raw = self.run(
+                "diff", "--no-ext-diff", "--no-textconv", "-M", "--name-status", "-z", old, *([new] if new else [])
+            )
             fields = raw.split(b"\x00")
             found: dict[str, str] = {}
             i = 0
@@ -298,7 +356,17 @@ class GitRepository:
         Git's own line mapping (``git diff -M -U0``): an independent answer to "where did this
         line go", used as ground truth by the harness and the relocation evaluation.
         """
-        out = self.run("diff", "-M", "-U0", f"--diff-algorithm={algorithm}", "--no-color", "--no-ext-diff", old, new)
+        out = self.run(
+            "diff",
+            "-M",
+            "-U0",
+            f"--diff-algorithm={algorithm}",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            old,
+            new,
+        )
         result: dict[str, tuple[str, list[Hunk]]] = {}
         hunks: list[Hunk] | None = None
         old_path: str | None = None
@@ -326,7 +394,7 @@ class GitRepository:
         if self._cat is None or self._cat.poll() is not None:
             try:
                 self._cat = subprocess.Popen(
-                    ["git", "-C", str(self.path), "cat-file", "--batch"],
+                    git_argv(self.path, "cat-file", "--batch"),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from memstore.errors import RepositoryError, ValidationError
 from memstore.model import clean_path
-from memstore.verify.git import git_env
+from memstore.verify.git import git_argv, git_env
 
 __all__ = ["BuiltRepository", "HistoryBuilder"]
 
@@ -328,8 +328,6 @@ def _quote(path: str) -> bytes:
 
 
 def _git(where: Path, *args: str, input: bytes | None = None) -> None:
-    done = subprocess.run(
-        ["git", "-C", str(where), *args], input=input, capture_output=True, env=git_env(), check=False
-    )
+    done = subprocess.run(git_argv(where, *args), input=input, capture_output=True, env=git_env(), check=False)
     if done.returncode != 0:
         raise RepositoryError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")

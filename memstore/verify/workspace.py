@@ -8,13 +8,18 @@ package owns every conversation with git.
 
 from __future__ import annotations
 
+import os
+import shutil
+import stat
 import subprocess
 from datetime import datetime
 from pathlib import Path
 
 from memstore.errors import RepositoryError, ValidationError
 from memstore.model import clean_path
-from memstore.verify.git import GitRepository, git_env
+from memstore.verify.beneath import read_beneath, write_beneath
+from memstore.verify.codebase import MAX_FILE_BYTES
+from memstore.verify.git import GitRepository, git_argv, git_env
 
 __all__ = ["Workspace"]
 
@@ -29,6 +34,37 @@ class Workspace:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.repo = GitRepository(self.path)
+        self._config = (self.path / ".git" / "config").read_bytes()  # as the harness wrote it
+
+    def secure(self) -> list[str]:
+        """Undo what an agent could leave for the harness's own git to run, before that git
+        touches the tree an agent edited: nested repositories (a ``.git`` folder, file or link
+        below the top: their configuration would run under ``git add`` or ``git status``) are
+        removed, and a changed ``.git/config`` (filters, includes, a moved work tree) is put back.
+        Every call also runs with `memstore.verify.git.HARDENED`. What was undone, one line each.
+        """
+        undone = []
+        top = self.path / ".git"
+        if top.is_symlink() or not top.is_dir():
+            raise RepositoryError(f"{top} was replaced: the working copy cannot be trusted")
+        for directory, dirs, files in os.walk(self.path):  # never follows a symlink
+            here = Path(directory)
+            for name in [*dirs, *files]:
+                if name.lower() != ".git" or (here == self.path and name == ".git"):
+                    continue
+                found = here / name
+                if stat.S_ISDIR(found.lstat().st_mode):
+                    shutil.rmtree(found)
+                else:
+                    found.unlink()
+                undone.append(f"a nested repository's {found.relative_to(self.path).as_posix()} was removed")
+            dirs[:] = [d for d in dirs if d.lower() != ".git"]
+        config = top / "config"
+        if config.is_symlink() or not config.is_file() or config.read_bytes() != self._config:
+            config.unlink(missing_ok=True)
+            config.write_bytes(self._config)
+            undone.append("the repository's .git/config was changed; it was put back")
+        return undone
 
     def _git(self, *args: str, when: datetime | None = None, who: str = "agent") -> str:
         env = git_env()
@@ -43,7 +79,7 @@ class Workspace:
                 "GIT_COMMITTER_EMAIL": f"{who}@example.com",
             }
         )
-        done = subprocess.run(["git", "-C", str(self.path), *args], capture_output=True, env=env, check=False)
+        done = subprocess.run(git_argv(self.path, *args), capture_output=True, env=env, check=False)
         if done.returncode != 0:
             raise RepositoryError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
         return done.stdout.decode(errors="replace")
@@ -57,18 +93,12 @@ class Workspace:
         self._git("checkout", "-q", "-f", "-B", branch, base)
 
     def read(self, path: str) -> str | None:
-        """A file of the work tree, or None (outside it, in ``.git``, or not a file)."""
+        """A file of the work tree, or None (outside it, in ``.git``, not a regular file, too
+        large), opened beneath the work tree whatever is swapped on disk meanwhile."""
         try:
-            clean = clean_path(path)
-        except ValidationError:
+            return read_beneath(self.path, clean_path(path), MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        except (ValidationError, OSError, ValueError):
             return None
-        target = self.path / clean
-        real = target.resolve()
-        if not real.is_relative_to(self.path.resolve()) or not target.is_file():
-            return None
-        if ".git" in real.relative_to(self.path.resolve()).parts:
-            return None
-        return target.read_text(encoding="utf-8", errors="replace")
 
     def replace(self, path: str, old: str, new: str) -> bool:
         """Replace the first ``old`` with ``new`` in ``path``; False if ``old`` is not there."""
@@ -78,23 +108,18 @@ class Workspace:
         return self.write(path, text.replace(old, new, 1))
 
     def write(self, path: str, text: str) -> bool:
-        """Write ``path`` of the work tree (never outside it, never into ``.git``); False if refused."""
+        """Write ``path`` of the work tree (never outside it, never into ``.git``, never through
+        a symlink or over a folder); False if refused."""
         try:
-            clean = clean_path(path)
-        except ValidationError:
+            write_beneath(self.path, clean_path(path), text.encode("utf-8"))
+        except (ValidationError, OSError):
             return False
-        target = self.path / clean
-        root = self.path.resolve()
-        if not target.parent.resolve().is_relative_to(root) or (target.is_symlink() or target.is_dir()):
-            return False
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
         return True
 
     def commit(self, message: str, *, when: datetime, who: str) -> str | None:
         """Commit every change of the work tree; the new commit id, or None when nothing changed."""
         self._git("add", "-A")
-        if not self._git("status", "--porcelain").strip():
+        if not self._git("status", "--porcelain", "--ignore-submodules=all").strip():
             return None
         self._git("commit", "-q", "-m", message, when=when, who=who)
         return self._git("rev-parse", "HEAD").strip()

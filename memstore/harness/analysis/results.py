@@ -9,6 +9,7 @@ from) goes to ``timings.json``.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -24,7 +25,7 @@ from memstore.harness.analysis.compare import compare_within
 from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
-from memstore.harness.run.process import read_bounded
+from memstore.harness.run.process import gunzip_bounded, read_bounded
 from memstore.harness.run.runner import RunConfig
 from memstore.harness.scenarios.model import Scenario
 from memstore.harness.world import fixture_files
@@ -255,12 +256,28 @@ def load_baseline(folder_or_file: Path) -> Baseline:
     if not path.is_file():
         return Baseline(results, None, folder_or_file)
     try:
-        sessions = pd.read_csv(path, keep_default_na=True)
+        sessions = read_table(path)
     except (OSError, ValueError) as exc:
         raise ConfigurationError(f"cannot read the baseline's sessions from {path}: {exc}") from exc
     if not {"arm", "scenario", "trial", "task"} <= set(sessions.columns):
         raise ConfigurationError(f"{path} is not a sessions table of a memstore run")
     return Baseline(results, sessions, folder_or_file)
+
+
+TABLE_CAP = 2 * 1024 * 1024 * 1024  # bytes a table may take once decompressed
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """A table of a run folder (CSV, gzipped or not), read within `TABLE_CAP` bytes.
+
+    Raises:
+        OSError: unreadable, not a regular file, or too large. ValueError: not a CSV table
+            (``EmptyDataError`` for one with no rows), a damaged gzip stream.
+    """
+    data = read_bounded(path, cap=TABLE_CAP)
+    if path.name.endswith(".gz"):
+        data = gunzip_bounded(data, TABLE_CAP)
+    return pd.read_csv(io.BytesIO(data), keep_default_na=True)
 
 
 def load_tables(folder: Path) -> dict[str, pd.DataFrame]:
@@ -272,7 +289,7 @@ def load_tables(folder: Path) -> dict[str, pd.DataFrame]:
             tables[name] = pd.DataFrame()
             continue
         try:
-            tables[name] = pd.read_csv(path, keep_default_na=True)
+            tables[name] = read_table(path)
         except pd.errors.EmptyDataError:  # a table with no rows (no review findings, say)
             tables[name] = pd.DataFrame()
         except (OSError, ValueError) as exc:  # missing, or not a table pandas can read

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from memstore.errors import MemstoreError
 from memstore.harness.run.events import EventKind
 from memstore.harness.run.gateway import Event, Gateway, Usage, citation, compile_pattern, tree
-from memstore.harness.run.mcp_bridge import WRITES, read_events, replay_kind, snapshot, unexplained
+from memstore.harness.run.mcp_bridge import WRITES, logged_ids, read_events, replay_kind, snapshot, unexplained
 from memstore.harness.scenarios.model import Intent
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.verify import Verdict, anchor, verify_memory
@@ -315,7 +315,8 @@ class Tools:
             if not any(e.kind in WRITES for e in logged):  # nothing written through a server: no file may change
                 g.guard.check(mark, g)
             elif g.guard.mark() != mark:
-                changed = unexplained(before, snapshot(g.store, g.repo, g.users), logged)
+                after = snapshot(g.store, g.repo, g.users, before.keys() | logged_ids(logged))
+                changed = unexplained(before, after, logged)
                 if changed:
                     g.record(
                         EventKind.TAMPERED, "", f"memories changed outside the MCP server: {', '.join(changed[:5])}"

@@ -126,7 +126,12 @@ class CommandAgent:
         with contextlib.ExitStack() as stack:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=scratch("run"), prefix="agent-")))
             workdir = Path(session.task.workdir)
-            events = folder / "mcp-events.jsonl"
+            # The server's log is the harness's record of what the agent did: never in a folder the
+            # agent can write (a symlink there would aim the server's appends at any file; a line
+            # written there would be replayed as the agent's own operation). Hidden in the sandbox.
+            private = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=scratch("run"), prefix="mcp-log-")))
+            events = private / "events.jsonl"
+            events.touch(mode=0o600)
             launch = tools.mcp_command(events)
             relay = None if launch is None else stack.enter_context(Relay(launch).running())
             env = self._prepare(session, folder, relay)

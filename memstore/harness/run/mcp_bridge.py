@@ -30,7 +30,7 @@ from memstore.harness.run.events import EventKind
 from memstore.model import Memory, Surface
 from memstore.store import MemoryStore
 
-__all__ = ["WRITES", "McpLaunch", "access_toml", "read_events", "snapshot", "unexplained"]
+__all__ = ["WRITES", "McpLaunch", "access_toml", "logged_ids", "read_events", "snapshot", "unexplained"]
 
 _SURFACES = {Surface.CODING_AGENT: "coding-agent", Surface.CODE_REVIEW: "code-review", Surface.CLI: "cli"}
 WRITES = frozenset({"store", "correct", "refresh", "retire"})  # operations that change the store
@@ -110,30 +110,45 @@ def read_events(path: Path, *, cap: int = 64 * 1024 * 1024) -> list[Logged]:
     return found
 
 
-Snapshot = dict[str, tuple[str, str]]  # memory id -> (a digest of what never changes, refreshed_at)
+Snapshot = dict[str, tuple[str, str, str]]  # memory id -> (a digest of what never changes, refreshed_at, status)
 _STATE = ("status", "refreshed_at", "retired_reason")  # what operations may change about a memory
+_LISTED = 10_000  # memories asked for at once (the reference stores' largest ``limit``)
 
 
-def snapshot(store: MemoryStore, repo: str, users: Iterable[str]) -> Snapshot:
-    """Every active memory of ``repo`` some user of the trial can see: a digest of its content
-    and when it was last refreshed."""
+def _entry(memory: Memory) -> tuple[str, str, str]:
+    content = {k: v for k, v in memory.to_dict().items() if k not in _STATE}
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+    return digest, memory.refreshed_at.isoformat(), str(memory.status)
+
+
+def snapshot(store: MemoryStore, repo: str, users: Iterable[str], ids: Iterable[str] = ()) -> Snapshot:
+    """Every active memory of ``repo`` some user of the trial can see (as many as the store lists
+    at once), and every memory of ``ids`` (those of an earlier snapshot and of the server's log,
+    however many there are): a digest of its content, when it was last refreshed, its status."""
     found: Snapshot = {}
-    for user in sorted(set(users)):
-        try:
-            memories = store.recent(repo, actor=Actor(user), surface=Surface.CLI, limit=1000)
-        except MemstoreError:
-            continue
-        for m in memories:
-            content = {k: v for k, v in m.to_dict().items() if k not in _STATE}
-            digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
-            found[m.id] = (digest, m.refreshed_at.isoformat())
+    users = sorted(set(users))
+    for user in users:
+        for limit in (_LISTED, 1000):
+            try:
+                memories = store.recent(repo, actor=Actor(user), surface=Surface.CLI, limit=limit)
+            except MemstoreError:
+                continue
+            found.update((m.id, _entry(m)) for m in memories)
+            break
+    for memory_id in sorted(set(ids) - found.keys()):
+        for user in users:
+            try:
+                found[memory_id] = _entry(store.get(memory_id, actor=Actor(user)))
+                break
+            except MemstoreError:
+                continue
     return found
 
 
 def unexplained(before: Snapshot, after: Snapshot, logged: Sequence[Logged]) -> list[str]:
     """The memories whose change no operation in the log accounts for: a memory's content never
-    changes; a new one was stored or is a correction; one gone was retired or corrected; a new
-    refresh time was a refresh."""
+    changes; a new one was stored or is a correction; one gone (or no longer active) was retired
+    or corrected; a new refresh time was a refresh."""
     stored = {e.memory_id for e in logged if e.kind in {"store", "correct"}}
     gone = {e.memory_id for e in logged if e.kind == "retire"} | {e.detail for e in logged if e.kind == "correct"}
     refreshed = {e.memory_id for e in logged if e.kind == "refresh"}
@@ -144,13 +159,18 @@ def unexplained(before: Snapshot, after: Snapshot, logged: Sequence[Logged]) -> 
             continue
         if was is None:
             ok = memory_id in stored
-        elif now is None:
+        elif now is None or now[2] != was[2]:
             ok = memory_id in gone
         else:
             ok = was[0] == now[0] and memory_id in refreshed
         if not ok:
             wrong.append(memory_id)
     return sorted(wrong)
+
+
+def logged_ids(logged: Sequence[Logged]) -> set[str]:
+    """Every memory id an operation of the log names (a correction names the one it replaced)."""
+    return {e.memory_id for e in logged} | {e.detail for e in logged if e.kind == "correct"}
 
 
 def replay_kind(kind: str) -> EventKind | None:

@@ -20,11 +20,12 @@ import stat
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["OUTPUT_CAP", "RESULT_CAP", "Finished", "read_bounded", "run_bounded"]
+__all__ = ["OUTPUT_CAP", "RESULT_CAP", "Finished", "gunzip_bounded", "read_bounded", "run_bounded"]
 
 OUTPUT_CAP = 1024 * 1024  # bytes of stdout and of stderr kept (the tail)
 RESULT_CAP = 8 * 1024 * 1024  # a result file larger than this is refused unread
@@ -187,3 +188,25 @@ def read_bounded(path: Path, *, cap: int = RESULT_CAP) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def gunzip_bounded(data: bytes, cap: int) -> bytes:
+    """``data`` (gzip, one or more members) decompressed, refused once it passes ``cap`` bytes:
+    a file from elsewhere cannot make a small download a huge allocation (a gzip bomb).
+
+    Raises:
+        ValueError: not gzip, truncated, or larger than ``cap`` once decompressed.
+    """
+    out, rest = bytearray(), data
+    while rest:
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out += inflate.decompress(rest, cap + 1 - len(out))
+        except zlib.error as exc:
+            raise ValueError(f"not gzip data: {exc}") from exc
+        if len(out) > cap or inflate.unconsumed_tail:
+            raise ValueError(f"decompresses to more than the {cap:,} bytes allowed")
+        if not inflate.eof:
+            raise ValueError("truncated gzip data")
+        rest = inflate.unused_data
+    return bytes(out)

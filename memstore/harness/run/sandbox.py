@@ -10,7 +10,9 @@ An agent under evaluation is a program the harness did not write. In the sandbox
 - the rest of the machine's file system read-only, with the run's own things replaced by
   empty folders: every scratch folder of memstore in the temporary directory (templates,
   trials, stores, other workers'), the run folder, the scenario library and the scenario
-  files of the run, and the invoking user's home;
+  files of the run, and the home folders of the invoking user, of root and of ``/home``
+  (what the agent's program itself needs stays readable: the files its command names, this
+  Python and memstore);
 - no network unless the run says ``--agent-network host`` (an LLM agent needs its API);
 - an environment scrubbed to `ALLOWED_ENV`, the documented ``MEMSTORE_*`` variables and the
   names given with ``--agent-env``;
@@ -40,6 +42,7 @@ from functools import cache
 from pathlib import Path
 
 from memstore.errors import ConfigurationError
+from memstore.harness.run.process import Finished, run_bounded
 
 __all__ = [
     "ALLOWED_ENV",
@@ -53,6 +56,7 @@ __all__ = [
     "SandboxMode",
     "agent_environment",
     "resolve_mode",
+    "run_isolated",
     "wrap",
 ]
 
@@ -147,6 +151,21 @@ def _scratch_folders() -> list[Path]:
     return sorted({*Path(tempfile.gettempdir()).glob("memstore-*"), *_SOCKETS.glob("memstore-*")})
 
 
+def _homes() -> list[Path]:
+    """The home folders of this machine's people: the invoking user's (``$HOME`` and the password
+    database's), root's and every folder of ``/home`` (keys, tokens, shell profiles, ``.gitconfig``)."""
+    found = {Path("/root"), Path(os.path.expanduser("~"))}
+    if os.environ.get("HOME"):
+        found.add(Path(os.environ["HOME"]))
+    with contextlib.suppress(OSError):
+        found |= {p for p in Path("/home").iterdir() if p.is_dir() and not p.is_symlink()}
+    with contextlib.suppress(KeyError, ImportError):
+        import pwd
+
+        found.add(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    return sorted(p for p in found if p.is_absolute() and p.is_dir() and p.resolve() != Path("/"))
+
+
 def wrap(
     argv: Sequence[str],
     *,
@@ -170,7 +189,7 @@ def wrap(
             args += ["--ro-bind", str(top), str(top)]
     args += ["--dev", "/dev", "--proc", "/proc"]
     temp = Path(tempfile.gettempdir()).resolve()
-    every = list(dict.fromkeys(p.resolve() for p in [temp, *_scratch_folders(), *runtime.hidden]))
+    every = list(dict.fromkeys(p.resolve() for p in [temp, *_scratch_folders(), *_homes(), *runtime.hidden]))
     hide = [p for p in every if not any(p != q and p.is_relative_to(q) for q in every)]
     # What the agent needs to run stays readable even where it lies in a hidden folder: its
     # program and script, this Python and memstore (the MCP relay); what they hold is hidden again.
@@ -198,6 +217,40 @@ def wrap(
         args += ["--setenv", name, value]
     args += ["--chdir", INSIDE_REPO, "--", *argv]
     return args
+
+
+def run_isolated(
+    argv: Sequence[str], *, workdir: Path, runtime: AgentRuntime, timeout: float, env: Mapping[str, str] = {}
+) -> Finished:
+    """Run a program that executes what an agent wrote (a scenario's check command, a test suite
+    importing the agent's modules) the way the agent ran: in bubblewrap when the run's sandbox
+    gives it (never with the network), else directly; either way with the scrubbed environment,
+    a private ``$HOME`` and ``$TMPDIR``, its process group killed at ``timeout``.
+
+    Raises:
+        OSError: when the program cannot be started.
+    """
+    from dataclasses import replace
+
+    from memstore.harness.run.scratch import scratch
+
+    sandboxed = resolve_mode(runtime.sandbox)[0] if runtime.sandbox is not SandboxMode.BWRAP else True
+    with tempfile.TemporaryDirectory(dir=scratch("run"), prefix="check-") as folder:
+        home = Path(folder) / "home"
+        home.mkdir()
+        extra = (
+            {"HOME": "/memstore/home", "TMPDIR": "/memstore/tmp"}
+            if sandboxed
+            else {"HOME": str(home), "TMPDIR": str(home)}
+        )
+        scrubbed = agent_environment((), {**extra, **env})
+        command = list(argv)
+        if sandboxed:
+            quiet = replace(runtime, network=Network.NONE)
+            command = wrap(
+                command, workdir=workdir, session_dir=Path(folder), relay_dir=None, runtime=quiet, env=scrubbed
+            )
+        return run_bounded(command, cwd=workdir, env=scrubbed, timeout=timeout)
 
 
 def _hiding(paths: Sequence[Path]) -> list[str]:

@@ -21,9 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from memstore import __version__
+from memstore.backends import without_password
 from memstore.harness.run.output import RunOutput, Unit
+from memstore.harness.run.process import gunzip_bounded, read_bounded
 
-__all__ = ["ENGINE", "infrastructure_failed", "read_shard", "shard_path", "unit_id", "write_shard"]
+__all__ = [
+    "ENGINE",
+    "SHARD_CAP",
+    "BadShard",
+    "check_shard",
+    "infrastructure_failed",
+    "read_shard",
+    "shard_path",
+    "unit_id",
+    "write_shard",
+]
 
 ENGINE = f"memstore-{__version__}/shards-1"  # a shard from another engine is never reused
 _TABLES = ("trials", "sessions", "events", "findings", "timings", "failures")
@@ -39,7 +51,7 @@ def unit_id(unit: Unit) -> str:
         "content": scenario_set_hash((unit.scenario,)),
         "trial": unit.trial,
         "agent": unit.arm.agent,
-        "store": unit.arm.store,
+        "store": without_password(unit.arm.store),  # a resumed run has no password to give
         "seed": unit.seed,
         "limit": unit.limit,
         "agent_config": asdict(unit.agent_config),
@@ -73,15 +85,51 @@ def write_shard(folder: Path, unit: Unit, output: RunOutput) -> Path:
     return target
 
 
-def read_shard(path: Path) -> RunOutput | None:
-    """A unit's rows from its shard; None when the shard is unreadable or of another engine."""
+SHARD_CAP = 1024 * 1024 * 1024  # bytes a shard may decompress to (the largest units are a few MB)
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class BadShard(ValueError):
+    """A shard that is not one this engine wrote for the unit its name says (one line why)."""
+
+
+def check_shard(path: Path, expected: str) -> RunOutput:
+    """The rows of the shard at ``path``, which must be unit ``expected``'s.
+
+    Raises:
+        BadShard: unreadable, not gzip, decompressing past `SHARD_CAP`, of another engine or
+            another unit, or rows that are not lists of flat records.
+    """
     try:
-        data = json.loads(gzip.decompress(path.read_bytes()))
-    except (OSError, ValueError, EOFError):
-        return None
+        data = json.loads(gunzip_bounded(read_bounded(path, cap=SHARD_CAP), SHARD_CAP))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise BadShard(f"{path.name}: {exc}") from exc
     if not isinstance(data, dict) or data.get("engine") != ENGINE:
-        return None
+        raise BadShard(f"{path.name}: not a shard of {ENGINE}")
+    if data.get("unit") != expected:
+        raise BadShard(f"{path.name}: holds unit {str(data.get('unit'))[:40]!r}, not the unit its name says")
+    for name in _TABLES:
+        rows = data.get(name, [])
+        if not isinstance(rows, list) or not all(
+            isinstance(row, dict) and all(isinstance(k, str) and _flat(v) for k, v in row.items()) for row in rows
+        ):
+            raise BadShard(f"{path.name}: its {name!r} are not a list of flat records")
     return RunOutput(**{name: list(data.get(name, [])) for name in _TABLES})
+
+
+def _flat(value: Any) -> bool:
+    return isinstance(value, _SCALARS) or (isinstance(value, list) and all(isinstance(v, _SCALARS) for v in value))
+
+
+def read_shard(path: Path) -> RunOutput | None:
+    """A unit's rows from its shard; None when there is none, or it is not this engine's shard of
+    the unit its name says (a resumed run runs that unit again)."""
+    if not path.is_file():
+        return None
+    try:
+        return check_shard(path, path.name.removesuffix(".json.gz"))
+    except BadShard:
+        return None
 
 
 def infrastructure_failed(output: RunOutput) -> bool:

@@ -329,13 +329,15 @@ class _Trial:
         if task.surface is not Surface.CODING_AGENT:
             return Actions(**reported), None  # type: ignore[arg-type]
         base = self.workspace.head("main")
+        self.secure(gateway)
         commit = self.workspace.commit(f"{task.prompt}\n\nTask {task.key}", when=self.world.clock.now(), who=task.user)
         if commit is None:
             self.workspace.abandon()
             return Actions(**reported), False  # type: ignore[arg-type]
         touched, added, removed = parse_diff(self.workspace.diff(base, commit))
         actions = Actions(touched, added, removed, **reported)  # type: ignore[arg-type]
-        passed = check_change(self.workspace, task, touched)
+        passed = check_change(self.workspace, task, touched, self.unit.runtime)
+        self.secure(gateway)  # the check ran the agent's code too
         if passed:
             self.workspace.merge(f"task/{task.key}")
             self.lapsed |= set(self.workspace.touched(base, self.workspace.head("main")))
@@ -343,6 +345,11 @@ class _Trial:
         else:
             self.workspace.abandon()
         return actions, passed
+
+    def secure(self, gateway: Gateway) -> None:
+        """Undo what an agent planted for the harness's own git to run; each is tampering."""
+        for undone in self.workspace.secure():
+            gateway.record(EventKind.TAMPERED, "", undone)
 
     def record(
         self,
