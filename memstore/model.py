@@ -119,7 +119,9 @@ class Citation:
         """
         if not isinstance(text, str):
             raise ValidationError("citation", f"must be a 'path:line' string, got {shown(text)}")
-        match = CITATION.match(text.strip())
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):  # a newline, a tab, an escape: never part of a path
+            raise ValidationError("citation", f"must not hold control characters (a newline, a tab), got {shown(text)}")
+        match = CITATION.fullmatch(text.strip(" "))
         if match is None:
             raise ValidationError("citation", f"must look like 'path:line' or 'path:line-end', got {shown(text)}")
         end = match.group("end")

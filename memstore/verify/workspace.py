@@ -140,11 +140,11 @@ class Workspace:
 
     def pull_request_diff(self, base: str, head: str) -> str:
         """The unified diff a pull request from ``head`` into ``base`` shows (from their merge base)."""
-        return self._git("diff", "--no-color", "--no-ext-diff", "-M", f"{base}...{head}")
+        return self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", f"{base}...{head}")
 
     def diff(self, old: str, new: str) -> str:
         """Git's own ``-U0`` diff between two commits: what changed, line by line."""
-        return self._git("diff", "--no-color", "--no-ext-diff", "-M", "-U0", old, new)
+        return self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "-U0", old, new)
 
     def touched(self, old: str, new: str) -> list[str]:
         """Paths a change from ``old`` to ``new`` touched (both names of a rename)."""

@@ -200,7 +200,7 @@ def test_eval_keeps_every_arm_when_one_agent_fails_every_session(tmp_path: Path)
     )  # fmt: skip
     assert result.exit_code == 1, result.output  # the run measured nothing for that arm
     assert "FAILED command:" in result.output
-    assert "the agent did not fail every session: the agent failed 1 of 1 sessions" in result.output
+    assert "sessions without an agent error > 0: agent errors in 1 of 1 sessions (every one)" in result.output
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert len(results["arms"]) == 2
     assert (tmp_path / "run" / "report.html").exists()

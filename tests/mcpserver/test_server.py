@@ -197,6 +197,9 @@ def test_scope_is_fixed_at_start_and_the_rules_hold(tmp_path: Path, repo: Path) 
         ("store_memory", {"subject": "s", "fact": "f", "citations": ["README.md:1"], "kind": "rumour"}, "kind"),
         ("recent_memories", {"limit": "all"}, "limit"),
         ("recent_memories", {"limit": 100_000}, "from 1 to 200"),
+        ("recent_memories", {"limit": 10**30}, f"got {10**30}"),  # the number as given, not cut short
+        ("recent_memories", {"limit": True}, "limit"),  # not 1
+        ("store_memory", {"subject": "s", "fact": "f", "citations": ["README.md:1\n"]}, "control characters"),
         ("verify_memory", {"memory_id": ["mem"]}, "memory_id"),
         ("retire_memory", {"memory_id": "mem_x"}, "reason"),
         ("retire_memory", {"memory_id": "mem_x", "reason": "r"}, "not found"),

@@ -51,9 +51,9 @@ def _integrity(name: str, arm: ArmResult) -> list[Gate]:
     shown = f"{errors.k} of {errors.n}" if errors is not None else "0 of 0"
     return [
         Gate(
-            f"{name}: the agent did not fail every session",
+            f"{name}: sessions without an agent error > 0",
             not every,
-            f"the agent failed {shown} sessions" + (": nothing was measured" if every else ""),
+            f"agent errors in {shown} sessions" + (" (every one): nothing was measured" if every else ""),
             integrity=True,
         ),
         _infrastructure(name, arm),
@@ -74,10 +74,10 @@ def _infrastructure(name: str, arm: ArmResult) -> Gate:
     every = lost is not None and lost.k == lost.n
     shown = f"{lost.k} of {lost.n}" if lost is not None else "0 of 0"
     return Gate(
-        f"{name}: sessions ran (no infrastructure error in every one)",
+        f"{name}: sessions without an infrastructure error > 0",
         not every,
-        f"{shown} sessions lost to infrastructure errors (timeouts, model endpoint)"
-        + (": nothing was measured" if every else ""),
+        f"infrastructure errors (timeouts, model endpoint) in {shown} sessions"
+        + (" (every one): nothing was measured" if every else ""),
         integrity=True,
     )
 
