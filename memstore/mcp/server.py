@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
+from pydantic import StrictInt
 
 from memstore import __version__
 from memstore.errors import MemstoreError
@@ -83,7 +84,7 @@ def build_server(service: MemoryService, *, name: str = "memstore") -> MCPServer
 
     @server.tool(annotations=reads)
     @_tool_errors
-    def recent_memories(limit: int = 50) -> dict[str, Any]:
+    def recent_memories(limit: StrictInt = 50) -> dict[str, Any]:
         """The repository's memories you may see, most recently validated first (at most `limit`, 1 to 200).
 
         Each has an id, subject, fact, citations and reason. Verify one (verify_memory) before relying on it.
@@ -94,7 +95,7 @@ def build_server(service: MemoryService, *, name: str = "memstore") -> MCPServer
 
         @server.tool(annotations=reads)
         @_tool_errors
-        def search_memories(query: str, limit: int = 20) -> dict[str, Any]:
+        def search_memories(query: str, limit: StrictInt = 20) -> dict[str, Any]:
             """The repository's memories most relevant to `query` (words of your task, names of files or code)."""
             return {"memories": service.search_memories(query, limit)}
 

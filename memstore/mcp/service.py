@@ -18,6 +18,7 @@ from memstore.access import Actor, sees_preferences
 from memstore.errors import MemstoreError, NotFound, ValidationError
 from memstore.model import MAX_CITATIONS, Citation, Kind, Memory, MemoryDraft, Surface, check_text
 from memstore.store import MemoryStore
+from memstore.validation import shown
 from memstore.verify import Codebase, Verdict, VerdictStatus, anchor, verify_memory
 
 __all__ = ["MemoryService", "Recorder", "memory_json", "verdict_json"]
@@ -224,7 +225,7 @@ class MemoryService:
 
 def _limit(limit: object) -> int:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_RECALL:
-        raise ValidationError("limit", f"must be a whole number from 1 to {MAX_RECALL}, got {str(limit)[:20]}")
+        raise ValidationError("limit", f"must be a whole number from 1 to {MAX_RECALL}, got {shown(limit, 40)}")
     return limit
 
 

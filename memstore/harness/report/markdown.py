@@ -23,6 +23,15 @@ from memstore.harness.report.gates import Gate
 __all__ = ["comparison_table", "render_markdown"]
 
 
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "[": "\\[", "]": "\\]", "`": "\\`"})
+
+
+def _md(text: object) -> str:
+    """Text from a run (agent commands, store names, scenario text) as Markdown shows it and
+    nothing more: no HTML, no table cell breaks, no links, one line."""
+    return " ".join(str(text).split()).translate(_ESCAPES)
+
+
 def _header(run: dict[str, Any], arms: int) -> str:
     return (
         f"{run['tasks']} tasks, {arms} arms, seed {run['seed']}, {run['trials']} trial(s); scenario set "
@@ -52,7 +61,7 @@ def comparison_table(comparisons: tuple[Comparison, ...] | list[Comparison], *, 
     for c in comparisons:
         interval = f"[{c.low:+.3f}, {c.high:+.3f}]" if math.isfinite(c.low) and math.isfinite(c.high) else "[-]"
         lines.append(
-            f"| {c.metric} | {c.a} | {c.b} | {c.diff:+.3f} {interval} | {format_p(c.p_adjusted)} | "
+            f"| {_md(c.metric)} | {_md(c.a)} | {_md(c.b)} | {c.diff:+.3f} {interval} | {format_p(c.p_adjusted)} | "
             f"{c.verdict.value}{_detectable(c)} |"
         )
     return [*lines, "", note, ""]
@@ -71,19 +80,20 @@ def render_markdown(
     lines = ["# memstore eval", "", _header(dict(results.run), len(results.arms)), ""]
     failed = failures(results, gate_list)
     if failed:
-        lines += [f"**{len(failed)} gate(s) failed:**", "", *[f"- FAILED {f}" for f in failed], ""]
-    lines += [f"- {h.text}" for h in headlines(results)]
+        lines += [f"**{len(failed)} gate(s) failed:**", "", *[f"- FAILED {_md(f)}" for f in failed], ""]
+    lines += [f"- {_md(h.text)}" for h in headlines(results)]
     lines += [
         "",
         "| arm | " + " | ".join(m.name.replace("_", " ") for m in shown) + " |",
         "|---|" + "---|" * len(shown),
     ]
     for name, arm in results.arms.items():
-        lines.append(f"| {arm_label(name, arm)} | " + " | ".join(fmt_ci(arm.overall.get(m.name)) for m in shown) + " |")
+        cells = " | ".join(fmt_ci(arm.overall.get(m.name)) for m in shown)
+        lines.append(f"| {_md(arm_label(name, arm))} | {cells} |")
     lines += ["", "Rates with Wilson 95% intervals and their counts.", ""]
     notes = simulation_notes(results)
     if notes:
-        lines += ["## What is simulated", "", *[f"- {n}" for n in notes], ""]
+        lines += ["## What is simulated", "", *[f"- {_md(n)}" for n in notes], ""]
     harm = harm_rows(results)
     if harm:
         lines += [
@@ -91,7 +101,7 @@ def render_markdown(
             "",
             "| arm | memories of origin | harm | rescue |",
             "|---|---|---|---|",
-            *[f"| {r['arm']} | {r['origin']} | {r['harm']} | {r['rescue']} |" for r in harm],
+            *[f"| {_md(r['arm'])} | {_md(r['origin'])} | {r['harm']} | {r['rescue']} |" for r in harm],
             "",
             "Harm: paired tasks the control (no memory) got right and the arm got wrong; rescue: the reverse. Per "
             "origin: over the tasks handed a memory of that origin, harm counted where an action repeated such a "
@@ -110,7 +120,7 @@ def render_markdown(
         recall = " | ".join(row["recall"].values())
         seconds = " | ".join("-" if row[k] is None else f"{row[k]:.2f}" for k in ("agent_s", "agent_s_per_merge"))
         lines.append(
-            f"| {row['arm']} | {recall} | {row['chars']} | {row['reads']} | {store_ms} | {row['tokens']} "
+            f"| {_md(row['arm'])} | {recall} | {row['chars']} | {row['reads']} | {store_ms} | {row['tokens']} "
             f"| {row['cost']} | {row['cost_per_merge']} | {seconds} |"
         )
     lines.append("")
