@@ -145,6 +145,9 @@ marker = sys.argv[1]
 os.makedirs("vendor/x", exist_ok=True)
 open("vendor/x/lib.py", "w").write("y = 2\\n")
 subprocess.run(["git", "init", "-q", "vendor/x"], check=True)
+subprocess.run(["git", "-C", "vendor/x", "add", "-A"], check=True)
+who = ["-c", "user.name=a", "-c", "user.email=a@example.com"]
+subprocess.run(["git", "-C", "vendor/x", *who, "commit", "-qm", "vendored"], check=True)
 subprocess.run(["git", "-C", "vendor/x", "config", "core.fsmonitor", f"sh -c 'echo ran >> {marker}'"], check=True)
 open("README.md", "a").write("\\nedited\\n")
 json.dump({}, open(os.environ["MEMSTORE_RESULT"], "w"))
