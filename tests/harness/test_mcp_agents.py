@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import anyio
@@ -159,3 +160,30 @@ def test_an_in_process_agent_uses_the_same_server(monkeypatch: pytest.MonkeyPatc
     assert verified == recalled  # one verdict per memory it recalled over MCP, recorded as the tools record it
     assert set(kinds["retire"]) == {"contradicted", "unsupported", "missing"}  # it retired what verify refused
     assert set(kinds["refresh"]) == {"valid"}
+
+
+def test_an_honest_agent_storing_over_a_thousand_memories_is_not_tampering(tmp_path: Path) -> None:
+    """The snapshot the guard compares sees every memory, not the newest thousand: the seeded ones
+    buried under 1,001 new ones are still there, unchanged."""
+    from memstore import Access, AccessPolicy, Actor, FakeClock, Kind, MemoryDraft, Surface, open_store
+    from memstore.harness.run.mcp_bridge import Logged, snapshot, unexplained
+    from memstore.model import Citation
+
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}", access=AccessPolicy().grant("ana", "o/r", Access.ADMIN),
+                       clock=FakeClock())  # fmt: skip
+    ana = Actor("ana")
+
+    def draft(i: int) -> MemoryDraft:
+        return MemoryDraft("o/r", Kind.FACT, f"subject {i}", f"fact {i}", [Citation.parse("README.md:1")], "r")
+
+    seeded = [store.store(draft(i), actor=ana, surface=Surface.CODING_AGENT).id for i in range(3)]
+    before = snapshot(store, "o/r", ["ana"])
+    store.clock.advance(timedelta(minutes=1))  # type: ignore[attr-defined]
+    made = [store.store(draft(100 + i), actor=ana, surface=Surface.CODING_AGENT).id for i in range(1001)]
+    logged = [Logged("store", memory_id, "", ()) for memory_id in made]
+    after = snapshot(store, "o/r", ["ana"], before.keys() | set(made))
+    assert set(seeded) <= after.keys() and len(after) == 1004
+    assert unexplained(before, after, logged) == []
+    store.retire(seeded[0], actor=ana, reason="behind the server's back")  # and a real change is still seen
+    after = snapshot(store, "o/r", ["ana"], before.keys() | set(made))
+    assert unexplained(before, after, logged) == [seeded[0]]

@@ -1,0 +1,141 @@
+"""Run folders from elsewhere: a tampered shard, manifest or table is a one-line error, never an
+internal error; ``--resume`` runs a bad shard's unit again; ``merge`` refuses it; a gzip bomb
+is refused before it is decompressed whole."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memstore.cli import main
+from memstore.harness.run.process import gunzip_bounded
+from memstore.harness.run.shards import BadShard, check_shard
+
+ROOT = Path(__file__).parents[1]
+OPTIONS = [str(ROOT / "scenarios" / "api-version-control.yaml"), str(ROOT / "scenarios" / "api-docs-deleted.yaml")]
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("made") / "run"
+    code, output = _cli("eval", *OPTIONS, "--out", str(out))
+    assert code == 0, output
+    return out
+
+
+@pytest.fixture
+def copy(made: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "run"
+    shutil.copytree(made, target)
+    return target
+
+
+def _shards(folder: Path) -> list[Path]:
+    return sorted((folder / "shards").glob("*.json.gz"))
+
+
+def _bomb(size: int = 1024**3) -> bytes:
+    """About a megabyte of gzip that expands to ``size`` bytes of spaces."""
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block, out = b" " * (1024 * 1024), []
+    for _ in range(size // len(block)):
+        out.append(squeeze.compress(block))
+    out.append(squeeze.flush())
+    return b"".join(out)
+
+
+def test_a_shard_of_another_unit_renamed_over_one_is_run_again_and_refused_by_merge(copy: Path, made: Path) -> None:
+    first, second = _shards(copy)[:2]
+    shutil.copyfile(second, first)  # the name says one unit, the content another
+    with pytest.raises(BadShard, match="not the unit its name says"):
+        check_shard(first, first.name.removesuffix(".json.gz"))
+    code, output = _cli("merge", str(copy), "--out", str(copy.parent / "merged"))
+    assert code == 2
+    assert "a bad shard" in output and "not the unit its name says" in output and "Internal error" not in output
+    (copy / "results.json").unlink()
+    code, output = _cli("eval", "--resume", str(copy))
+    assert code == 0, output
+    assert (copy / "results.json").read_bytes() == (made / "results.json").read_bytes()  # the unit ran again
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"engine": "ENGINE", "unit": "UNIT", "sessions": "not a list"},
+        {"engine": "ENGINE", "unit": "UNIT", "sessions": [["a", "row", "as", "a", "list"]]},
+        {"engine": "ENGINE", "unit": "UNIT", "events": [{"kind": {"nested": "object"}}]},
+        ["not", "an", "object"],
+    ],
+)
+def test_a_shard_with_wrong_types_is_refused_and_run_again(copy: Path, made: Path, content: object) -> None:
+    shard = _shards(copy)[0]
+    real = json.loads(gzip.decompress(shard.read_bytes()))
+    text = json.dumps(content).replace("ENGINE", real["engine"]).replace("UNIT", real["unit"])
+    shard.write_bytes(gzip.compress(text.encode()))
+    code, output = _cli("merge", str(copy), "--out", str(copy.parent / "merged"))
+    assert (code, "Internal error" in output) == (2, False), output
+    assert "a bad shard" in output
+    code, output = _cli("eval", "--resume", str(copy))
+    assert code == 0, output
+    assert (copy / "results.json").read_bytes() == (made / "results.json").read_bytes()
+
+
+def test_a_gzip_bomb_shard_is_refused_without_expanding_it(copy: Path) -> None:
+    shard = _shards(copy)[0]
+    shard.write_bytes(_bomb(2 * 1024**3))  # 2 GiB of spaces in about 2 MB
+    with pytest.raises(BadShard, match="decompresses to more than"):
+        check_shard(shard, shard.name.removesuffix(".json.gz"))
+    code, output = _cli("merge", str(copy), "--out", str(copy.parent / "merged"))
+    assert code == 2 and "decompresses to more than" in output
+
+
+def test_a_gzip_bomb_table_is_a_one_line_error_for_report(copy: Path) -> None:
+    (copy / "events.csv.gz").write_bytes(_bomb(3 * 1024**3))
+    code, output = _cli("report", str(copy))
+    assert code == 2, output
+    assert "decompresses to more than" in output and "Internal error" not in output
+
+
+def test_bounded_gunzip_reads_what_is_within_bounds() -> None:
+    data = gzip.compress(b"a" * 1000) + gzip.compress(b"b" * 10)  # two members
+    assert gunzip_bounded(data, 1010) == b"a" * 1000 + b"b" * 10
+    with pytest.raises(ValueError, match="more than the 1,009 bytes"):
+        gunzip_bounded(data, 1009)
+    with pytest.raises(ValueError, match="truncated"):
+        gunzip_bounded(data[:20], 10_000)
+    with pytest.raises(ValueError, match="not gzip"):
+        gunzip_bounded(b"plain text", 10_000)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("trials", "two"), ("trials", True), ("seed", 1.5), ("stores", "sqlite:"), ("agents", [1, 2]),
+     ("max_cost", "cheap"), ("agent_sandbox", 3)],
+)  # fmt: skip
+def test_a_manifest_with_wrong_types_is_a_one_line_error(copy: Path, field: str, value: object) -> None:
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["recipe"][field] = value
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    for command in (["eval", "--resume", str(copy)], ["merge", str(copy), "--out", str(copy.parent / "m")]):
+        code, output = _cli(*command)
+        assert code == 2, output
+        assert f"recipe.{field} must be" in output and "Internal error" not in output
+
+
+@pytest.mark.parametrize("manifest", ['{"recipe": {"trials": 0}}', "[1, 2]", "{", '{"engine": 5}'])
+def test_a_manifest_that_is_not_one_is_a_one_line_error(copy: Path, manifest: str) -> None:
+    (copy / "manifest.json").write_text(manifest)
+    code, output = _cli("eval", "--resume", str(copy))
+    assert code == 2, output
+    assert "Internal error" not in output and len(output.strip().splitlines()) <= 2
