@@ -182,7 +182,8 @@ def test_an_honest_agent_storing_over_a_thousand_memories_is_not_tampering(tmp_p
     made = [store.store(draft(100 + i), actor=ana, surface=Surface.CODING_AGENT).id for i in range(1001)]
     logged = [Logged("store", memory_id, "", ()) for memory_id in made]
     after = snapshot(store, "o/r", ["ana"], before.keys() | set(made))
-    assert set(seeded) <= after.keys() and len(after) == 1004
+    assert set(seeded) <= after.keys()
+    assert len(after) == 1004
     assert unexplained(before, after, logged) == []
     store.retire(seeded[0], actor=ana, reason="behind the server's back")  # and a real change is still seen
     after = snapshot(store, "o/r", ["ana"], before.keys() | set(made))

@@ -30,7 +30,7 @@ from memstore.access import Actor
 from memstore.mcp.http import allowed_hosts, is_loopback
 from memstore.mcp.server import build_server
 from memstore.model import Citation
-from tests.mcpserver.test_server import _call, _git, _policy, _run, _service, repo  # noqa: F401 - the fixture
+from tests.mcpserver.test_server import _call, _git, _policy, _run, _service
 
 INIT = {
     "jsonrpc": "2.0",
@@ -118,7 +118,8 @@ def test_a_client_that_hangs_up_mid_session_ends_the_server_quietly(tmp_path: Pa
     client.process.stdout.close()
     code, stderr = client.close()
     assert code == 0
-    assert "Traceback" not in stderr and "BrokenPipe" not in stderr
+    assert "Traceback" not in stderr
+    assert "BrokenPipe" not in stderr
     store = open_store(db, access=_policy())
     assert [m.subject for m in store.recent("acme/api", actor=Actor("ana"), surface=Surface.CLI)] == ["kept"]
 
@@ -139,7 +140,9 @@ def test_code_review_reaches_no_preference_by_id(tmp_path: Path, repo: Path) -> 
                                   "supersedes": preference.id}),
             ]:  # fmt: skip
                 error, text = await _call(review, tool, **arguments)
-                assert error and "not found" in text and "tabs" not in text, (tool, text)
+                assert error, tool
+                assert "not found" in text, (tool, text)
+                assert "tabs" not in text, (tool, text)
         async with Client(build_server(_service(db, repo, surface=Surface.CODING_AGENT))) as coding:
             error, _ = await _call(coding, "verify_memory", memory_id=preference.id)
             assert not error  # its author, from a surface that applies preferences, reaches it
@@ -163,7 +166,8 @@ def test_a_memory_judged_contradicted_is_not_refreshed(tmp_path: Path, repo: Pat
             assert verdict["verdict"] == "contradicted"
             error, text = await _call(client, "refresh_memory", memory_id=made["id"])
             assert error
-            assert "judged contradicted" in text and "supersedes" in text
+            assert "judged contradicted" in text
+            assert "supersedes" in text
             corrected = verdict["corrected"]
             if corrected is not None:  # the advice works: the correction is stored
                 error, _ = await _call(client, "store_memory", **corrected, supersedes=made["id"])
@@ -179,7 +183,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def http_server(tmp_path: Path, repo: Path) -> Iterator[tuple[int, str]]:  # noqa: F811 - the fixture
+def http_server(tmp_path: Path, repo: Path) -> Iterator[tuple[int, str]]:
     """``memstore mcp`` over HTTP on every address, with a token from a file."""
     port, token = _free_port(), "tok-" + os.urandom(8).hex()
     (tmp_path / "token").write_text(token + "\n")
@@ -200,7 +204,7 @@ def http_server(tmp_path: Path, repo: Path) -> Iterator[tuple[int, str]]:  # noq
     assert "every request needs Authorization: Bearer <token>" in server.stderr.read().decode()
 
 
-def test_beyond_loopback_a_token_is_required_to_start(tmp_path: Path, repo: Path) -> None:  # noqa: F811
+def test_beyond_loopback_a_token_is_required_to_start(tmp_path: Path, repo: Path) -> None:
     argv = [sys.executable, "-m", "memstore", "mcp", "--store", f"sqlite:///{tmp_path / 'm.db'}", "--as", "ana",
             "--repo", str(repo), "--name", "acme/api", "--transport", "http", "--host", "0.0.0.0"]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "MEMSTORE_MCP_TOKEN"}
@@ -233,7 +237,8 @@ def test_beyond_loopback_every_request_needs_the_token_and_a_known_host(http_ser
         client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
         async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=client)) as mcp:
             error, made = await _call(mcp, "store_memory", subject="s", fact="f", citations=["README.md:1"])
-            assert not error and made["id"].startswith("mem_")
+            assert not error
+            assert made["id"].startswith("mem_")
 
     anyio.run(body)
 
@@ -243,5 +248,6 @@ def test_which_binds_stay_on_this_machine() -> None:
         True, True, True, False, False, False,
     ]  # fmt: skip
     assert "evil.example:*" not in allowed_hosts("0.0.0.0")
-    assert "127.0.0.1:*" in allowed_hosts("127.0.0.1") and "10.0.0.5:*" in allowed_hosts("10.0.0.5")
+    assert "127.0.0.1:*" in allowed_hosts("127.0.0.1")
+    assert "10.0.0.5:*" in allowed_hosts("10.0.0.5")
     assert allowed_hosts("0.0.0.0", ["mem.internal:8765"])[-1] == "mem.internal:8765"

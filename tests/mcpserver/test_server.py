@@ -28,18 +28,6 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *WHO, *args], check=True, capture_output=True)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "api"
-    (repo / "src").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    (repo / "src" / "constants.ts").write_text(CONSTANTS)
-    (repo / "README.md").write_text("# api\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "api")
-    return repo
-
-
 def _policy() -> AccessPolicy:
     return (
         AccessPolicy()
