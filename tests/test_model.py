@@ -269,3 +269,12 @@ def test_whatever_parses_round_trips_and_is_safe(text: str) -> None:
     assert not any(part.rstrip(". ").lower() in {".git", "git~1"} for part in cited.path.split("/"))
     assert cited.path.isprintable()
     cited.path.encode("utf-8")  # storable
+
+
+@pytest.mark.parametrize(
+    "text", ["src/app.py:1\n", "src/app.py:1\r", "src/\tapp.py:1", "src/app.py:1\x1b[2J", "\nsrc/app.py:1"]
+)
+def test_a_citation_with_a_control_character_is_refused(text: str) -> None:
+    with pytest.raises(ValidationError, match="control characters"):
+        Citation.parse(text)
+    assert Citation.parse(" src/app.py:1 ").path == "src/app.py"  # spaces around it are not part of it

@@ -274,3 +274,17 @@ def test_an_arm_that_lost_every_session_to_the_infrastructure_fails_its_gate(run
     )
     some = _with(results, "jit-verify/memory", infra_error_rate=Rate(1, 4))
     assert all(g.passed for g in gates(some) if "infrastructure" in g.name)
+
+
+def test_markdown_shows_text_from_the_run_as_text(run_folder: Folder) -> None:
+    """An agent command (or store, or scenario text) with HTML, a link or a table bar in it is
+    printed as text in report.md: a CI job summary renders no tag and breaks no table."""
+    from memstore.harness.report import render_markdown
+
+    _, results, _ = run_folder
+    hostile = "command:<img src=x onerror=alert(1)> [click](javascript:alert(2)) | cell"
+    arms = {(hostile if name.startswith("trusting") else name): arm for name, arm in results.arms.items()}
+    text = render_markdown(replace(results, arms=arms), [])
+    assert "<img" not in text
+    assert "[click](javascript:" not in text  # escaped: \\[click\\](...) is no link
+    assert "command:&lt;img src=x onerror=alert(1)&gt; \\[click\\](javascript:alert(2)) \\| cell" in text
