@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -32,3 +35,16 @@ def sessions_of() -> Callable[[RunOutput], pd.DataFrame]:
 
 UNBOXED = AgentRuntime(sandbox=SandboxMode.OFF)  # the fallback, for tests of its own defences
 SURE = AgentConfig()  # the stubs' default budget
+
+
+@pytest.fixture
+def fake_home() -> Iterator[Path]:
+    """A home folder outside the temporary directory (which the sandbox hides anyway)."""
+    base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path.cwd()
+    home = Path(tempfile.mkdtemp(prefix="memstore-test-home-", dir=base))
+    (home / ".gitconfig").write_text("[user]\n\tname = secret\n")
+    (home / ".config").mkdir()
+    (home / ".config" / "token").write_text("secret-token\n")
+    yield home
+
+    shutil.rmtree(home, ignore_errors=True)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -78,20 +76,6 @@ def probe_scenario(tmp_path: Path) -> Scenario:
     path.write_text(CHECKED)
     (found,) = load_file(path)
     return found
-
-
-@pytest.fixture
-def fake_home() -> Iterator[Path]:
-    """A home folder outside the temporary directory (which the sandbox hides anyway)."""
-    base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path.cwd()
-    home = Path(tempfile.mkdtemp(prefix="memstore-test-home-", dir=base))
-    (home / ".gitconfig").write_text("[user]\n\tname = secret\n")
-    (home / ".config").mkdir()
-    (home / ".config" / "token").write_text("secret-token\n")
-    yield home
-    import shutil
-
-    shutil.rmtree(home, ignore_errors=True)
 
 
 def _check_probe(tmp_path: Path, fake_home: Path, run_folder: Path) -> tuple[Path, Path, list[str]]:

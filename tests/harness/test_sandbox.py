@@ -24,7 +24,10 @@ from memstore.harness.run.output import Arm
 from memstore.harness.run.runner import RunConfig
 from memstore.harness.run.sandbox import AgentRuntime, Network, SandboxMode, resolve_mode
 from memstore.harness.scenarios.data import scenarios_dir
+from memstore.harness.scenarios.loader import load_file
+from memstore.harness.scenarios.model import Scenario
 from tests.harness.conftest import scenario
+from tests.harness.test_escapes import CHECKED
 
 if not resolve_mode(SandboxMode.AUTO)[0]:
     if os.environ.get("MEMSTORE_REQUIRE_SANDBOX"):  # CI installs bubblewrap: there, a skip is a failure
@@ -47,10 +50,32 @@ for pattern in ["../*", "../../*", "../../../*", tempfile.gettempdir() + "/memst
     for path in glob.glob(pattern, recursive=True)[:2000]:
         if os.path.isfile(path) and not path.startswith(("/memstore/", "/proc", "/sys", "/dev")):
             try_read(path)
-for path in sys.argv[3:]:
+marker_dir, targets = sys.argv[3], sys.argv[4:]
+for path in targets:
     try_read(path)
+homes = [os.path.dirname(os.path.dirname(p)) for p in targets if "/.config/" in p]
+for home in ["/root", *glob.glob("/home/*"), *homes]:
+    for path in glob.glob(home + "/.*"):  # a home's dotfiles: profiles, .gitconfig, .npmrc
+        if os.path.isfile(path):
+            try_read(path)
+for pattern in ["/memstore/session/*", "/tmp/**/*.jsonl", "/memstore/**/*events*"]:  # the MCP server's log
+    for path in glob.glob(pattern, recursive=True):
+        if "events" in os.path.basename(path) and os.path.isfile(path):
+            found["read"].append(path)
+# Code the harness would run outside: a nested repository's fsmonitor, and a module a check imports.
+os.makedirs("vendor/x", exist_ok=True)
+open("vendor/x/lib.py", "w").write("y = 2\n")
+who = ["-c", "user.name=a", "-c", "user.email=a@example.com"]
+for command in (["init", "-q"], ["add", "-A"], [*who, "commit", "-qm", "v"],
+                ["config", "core.fsmonitor", f"sh -c 'echo fsmonitor >> {marker_dir}/git-ran'"]):
+    subprocess.run(["git", "-C", "vendor/x", *command], capture_output=True)
+open("probe.py", "w").write(
+    "import os, glob\n"
+    f"seen = [k for k in os.environ if k.startswith('SECRET')] + [p for p in {targets!r} if os.access(p, os.R_OK)]\n"
+    f"if seen: open({marker_dir!r} + '/check-saw', 'w').write(repr(seen))\n"
+)
 writes = [] if sys.argv[1] == "NOWRITE" else ["/memstore/repo/../escape.txt", "/tmp/escape.txt", "/etc/escape.txt",
-                                              os.path.expanduser("~/x"), *[p + "/escape.txt" for p in sys.argv[3:]]]
+                                              os.path.expanduser("~/x"), *[p + "/escape.txt" for p in targets]]
 for path in writes:
     try:
         with open(path, "w") as f:
@@ -86,6 +111,23 @@ json.dump({"schema_version": 1, "answer": json.dumps(found),
 
 
 @pytest.fixture
+def markers(tmp_path: Path) -> Path:
+    """Where code the harness runs outside the sandbox would leave its mark (nothing, if all holds)."""
+    folder = tmp_path / "markers"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def check_scenario(tmp_path: Path) -> Scenario:
+    """A coding task whose merge check imports the module the prober writes."""
+    path = tmp_path / "check.yaml"
+    path.write_text(CHECKED)
+    (found,) = load_file(path)
+    return found
+
+
+@pytest.fixture
 def listener() -> Iterator[socket.socket]:
     """A TCP port on this machine's loopback that accepts connections (what the network probe tries)."""
     server = socket.create_server(("127.0.0.1", 0))
@@ -95,9 +137,15 @@ def listener() -> Iterator[socket.socket]:
 
 
 def test_an_agent_in_the_sandbox_reaches_nothing_it_should_not(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: socket.socket
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    listener: socket.socket,
+    fake_home: Path,
+    markers: Path,
+    check_scenario: Scenario,
 ) -> None:
     monkeypatch.setenv("SECRET_TOKEN", "hunter2")  # in the harness's environment, not passed
+    monkeypatch.setenv("HOME", str(fake_home))  # the invoking user's home, with a token in it
     script = tmp_path / "prober.py"
     script.write_text(PROBER)
     library_file = next(scenarios_dir().glob("*.yaml"))
@@ -105,10 +153,11 @@ def test_an_agent_in_the_sandbox_reaches_nothing_it_should_not(
     port = listener.getsockname()[1]
     checkout = Path(__file__).resolve().parents[2]  # memstore's own checkout: git's objects hold the library
     secrets = [checkout / ".git" / "HEAD", checkout / "reports" / "baseline" / "results.json"]
-    spec = f"command:{sys.executable} {script} WRITE {port} {library_file} {out} {scenarios_dir()}"
+    secrets += [fake_home / ".gitconfig", fake_home / ".config" / "token"]
+    spec = f"command:{sys.executable} {script} WRITE {port} {markers} {library_file} {out} {scenarios_dir()}"
     spec += "".join(f" {p}" for p in secrets if p.exists())
     config = RunConfig(
-        scenarios=(scenario("api-version-control"),),
+        scenarios=(scenario("api-version-control"), check_scenario),
         arms=(Arm(spec, "sqlite:"),),
         runtime=AgentRuntime(sandbox=SandboxMode.BWRAP, network=Network.NONE),
     )
@@ -130,17 +179,47 @@ def test_an_agent_in_the_sandbox_reaches_nothing_it_should_not(
     assert int(sessions.input_tokens.sum()) == 7 * len(sessions)
     assert not Path("/etc/escape.txt").exists()
     assert not (library_file.parent / "escape.txt").exists()
+    assert sorted(p.name for p in markers.iterdir()) == []  # no planted git config ran, no check saw a secret
+    assert any("a nested repository's vendor/x/.git was removed" in d for d in found.tables["events"].detail)
     assert found.results.arms[Arm(spec, "sqlite:").name].overall["input_tokens"] == 7 * len(sessions)
 
 
-def test_the_same_prober_without_the_sandbox_reaches_the_run(tmp_path: Path, listener: socket.socket) -> None:
-    """The probe is not blind: unsandboxed, it reads the trial's store and the scenario library."""
+def test_the_same_prober_without_the_defences_reaches_the_run(
+    tmp_path: Path,
+    listener: socket.socket,
+    monkeypatch: pytest.MonkeyPatch,
+    fake_home: Path,
+    markers: Path,
+    check_scenario: Scenario,
+) -> None:
+    """The probe is not blind: unsandboxed, with the harness's git unhardened and the check run
+    as it once was (the harness's environment, no isolation), it reads the trial's store, the
+    scenario library and the home's secrets, its git plant runs and its check sees the secret."""
+    from memstore.harness.analysis import checks
+    from memstore.harness.run.process import run_bounded
+    from memstore.verify import git as git_module
+    from memstore.verify import workspace as workspace_module
+    from memstore.verify.workspace import Workspace
+
+    def bare_argv(where: str | Path, *args: str) -> list[str]:
+        return ["git", "-C", str(where), *(a for a in args if a != "--ignore-submodules=all")]
+
+    def as_once(argv: list[str], *, workdir: Path, runtime: object, timeout: float, env: dict[str, str]) -> object:
+        return run_bounded(argv, cwd=workdir, env={**os.environ, **env}, timeout=timeout)
+
+    monkeypatch.setattr(git_module, "git_argv", bare_argv)
+    monkeypatch.setattr(workspace_module, "git_argv", bare_argv)
+    monkeypatch.setattr(Workspace, "secure", lambda self: [])
+    monkeypatch.setattr(checks, "run_isolated", as_once)
+    monkeypatch.setenv("SECRET_TOKEN", "hunter2")
+    monkeypatch.setenv("HOME", str(fake_home))
     script = tmp_path / "prober.py"
     script.write_text(PROBER)
     library_file = next(scenarios_dir().glob("*.yaml"))
-    spec = f"command:{sys.executable} {script} NOWRITE {listener.getsockname()[1]} {library_file}"
+    token = fake_home / ".config" / "token"
+    spec = f"command:{sys.executable} {script} NOWRITE {listener.getsockname()[1]} {markers} {library_file} {token}"
     config = RunConfig(
-        scenarios=(scenario("api-version-control"),),
+        scenarios=(scenario("api-version-control"), check_scenario),
         arms=(Arm(spec, "sqlite:"),),
         runtime=AgentRuntime(sandbox=SandboxMode.OFF),
     )
@@ -149,12 +228,15 @@ def test_the_same_prober_without_the_sandbox_reaches_the_run(tmp_path: Path, lis
     assert str(library_file) in probe["read"]
     assert probe["network"] is True
     assert any(p.endswith(".db") for p in probe["read"])  # the trial's store, found under the temp dir
+    assert str(token) in probe["read"]
+    assert str(fake_home / ".gitconfig") in probe["read"]
+    assert sorted(p.name for p in markers.iterdir()) == ["check-saw", "git-ran"]
 
 
 def test_network_host_lets_a_sandboxed_agent_reach_its_api(tmp_path: Path, listener: socket.socket) -> None:
     script = tmp_path / "prober.py"
     script.write_text(PROBER)
-    spec = f"command:{sys.executable} {script} NOWRITE {listener.getsockname()[1]}"
+    spec = f"command:{sys.executable} {script} NOWRITE {listener.getsockname()[1]} {tmp_path}"
     config = RunConfig(
         scenarios=(scenario("api-version-control"),),
         arms=(Arm(spec, "sqlite:"),),
