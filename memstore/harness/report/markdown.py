@@ -23,13 +23,13 @@ from memstore.harness.report.gates import Gate
 __all__ = ["comparison_table", "render_markdown"]
 
 
-_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "[": "\\[", "]": "\\]", "`": "\\`"})
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`"})
 
 
 def _md(text: object) -> str:
     """Text from a run (agent commands, store names, scenario text) as Markdown shows it and
     nothing more: no HTML, no table cell breaks, no links, one line."""
-    return " ".join(str(text).split()).translate(_ESCAPES)
+    return " ".join(str(text).split()).translate(_ESCAPES).replace("](", "]\\(")  # [x](y) is no link
 
 
 def _header(run: dict[str, Any], arms: int) -> str:
