@@ -153,11 +153,12 @@ def test_nothing_an_agent_planted_runs_under_the_harness_git(repo: Path, tmp_pat
 def test_without_the_defences_each_plant_runs(
     repo: Path, tmp_path: Path, plant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The cases are not blind: with no HARDENED configuration, submodules looked into and
-    nothing undone, git runs them."""
+    """The cases are not blind: with no HARDENED configuration, submodules looked into, diffs
+    with external tools and textconv, and nothing undone, git runs them."""
 
     def bare_argv(where: str | Path, *args: str) -> list[str]:
-        return ["git", "-C", str(where), *(a for a in args if a != "--ignore-submodules=all")]
+        defences = {"--ignore-submodules=all", "--no-textconv", "--no-ext-diff"}
+        return ["git", "-C", str(where), *(a for a in args if a not in defences)]
 
     monkeypatch.setattr(git_module, "git_argv", bare_argv)
     monkeypatch.setattr(workspace_module, "git_argv", bare_argv)
