@@ -174,7 +174,6 @@ def git_env() -> dict[str, str]:
             "LC_ALL": "C",
             "GIT_OPTIONAL_LOCKS": "0",
             "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_EXTERNAL_DIFF": "",
             "GIT_ASKPASS": "false",
             "SSH_ASKPASS": "false",
         }
