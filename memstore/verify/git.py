@@ -185,6 +185,7 @@ def git_env() -> dict[str, str]:
         "GIT_CONFIG",
         "GIT_CONFIG_PARAMETERS",
         "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_EXTERNAL_DIFF",
     ):
         env.pop(name, None)
     return env
