@@ -24,6 +24,13 @@ from memstore.verify.git import GitRepository, git_argv, git_env
 __all__ = ["Workspace"]
 
 
+def _writable_then_retry(function: object, path: str, _: object) -> None:
+    os.chmod(os.path.dirname(path), 0o755)
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.chmod(path, 0o755)
+    function(path)  # type: ignore[operator]
+
+
 class Workspace:
     """Edit, commit and merge in a non-bare repository.
 
@@ -54,7 +61,7 @@ class Workspace:
                     continue
                 found = here / name
                 if stat.S_ISDIR(found.lstat().st_mode):
-                    shutil.rmtree(found)
+                    shutil.rmtree(found, onerror=_writable_then_retry)  # an agent may have locked it
                 else:
                     found.unlink()
                 undone.append(f"a nested repository's {found.relative_to(self.path).as_posix()} was removed")

@@ -206,3 +206,36 @@ def test_the_mcp_servers_log_is_out_of_the_agents_reach(tmp_path: Path) -> None:
     assert not [e for e in output.events if e["detail"] == "forged"]  # nor was a forged line replayed
     assert any(e["detail"] == "mcp recent" for e in output.events)  # the real log was read
     assert os.environ.get("HOME")
+
+
+FILTER = """
+import json, os, subprocess, sys
+task = json.load(open(os.environ["MEMSTORE_TASK"]))
+if task["task"]["surface"] != "coding_agent":  # plant in a session that commits nothing
+    marker = sys.argv[1]
+    run = lambda *a: subprocess.run(["git", *a], check=True, capture_output=True)
+    run("config", "filter.evil.smudge", f"sh -c 'echo smudge >> {marker}; cat'")
+    run("config", "filter.evil.clean", f"sh -c 'echo clean >> {marker}; cat'")
+    open(".gitattributes", "w").write("* filter=evil\\n")
+json.dump({}, open(os.environ["MEMSTORE_RESULT"], "w"))
+"""
+
+
+def test_what_a_review_session_plants_is_undone_before_the_next_session_touches_git(tmp_path: Path) -> None:
+    """Without the sandbox an agent can write the working copy's .git/config; a review session
+    commits nothing, so what it planted is undone before the next session's checkout."""
+    agent = tmp_path / "filter.py"
+    agent.write_text(FILTER)
+    marker = tmp_path / "marker"
+    spec = f"command:{sys.executable} {agent} {marker}"
+    config = RunConfig(
+        scenarios=(scenario("files-change-together"),),
+        arms=(Arm(spec, "sqlite:"),),
+        runtime=AgentRuntime(sandbox=SandboxMode.OFF),
+    )
+    output = run(config)
+    assert not marker.exists(), marker.read_text()
+    tampered = [e for e in output.events if e["kind"] == "tampered"]
+    assert [e["task"] for e in tampered] == ["add-phone"]  # counted in the session that found it
+    assert tampered[0]["detail"] == "the repository's .git/config was changed; it was put back"
+    assert sum(int(s["tampered"]) for s in output.sessions) == 1
