@@ -234,7 +234,7 @@ def run_isolated(
 
     from memstore.harness.run.scratch import scratch
 
-    sandboxed = resolve_mode(runtime.sandbox)[0] if runtime.sandbox is not SandboxMode.BWRAP else True
+    sandboxed = resolve_mode(runtime.sandbox)[0]  # bwrap asked for and missing: ConfigurationError
     with tempfile.TemporaryDirectory(dir=scratch("run"), prefix="check-") as folder:
         home = Path(folder) / "home"
         home.mkdir()
