@@ -48,6 +48,7 @@ class RawClient:
                 "--name", "acme/api", *extra]  # fmt: skip
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.buffer = b""
+        self.received: dict[object, dict[str, Any]] = {}
         self.send_text(json.dumps(INIT))
         assert self.answer(1)["result"]["serverInfo"]["name"] == "memstore"
         self.send_text(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -62,7 +63,8 @@ class RawClient:
         self.send_text(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}))
 
     def answer(self, request_id: int, timeout: float = 20) -> dict[str, Any]:
-        """The response to ``request_id`` (other lines are skipped); fails after ``timeout``."""
+        """The response to ``request_id`` (responses may come in any order: the server handles
+        requests concurrently; those read meanwhile are kept); fails after ``timeout``."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
         deadline = time.monotonic() + timeout
@@ -70,8 +72,9 @@ class RawClient:
             while b"\n" in self.buffer:
                 line, self.buffer = self.buffer.split(b"\n", 1)
                 message = json.loads(line)
-                if message.get("id") == request_id:
-                    return message  # type: ignore[no-any-return]
+                self.received[message.get("id")] = message
+            if request_id in self.received:
+                return self.received.pop(request_id)
             left = deadline - time.monotonic()
             assert left > 0, f"request {request_id} was never answered"
             ready, _, _ = select.select([fd], [], [], left)
@@ -96,12 +99,12 @@ def test_a_request_with_a_lone_surrogate_is_answered_and_so_are_the_next(tmp_pat
     )
     client.send_text('{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"\\udfff"}}')
     client.call(4, "store_memory", {"subject": "API", "fact": "f", "citations": ["README.md:1"]})
-    client.call(5, "recent_memories", {})
     bad = client.answer(2)
     assert bad["result"]["isError"] is True
     assert "lone surrogate" in bad["result"]["content"][0]["text"]
     assert client.answer(3)["error"]["code"] == -32602
     assert client.answer(4)["result"]["isError"] is False
+    client.call(5, "recent_memories", {})  # after the store's answer: requests run concurrently
     recent = client.answer(5)["result"]["structuredContent"]["memories"]
     assert [m["subject"] for m in recent] == ["API"]  # the bad one stored nothing
     assert client.close() == (0, "")
