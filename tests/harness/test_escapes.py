@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.harness.evaluate import evaluate
+from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.run.output import Arm
 from memstore.harness.run.runner import RunConfig, run
 from memstore.harness.run.sandbox import AgentRuntime, SandboxMode, resolve_mode
@@ -88,19 +88,25 @@ def _check_probe(tmp_path: Path, fake_home: Path, run_folder: Path) -> tuple[Pat
     return agent, probe, paths
 
 
+def _run_check_probe(
+    tmp_path: Path, scenario: Scenario, home: Path, monkeypatch: pytest.MonkeyPatch, sandbox: SandboxMode
+) -> Evaluation:
+    """A run whose agent writes the probe module its merge check imports, with a secret in the
+    harness's environment and a token in the invoking user's home."""
+    monkeypatch.setenv("SECRET_TOKEN", "hunter2")
+    monkeypatch.setenv("HOME", str(home))
+    out = tmp_path / "run"
+    agent, probe, _ = _check_probe(tmp_path, home, out)
+    spec = f"command:{sys.executable} {agent} {probe}"
+    config = RunConfig(scenarios=(scenario,), arms=(Arm(spec, "sqlite:"),), runtime=AgentRuntime(sandbox=sandbox))
+    return evaluate(config, out)
+
+
 @needs_bwrap
 def test_the_merge_check_runs_the_agents_code_in_the_sandbox(
     tmp_path: Path, probe_scenario: Scenario, fake_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SECRET_TOKEN", "hunter2")
-    monkeypatch.setenv("HOME", str(fake_home))
-    out = tmp_path / "run"
-    agent, probe, _ = _check_probe(tmp_path, fake_home, out)
-    spec = f"command:{sys.executable} {agent} {probe}"
-    config = RunConfig(
-        scenarios=(probe_scenario,), arms=(Arm(spec, "sqlite:"),), runtime=AgentRuntime(sandbox=SandboxMode.BWRAP)
-    )
-    found = evaluate(config, out)
+    found = _run_check_probe(tmp_path, probe_scenario, fake_home, monkeypatch, SandboxMode.BWRAP)
     sessions = found.tables["sessions"]
     assert list(sessions.merged) == [True]  # the check saw no secret, so it passed
     assert not (tmp_path / "check-saw.json").exists()  # and could not write outside the sandbox
@@ -109,15 +115,7 @@ def test_the_merge_check_runs_the_agents_code_in_the_sandbox(
 def test_without_bubblewrap_the_check_still_gets_the_agents_environment_only(
     tmp_path: Path, probe_scenario: Scenario, fake_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SECRET_TOKEN", "hunter2")
-    monkeypatch.setenv("HOME", str(fake_home))
-    out = tmp_path / "run"
-    agent, probe, _ = _check_probe(tmp_path, fake_home, out)
-    spec = f"command:{sys.executable} {agent} {probe}"
-    config = RunConfig(
-        scenarios=(probe_scenario,), arms=(Arm(spec, "sqlite:"),), runtime=AgentRuntime(sandbox=SandboxMode.OFF)
-    )
-    evaluate(config, out)
+    _run_check_probe(tmp_path, probe_scenario, fake_home, monkeypatch, SandboxMode.OFF)
     saw = json.loads((tmp_path / "check-saw.json").read_text())
     assert saw["env"] == []  # the harness's environment is not the check's
     assert saw["home"] != str(fake_home)  # a private home, as the agent had
@@ -223,7 +221,7 @@ json.dump({}, open(os.environ["MEMSTORE_RESULT"], "w"))
 
 def test_what_a_review_session_plants_is_undone_before_the_next_session_touches_git(tmp_path: Path) -> None:
     """Without the sandbox an agent can write the working copy's .git/config; a review session
-    commits nothing, so what it planted is undone before the next session's checkout."""
+    commits nothing, so what it planted is undone as it ends, before the next session's checkout."""
     agent = tmp_path / "filter.py"
     agent.write_text(FILTER)
     marker = tmp_path / "marker"
@@ -236,6 +234,6 @@ def test_what_a_review_session_plants_is_undone_before_the_next_session_touches_
     output = run(config)
     assert not marker.exists(), marker.read_text()
     tampered = [e for e in output.events if e["kind"] == "tampered"]
-    assert [e["task"] for e in tampered] == ["add-phone"]  # counted in the session that found it
+    assert [e["task"] for e in tampered] == ["review-pr-8"]  # counted in the session that planted it
     assert tampered[0]["detail"] == "the repository's .git/config was changed; it was put back"
     assert sum(int(s["tampered"]) for s in output.sessions) == 1

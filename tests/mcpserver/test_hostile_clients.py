@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import socket
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ from memstore.access import Actor
 from memstore.mcp.http import allowed_hosts, is_loopback
 from memstore.mcp.server import build_server
 from memstore.model import Citation
-from tests.mcpserver.test_server import _call, _git, _policy, _run, _service
+from tests.mcpserver.test_server import _call, _git, _policy, _run, _service, free_port, wait_for_port
 
 INIT = {
     "jsonrpc": "2.0",
@@ -179,27 +178,16 @@ def test_a_memory_judged_contradicted_is_not_refreshed(tmp_path: Path, repo: Pat
     _run(body)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def http_server(tmp_path: Path, repo: Path) -> Iterator[tuple[int, str]]:
     """``memstore mcp`` over HTTP on every address, with a token from a file."""
-    port, token = _free_port(), "tok-" + os.urandom(8).hex()
+    port, token = free_port(), "tok-" + os.urandom(8).hex()
     (tmp_path / "token").write_text(token + "\n")
     argv = [sys.executable, "-m", "memstore", "mcp", "--store", f"sqlite:///{tmp_path / 'm.db'}", "--as", "ana",
             "--repo", str(repo), "--name", "acme/api", "--transport", "http", "--host", "0.0.0.0",
             "--port", str(port), "--token-file", str(tmp_path / "token")]  # fmt: skip
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.1)
+    wait_for_port(port)
     yield port, token
     server.terminate()
     server.wait(timeout=30)

@@ -262,25 +262,30 @@ def test_two_clients_on_one_sqlite_store_at_once(tmp_path: Path, repo: Path) -> 
     _run(body)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
+def wait_for_port(port: int, seconds: float = 30) -> None:
+    """Until a server listens on ``port`` of the loopback (or ``seconds`` pass)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+
+
 def test_over_streamable_http_on_localhost(tmp_path: Path, repo: Path) -> None:
-    port = _free_port()
+    port = free_port()
     db = f"sqlite:///{tmp_path / 'm.db'}"
     argv = [sys.executable, "-m", "memstore", "mcp", "--store", db, "--as", "ana", "--repo", str(repo),
             "--name", "acme/api", "--transport", "http", "--port", str(port)]  # fmt: skip
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+        wait_for_port(port)
 
         async def body() -> None:
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:

@@ -43,27 +43,26 @@ def _program(marker: Path) -> str:
     return f"sh -c 'echo ran >> {marker}; exit 0'"
 
 
+def _repo_with_fsmonitor(where: Path, name: str, marker: Path) -> None:
+    """A committed repository at ``where`` (one file, ``name``) whose fsmonitor leaves ``marker``."""
+    where.mkdir(parents=True)
+    _git(where, "init", "-q")
+    (where / name).write_text("y = 2\n")
+    _git(where, "add", "-A")
+    _git(where, "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-qm", "nested")
+    _git(where, "config", "core.fsmonitor", _program(marker))  # set last: git ran it above otherwise
+
+
 def _nested_fsmonitor(root: Path, marker: Path) -> None:
-    nested = root / "vendor" / "x"
-    nested.mkdir(parents=True)
-    _git(nested, "init", "-q")
-    (nested / "lib.py").write_text("y = 2\n")
-    _git(nested, "add", "-A")
-    _git(nested, "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-qm", "nested")
-    _git(nested, "config", "core.fsmonitor", _program(marker))
+    _repo_with_fsmonitor(root / "vendor" / "x", "lib.py", marker)
 
 
 def _gitdir_file(root: Path, marker: Path) -> None:
     hidden = root / "stash" / "repo"
-    hidden.mkdir(parents=True)
-    _git(hidden, "init", "-q")
-    (hidden / "f.txt").write_text("z\n")
-    _git(hidden, "add", "-A")
-    _git(hidden, "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-qm", "n")
-    _git(hidden, "config", "core.fsmonitor", _program(marker))
+    _repo_with_fsmonitor(hidden, "f.txt", marker)
     (root / "sub").mkdir()
     (root / "sub" / ".git").write_text(f"gitdir: {hidden / '.git'}\n")
-    (root / "sub" / "f.txt").write_text("z\n")
+    (root / "sub" / "f.txt").write_text("y = 2\n")
 
 
 def _own_fsmonitor(root: Path, marker: Path) -> None:

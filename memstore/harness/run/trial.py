@@ -287,7 +287,6 @@ class _Trial:
         breaches = self.audit.begin()
         for memory_id in self.audit.expired_now():
             self.event(key, EventKind.EXPIRED, memory_id, "")
-        undone = self.workspace.secure()  # before git reads the tree: a review or CLI session commits nothing
         view = self.view(task)
         t0 = time.perf_counter()
         handed = retrieve(self.world.store, view, self.unit.limit) if self.agent.uses_memory else []
@@ -311,8 +310,6 @@ class _Trial:
             users=tuple(self.world.scenario.users),
             transcript=self.transcript_folder(task),
         )
-        for planted in undone:  # left by the session before (tampering, counted in this one)
-            gateway.record(EventKind.TAMPERED, "", planted)
         seed = f"{self.unit.seed}|{self.world.scenario.name}|{self.unit.trial}|{task.key}"
         session = AgentSession(view, tuple(handed), Tools(gateway), Limits(self.unit.runtime.timeout), seed)
         if task.surface is Surface.CODING_AGENT:
@@ -330,6 +327,7 @@ class _Trial:
         merged when the check passes (the labels its merge touches lapse)."""
         reported = {"findings": tuple(gateway.findings), "answer": gateway.answer}
         if task.surface is not Surface.CODING_AGENT:
+            self.secure(gateway)  # nothing is committed, but the next session's git reads this tree
             return Actions(**reported), None  # type: ignore[arg-type]
         base = self.workspace.head("main")
         self.secure(gateway)
