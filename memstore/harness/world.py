@@ -28,7 +28,7 @@ from memstore.harness.scenarios.data import fixtures_dir
 from memstore.harness.scenarios.model import Edit, Scenario, SeedMemory, Step, Truth
 from memstore.model import Citation, Memory, MemoryDraft
 from memstore.store import MemoryStore
-from memstore.verify import CitationStatus, GitCodebase, anchor, verify_citation
+from memstore.verify import GitCodebase, anchor
 from memstore.verify.history import HistoryBuilder
 
 __all__ = ["StoreFactory", "Template", "World", "build_problems", "build_template", "fixture_files"]
@@ -267,31 +267,18 @@ def _seeds(scenario: Scenario, repo: Path, commits: dict[str, str]) -> list[Seed
 
 
 def _check_labels(scenario: Scenario, seeds: list[Seed], codebase: GitCodebase) -> None:
-    """Truth labels that the built repository can confirm mechanically (see scenarios/README.md)."""
+    """The truth labels that the scenario's own data can confirm: a value a memory claims is
+    read off the built repository where the author says it is kept (scenarios/README.md).
+
+    Never with `memstore.verify`: a label the reference verifier would judge otherwise is its
+    measured error (detection below 1, false invalidation above 0), not a build error."""
     done: set[str] = set()
     for i, spec in enumerate(scenario.memories):
         if spec.key in done:
             continue
         done.add(spec.key)
-        seed = next(s for s in seeds if s.spec is spec)
-        if spec.repo != scenario.repo or not seed.draft.citations:
-            continue
-        checks = [verify_citation(codebase, c) for c in seed.draft.citations]  # type: ignore[arg-type]
-        said = ", ".join(f"{c.citation} is {c.status.value}" for c in checks)
-        statuses = {c.status for c in checks}
-        wrong = {
-            Truth.VALID: statuses != {CitationStatus.VALID},
-            Truth.MOVED: not all(s.readable for s in statuses) or statuses == {CitationStatus.VALID},
-            Truth.MISSING: any(s.readable for s in statuses),
-            Truth.CONTRADICTED: not any(s.readable for s in statuses),
-            Truth.UNSUPPORTED: not any(s.readable for s in statuses),
-        }[spec.truth]
-        if wrong:
-            raise BuildError(
-                ("memories", i, "truth"),
-                f"truth {spec.truth.value!r} does not hold at {scenario.evaluate_at!r}: {said}",
-            )
-        _check_claim(scenario, i, spec, codebase)
+        if spec.repo == scenario.repo and any(s.spec is spec and s.draft.citations for s in seeds):
+            _check_claim(scenario, i, spec, codebase)
 
 
 def _check_claim(scenario: Scenario, index: int, spec: SeedMemory, codebase: GitCodebase) -> None:

@@ -2,7 +2,7 @@
 
 An agent spec is one of:
 
-- a built-in name: ``no-memory``, ``trusting``, ``jit-verify`` (`memstore.harness.run.stubs`);
+- a built-in name: ``no-memory``, ``trusting``, ``blind-trusting``, ``jit-verify`` (`memstore.harness.run.stubs`);
 - ``command:CMD ARGS``: any program, run in the task's working copy (`memstore.harness.run.command`);
 - ``mutant:NAME``: jit-verify with one part of its loop broken (`memstore.testing.agent_mutants`);
 - a name registered in this process with `register_agent`;
@@ -65,6 +65,7 @@ AgentFactory = Callable[[AgentConfig], Agent]
 _BUILT_IN: dict[str, str] = {
     "no-memory": "memstore.harness.run.stubs:NoMemoryAgent",
     "trusting": "memstore.harness.run.stubs:TrustingAgent",
+    "blind-trusting": "memstore.harness.run.stubs:BlindTrustingAgent",
     "jit-verify": "memstore.harness.run.stubs:JitVerifyAgent",
 }
 BUILT_IN = tuple(_BUILT_IN)

@@ -26,7 +26,9 @@ __all__ = [
     "field_name",
     "identifiers",
     "instruction_skips",
+    "linked_names",
     "name_pattern",
+    "same_name",
     "names_like",
     "names_near",
     "shared_entries",
@@ -83,6 +85,30 @@ def name_pattern(subject: str) -> str:
     if len(stems) == 1:
         return rf"(?<![A-Za-z0-9]){stems[0]}"
     return "|".join(rf"{a}\w*[\W_]*{b}" for a, b in itertools.pairwise(stems))
+
+
+_QUOTED = re.compile(r"\"(?P<double>[^\"\n]{2,80})\"|'(?P<single>[^'\n]{2,80})'|`(?P<code>[^`\n]{2,80})`")
+
+
+def linked_names(line: str, subject: str) -> list[str]:
+    """The other names a line gives beside the subject, where it mentions the subject without
+    giving it a value: the quoted strings and code spans of a test's table row (``(3,
+    'RETRY_LIMIT_3', 'maxAttempts3', 'Attempts allowed (service 3)')``) or of a doc's "also
+    called `maxAttempts3`". A careful reader follows them: they are what the file says the
+    subject is called elsewhere. Values and the subject's own spellings are left out."""
+    if not re.search(name_pattern(subject), line, re.IGNORECASE) or definition(line) is not None:
+        return []
+    found = []
+    for match in _QUOTED.finditer(line):
+        name = (match.group("double") or match.group("single") or match.group("code")).strip()
+        if _norm(name) != _norm(subject) and not re.fullmatch(r"v?\d[\w.]*", name) and name != "None":
+            found.append(name)
+    return list(dict.fromkeys(found))
+
+
+def same_name(key: str, name: str) -> bool:
+    """Whether a key is ``name`` in another spelling (``max_attempts_3`` and ``maxAttempts3``)."""
+    return _norm(key) == _norm(name) != ""
 
 
 def names_like(name: str, subject: str) -> bool:

@@ -24,6 +24,8 @@ SESSION_COLUMNS = (
     "task",
     "surface",
     "user",
+    "scenario_kind",
+    "stratum",
     "index",
     "handed",
     "injected_chars",

@@ -36,6 +36,7 @@ class Known:
     fact: str
     used: Memory | None = None  # the version relied on: the memory, or the correction stored in its place
     validated: bool = False  # verified to hold as it stands
+    left_out: int = 0  # citations the agent did not follow (their lines no longer name what they did)
 
 
 class Budget:
@@ -79,18 +80,30 @@ class Program:
     def _search(self, pattern: str, *, literal: bool = False) -> list[Hit]:
         return self.tools.search(pattern, literal=literal) if self.budget.search() else []
 
-    def _definitions(self, subject: str) -> list[Hit]:
-        """Where the subject is given a value: its name searched, then the value found there."""
-        found = [h for h in self._search(craft.name_pattern(subject)) if _names(h.text, subject, strict=True)]
-        values = list(dict.fromkeys(d.bare for h in found if (d := craft.definition(h.text)) is not None))
-        if values:
-            pattern = "|".join(rf"(?<![\w.]){re.escape(v)}(?![\w.])" for v in values)
-            more = [
-                h
-                for h in self._search(pattern)
-                if h not in found and _names(h.text, subject, strict=False) and _value_in(h.text, values)
-            ]
-            found += more
+    def _definitions(self, subject: str, also: tuple[str, ...] = ()) -> list[Hit]:
+        """Where the subject is given a value, found as a careful reader finds it: its name
+        searched in every spelling; then, in one more search, the names the lines mentioning it
+        give beside it (a test's table of what each setting is called where) and the value found.
+        A line giving a value under one of those names is a place, and so is a line holding the
+        value under a key that shares a word with the subject. A value under an unrelated name is
+        not: nothing says it is the same setting (it may be a constant that happens to agree)."""
+        hits = self._search(craft.name_pattern(subject))
+        found = [h for h in hits if _names(h.text, subject, strict=True)]
+        aliases = list(dict.fromkeys(a for h in hits if h not in found for a in craft.linked_names(h.text, subject)))
+        values = list(dict.fromkeys([*also, *(d.bare for h in found if (d := craft.definition(h.text)) is not None)]))
+        if not values and not aliases:
+            return found
+        pattern = "|".join(
+            [*(rf"(?<![\w.]){re.escape(v)}(?![\w.])" for v in values), *(re.escape(a) for a in aliases)]
+        )
+        for hit in self._search(pattern):
+            d = craft.definition(hit.text)
+            if hit in found or d is None:
+                continue
+            if any(craft.same_name(d.key, a) for a in aliases) or (
+                d.bare in values and craft.shares_a_word(d.key, subject)
+            ):
+                found.append(hit)
         return found
 
     def _openable(self, paths: Iterable[str]) -> list[str]:
@@ -105,6 +118,10 @@ class Program:
     def _skipped(self, path: str) -> bool:
         return any(_names_path(instruction, path) for instruction in self.skips)
 
+    def _left_out(self) -> bool:
+        """Whether a memory's citation was left out: the place it named must be looked for."""
+        return any(k.left_out for k in self.relevant)
+
     def _memory_places(self) -> list[tuple[str, int]]:
         return [(c.path, line) for k in self.relevant for c in k.citations for line in (c.line,)]
 
@@ -114,7 +131,7 @@ class Program:
         # A memory that names the places a setting is kept is followed; one that names a single
         # place (its value, say) is a start, and the agent still looks for the others.
         places = list(dict.fromkeys(self._memory_places()))
-        explored = len(places) < 2
+        explored = len(places) < 2 or self._left_out()
         if explored:
             places += [(h.path, h.line) for h in self._definitions(intent.subject) if (h.path, h.line) not in places]
         edited: list[tuple[str, int]] = []
@@ -250,11 +267,13 @@ class Program:
     def review(self, pr: PullRequest) -> None:
         changed = set(pr.changed_files)
         tied = [k for k in self.relevant if {c.path for c in k.citations} & changed]
+        elsewhere = False  # a memory tied the change to another file: it is followed, not explored
         for known in tied:
             together = sorted({c.path for c in known.citations} & changed)
             for path in sorted({c.path for c in known.citations} - changed):
                 self.tools.flag(path, f"changes together with {', '.join(together)}")
-        if tied:
+                elsewhere = True
+        if elsewhere and not self._left_out():
             return
         flagged: list[Hit] = []
         for entry, siblings in _entry_additions(pr.diff):
@@ -266,13 +285,14 @@ class Program:
                     self.tools.flag(path, note)
                     flagged.append(Hit(path, 1, ""))
         for key, old in _value_changes(pr.diff):
-            for hit in self._search(rf"(?<![\w.]){re.escape(old)}(?![\w.])"):
+            # The places that hold what the pull request changes, found as for a change (the
+            # key's name, what the repository says it is called elsewhere, its old value).
+            for hit in self._definitions(key, also=(old,)):
                 found = craft.definition(hit.text)
                 if hit.path in changed or found is None or found.bare != old:
                     continue
-                if craft.shares_a_word(found.key, key) or craft.names_like(found.key, key):
-                    self.tools.flag(hit.path, f"still holds {old}, which the pull request changes in {key}")
-                    flagged.append(hit)
+                self.tools.flag(hit.path, f"still holds {old}, which the pull request changes in {key}")
+                flagged.append(hit)
         if self.learn and flagged:
             places = [(h.path, h.line) for h in flagged if h.text] + _changed_places(pr.diff)
             keys = ", ".join(sorted({d.key for _, _, t in _places_text(self, places) if (d := craft.definition(t))}))

@@ -14,10 +14,13 @@ These are modelling choices, not measurements; the README shows how results move
 With memory, a stub acts on the memories it finds relevant (they share words with the task,
 or cite a file the pull request changes) and does not explore what they cover:
 
-- ``trusting`` uses memories as they are stored: it edits the lines a memory cites at the
-  stored line numbers (a citation that moved sends it to the wrong line), answers with the
-  value the fact states (a stale fact gives a stale answer), flags the files a memory ties to
-  the changed ones, and follows instructions such as "never edit the docs".
+- ``trusting`` believes memories as they are stored but reads the code they cite: it edits the
+  lines a memory cites when the line at the stored number still names what it named (a citation
+  that moved is left out, and it looks for that place itself), answers with the value the fact
+  states (a stale fact gives a stale answer), flags the files a memory ties to the changed ones,
+  and follows instructions such as "never edit the docs".
+- ``blind-trusting``, the harm probe, does the same without reading the cited lines: a citation
+  that moved sends its edit to whatever line now has that number (the worst case).
 - ``jit-verify`` verifies every memory first (the seeds' loop): it acts on re-anchored
   citations and corrected values, stores the corrections, retires what has nothing behind
   it, refreshes what it validated and used, and explores what no usable memory covers.
@@ -41,7 +44,7 @@ from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify import VerdictStatus
 from memstore.verify.claims import terms
 
-__all__ = ["AgentConfig", "JitVerifyAgent", "NoMemoryAgent", "TrustingAgent"]
+__all__ = ["AgentConfig", "BlindTrustingAgent", "JitVerifyAgent", "NoMemoryAgent", "TrustingAgent"]
 
 
 @dataclass(frozen=True)
@@ -128,13 +131,45 @@ class NoMemoryAgent(_Stub):
 
 
 class TrustingAgent(_Stub):
-    """Uses what it is given, as it is stored."""
+    """Trusts what it is given but reads the code it cites: a citation is followed when the line
+    at the stored number still names what it named when it was stored (the same key), and left
+    out otherwise (the agent then looks for that place itself). The fact is believed as stored:
+    a stale value, an abandoned branch's value, an adversarial claim, an instruction."""
 
     name = "trusting"
     role = Role.HARM_PROBE
 
     def assess(self, session: AgentSession, memory: Memory) -> Known | None:
+        cited = tuple(c for c in memory.citations if _still_names(session, c))
+        return Known(memory, cited, memory.fact, used=memory, left_out=len(memory.citations) - len(cited))
+
+
+class BlindTrustingAgent(_Stub):
+    """The harm probe: uses what it is given exactly as stored, without reading the cited lines
+    (a citation that moved sends its edit to whatever line now has that number). The worst case
+    of memory used unverified, not a model of a careful agent."""
+
+    name = "blind-trusting"
+    role = Role.HARM_PROBE
+
+    def assess(self, session: AgentSession, memory: Memory) -> Known | None:
         return Known(memory, memory.citations, memory.fact, used=memory)
+
+
+def _still_names(session: AgentSession, citation: Citation) -> bool:
+    """Whether the line at a citation's stored number names what the cited text named: the key
+    it gave a value (``RETRY_LIMIT_3``), or else one of the identifiers it held. A citation
+    without its text is taken on trust."""
+    lines = session.tools.lines(citation.path)
+    if not lines or not 1 <= citation.line <= len(lines):
+        return False
+    if not citation.snippet:
+        return True
+    then, now = citation.snippet.splitlines()[0], lines[citation.line - 1]
+    was, is_ = craft.definition(then), craft.definition(now)
+    if was is not None:
+        return is_ is not None and craft.same_name(is_.key, was.key)
+    return then.strip() == now.strip() or bool(craft.identifiers(then) & craft.identifiers(now))
 
 
 class JitVerifyAgent(_Stub):

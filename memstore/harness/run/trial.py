@@ -380,6 +380,8 @@ class _Trial:
             **self.unit.key(),
             "role": self.role.value,
             **key,
+            "scenario_kind": self.world.scenario.kind,
+            "stratum": task.stratum,
             "index": index,
             "handed": len(handed),
             "injected_chars": sum(

@@ -1,20 +1,27 @@
 """Generated populations: many repositories with their tasks and memory pools, from a seed.
 
 A scenario file with a ``generator:`` block stands for N synthetic repositories. Each keeps
-settings (invariants) in three places that must agree: a Python service config, a TypeScript
-module and a Markdown table. Some places name a setting differently from the config (an
-*alias*: ``maxAttempts3`` for ``RETRY_LIMIT_3``, "Upload attempts" in the docs), with the
-share ``aliases``: an agent that searches for the setting's name does not find those places,
-and only a memory that cites them (or a lucky reader) does. So what an agent finds without
-memory depends on the repository. A scripted history moves lines, renames files, changes
-values and leaves an abandoned branch; a pool of memories of known truth follows (a share
-``coverage`` of the settings has a memory of where it is kept), and in a share ``flood_share`` of
-the repositories ``flood`` newer memories of unrelated code bury it (so that how a store picks
-what to hand out decides outcomes); tasks on all three surfaces ask to raise a setting, to
-review a change of one, or to say what one is.
+settings (invariants) in up to three places that must agree: a Python service config and,
+with the share ``copies`` each, a TypeScript module and a Markdown table
+(`memstore.harness.scenarios.synthetic`). Some copies name a setting otherwise (an *alias*:
+``maxAttempts3`` for ``RETRY_LIMIT_3``, share ``aliases``). The repository's own test names
+an alias beside the setting with the share ``discoverable``, and a careful agent that reads
+it finds the copy; an alias it does not name has nothing in the working copy that ties it to
+the setting (its value is shared with unrelated *decoys*, share ``decoys``), and only a memory
+that cites it finds it. Each task records its stratum (``discoverable`` when every copy can be
+found from the repository, ``not discoverable`` otherwise), so that memory's effect is
+reported where it comes from. A scripted history moves lines, renames files, changes values
+and leaves an abandoned branch; a pool of memories of known truth follows (a share
+``coverage`` of the settings has a memory of where it is kept; a share ``hard`` has one more
+of a kind a verifier that compares cited lines gets wrong: a claim the line does not make
+behind a literal it holds, another setting's name behind the right value, a true fact that
+mentions a number the line does not hold), and in a share ``flood_share`` of the repositories
+``flood`` newer memories of unrelated code bury it (so that how a store picks what to hand out
+decides outcomes); tasks on all three surfaces ask to raise a setting, to review a change of
+one, or to say what one is.
 
-Truth labels follow from the construction, and the world builder checks them again against
-the built repository. The same seed gives the same population.
+Truth labels follow from the construction (never from `memstore.verify`; where the reference
+verifier disagrees, that is its measured error). The same seed gives the same population.
 """
 
 from __future__ import annotations
@@ -44,8 +51,9 @@ from memstore.harness.scenarios.model import (
 from memstore.harness.scenarios.synthetic import Learned, Repo, Setting, history_of, new_repo, with_value
 from memstore.model import Kind, Surface
 
-__all__ = ["generate"]
+__all__ = ["DISCOVERABLE", "HIDDEN", "generate"]
 
+DISCOVERABLE, HIDDEN = "discoverable", "not discoverable"  # a task's stratum (grading data)
 _CHECK_COMMAND = ("{python}", "tests/check_limits.py")  # the repository's own test, run on the merge
 
 
@@ -97,6 +105,7 @@ def _memories(
         was, now = learned[k], repo.places(k)
         truth_at = Location(s.config, rf"\b{s.name} = (\d+)")
         if rng.random() < coverage:
+            copies = [w for w, kept in (("the web client", s.web_name), ("the docs", s.doc_label)) if kept is not None]
             memories.append(
                 _memory(
                     f"sync-{k}",
@@ -104,7 +113,9 @@ def _memories(
                     Truth.MOVED if (was.places, was.value) != (now, s.value) else Truth.VALID,
                     "owner",
                     f"{s.name} synchronization",
-                    f"{s.name} must match between the service config, the web client and the docs.",
+                    f"{s.name} must match between the service config and {' and '.join(copies)}."
+                    if copies
+                    else f"{s.name} is kept only in the service config.",
                     _cite(was.places),
                     was.label,
                     timedelta(days=rng.randrange(1, 20)),
@@ -136,7 +147,72 @@ def _memories(
         )
         if rng.random() < adversarial:
             memories.append(_adversarial(rng, k, s, repo, truth_at, p.get("_head", "initial")))
-    return memories + _flood(repo, p)
+    return memories + _hard(repo, p) + _flood(repo, p)
+
+
+def _hard(repo: Repo, p: dict[str, Any]) -> list[SeedMemory]:
+    """In a share ``hard`` of the settings, one memory of a kind the reference verifier gets wrong
+    (it compares a fact's literals with the cited lines): an adversarial claim the cited line does
+    not make, behind a literal the line holds (it passes); a slip naming another setting behind
+    this one's value (it passes); a true fact that also gives the service's number (it is
+    refused). Labels from the construction: the verifier's verdicts on these are its error rate.
+    (A stream of its own, so the rest of the population is the same with or without them.)"""
+    rng = random.Random(f"{p['seed']}:{repo.index}:hard")
+    now, found = p.get("_head", "initial"), []
+    for k, s in enumerate(repo.settings):
+        if rng.random() >= p.get("hard", 0.0):
+            continue
+        line = f"{s.config}:{repo.line_of(s.config, f'{s.name} = ')}"
+        truth_at = Location(s.config, rf"\b{s.name} = (\d+)")
+        age = timedelta(hours=rng.randrange(1, 48))
+        others = [j for j, o in enumerate(repo.settings) if o.value != s.value]
+        kind = rng.randrange(3) if others else rng.choice([0, 2])
+        if kind == 0:
+            found.append(
+                _memory(
+                    f"hard-{k}",
+                    Origin.ADVERSARIAL,
+                    Truth.UNSUPPORTED,
+                    "mal",
+                    f"{s.name} source",
+                    f"{s.name} = {s.value} is read from the {s.name} environment variable at start-up.",
+                    [line],
+                    now,
+                    age,
+                )
+            )
+        elif kind == 1:
+            other = repo.settings[rng.choice(others)]
+            found.append(
+                _memory(
+                    f"hard-{k}",
+                    Origin.GENUINE,
+                    Truth.CONTRADICTED,
+                    "owner",
+                    f"{other.name} value",
+                    f"{other.name} is set to {s.value}.",
+                    [line],
+                    now,
+                    age,
+                    claim=Claim(str(s.value), Location(other.config, rf"\b{other.name} = (\d+)")),
+                )
+            )
+        else:
+            found.append(
+                _memory(
+                    f"hard-{k}",
+                    Origin.GENUINE,
+                    Truth.VALID,
+                    "owner",
+                    f"{s.name} value for service {k}",
+                    f"{s.name} is set to {s.value} for service {k}.",
+                    [line],
+                    now,
+                    age,
+                    claim=Claim(str(s.value), truth_at),
+                )
+            )
+    return found
 
 
 def _flood(repo: Repo, p: dict[str, Any]) -> list[SeedMemory]:
@@ -257,6 +333,7 @@ def _tasks(repo: Repo, p: dict[str, Any], history: list[Step]) -> list[Task]:
                     question=f"What is {name} set to?",
                     needs=(f"value-{k}",),
                     answer=str(repo.settings[k].value),
+                    stratum=DISCOVERABLE,  # the question names the setting, whose config a search finds
                 )
             )
         else:
@@ -272,17 +349,26 @@ def _tasks(repo: Repo, p: dict[str, Any], history: list[Step]) -> list[Task]:
                     after=timedelta(hours=2),
                     intent=Intent(IntentAction.SET, s.name, value=str(raised)),
                     needs=(f"sync-{k}",),
-                    check=Check(contains=((s.config, f"{s.name} = {raised}"),), command=_CHECK_COMMAND),
+                    check=Check(
+                        equal=tuple(repo.patterns(k)) if len(repo.places(k)) > 1 else (),
+                        contains=((s.config, f"{s.name} = {raised}"), *repo.decoys.get(k, ())),
+                        command=_CHECK_COMMAND,
+                    ),
+                    stratum=_stratum(s),
                 )
             )
     return tasks
+
+
+def _stratum(s: Setting) -> str:
+    return DISCOVERABLE if s.discoverable else HIDDEN
 
 
 def _review(repo: Repo, t: int, k: int, history: list[Step]) -> Task:
     """A pull request that changes setting ``k`` in the service config alone."""
     s = repo.settings[k]
     branch = f"pr-{t}"
-    path, line = repo.places(k)[0]
+    (path, line), *copies = repo.places(k)
     text = repo.files[path][line - 1]
     history += [
         Step("branch", {"branch": branch, "from": "main"}),
@@ -301,7 +387,8 @@ def _review(repo: Repo, t: int, k: int, history: list[Step]) -> Task:
         after=timedelta(hours=1),
         pull_request=PullRequestSpec(branch, "main", f"Raise {s.name}", f"Raises {s.name} in service {k}."),
         needs=(f"sync-{k}",),
-        findings=(Finding(s.web, f"sync-{k}"), Finding("docs/limits.md", f"sync-{k}")),
+        findings=tuple(Finding(copy, f"sync-{k}") for copy, _ in copies),
+        stratum=_stratum(s),
     )
 
 

@@ -126,6 +126,7 @@ def _task(t: dict[str, Any]) -> Task:
         answer=str(t.get("answer", "")),
         match=AnswerMatch(t.get("match", "value")),
         answer_at=_location(t["answer_at"]) if "answer_at" in t else None,
+        stratum=str(t.get("stratum", "")),
     )
 
 

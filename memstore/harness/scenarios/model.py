@@ -258,7 +258,8 @@ class Task:
     request (``key`` and ``user`` name the session). The rest is grading data, read by
     scoring after the session: ``needs``, ``check``, ``findings``, ``answer``, ``match``,
     ``answer_at`` (where the right answer is read off the code, for a question whose answer an
-    earlier task of the trial may have changed).
+    earlier task of the trial may have changed), ``stratum`` (whether what it needs can be found
+    in the repository: memory's effect is reported per stratum).
     """
 
     key: str
@@ -275,6 +276,7 @@ class Task:
     answer: str = ""
     match: AnswerMatch = AnswerMatch.VALUE
     answer_at: Location | None = None  # the expected answer read off main when the session ends
+    stratum: str = ""  # where the knowledge it needs is: "discoverable" from the repository, or "not discoverable"
 
 
 @dataclass(frozen=True)
@@ -297,6 +299,14 @@ class Scenario:
     source: str = ""
     files: dict[str, bytes] | None = None  # a generated codebase, instead of a fixture directory
     population: dict[str, Any] | None = None  # for a generated scenario: its population's name, description, parameters
+
+    @property
+    def kind(self) -> str:
+        """``generated`` (a population's repository), ``mined`` (from a real release history), or
+        ``hand-written``: results are reported per kind, since each is evidence of another sort."""
+        if self.population is not None or "generated" in self.tags:
+            return "generated"
+        return "mined" if "mined" in self.tags else "hand-written"
 
     def memory(self, key: str) -> SeedMemory:
         return next(m for m in self.memories if m.key == key)
