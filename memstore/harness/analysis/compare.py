@@ -21,7 +21,7 @@ import pandas as pd
 
 from memstore.harness.analysis.metrics import BAD, USABLE
 from memstore.harness.analysis.model import Rate, Role, RunResults
-from memstore.harness.analysis.pairs import memory_pairs, with_roles
+from memstore.harness.analysis.pairs import memory_pairs, task_groups, with_roles
 from memstore.harness.analysis.registry import Direction, Metric, Test, Unit, metrics
 from memstore.harness.stats import (
     adjust_pvalues,
@@ -34,7 +34,17 @@ from memstore.harness.stats import (
     two_proportion_ztest,
 )
 
-__all__ = ["ALPHA", "MIN_EFFECT", "UNPAIRED", "Comparison", "Verdict", "compare_runs", "compare_within", "verdict_of"]
+__all__ = [
+    "ALPHA",
+    "MIN_EFFECT",
+    "UNPAIRED",
+    "Comparison",
+    "Verdict",
+    "compare_groups",
+    "compare_runs",
+    "compare_within",
+    "verdict_of",
+]
 
 ALPHA = 0.05
 MIN_EFFECT = 0.05  # five points: the smallest change worth acting on (the seeds' merge-rate gain was seven)
@@ -77,6 +87,7 @@ class Comparison:
     verdict: Verdict = Verdict.PENDING
     mde: float | None = None
     needed_n: float | None = None
+    group: str = ""  # a comparison within one group of tasks (a kind of scenario, a stratum); "" for all
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: six significant digits (a p-value of 1e-35 stays 1e-35), infinities as None."""
@@ -263,6 +274,27 @@ def compare_within(
             c = _bootstrap(metric, a, b, sessions, seed)
             if c is not None:
                 found.append(c)
+    return _finish(found, alpha, min_effect)
+
+
+def compare_groups(
+    tables: dict[str, pd.DataFrame], *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT
+) -> list[Comparison]:
+    """Task success of every arm against its control within each group of tasks (each kind of
+    scenario, each stratum of discoverability), paired as `compare_within` pairs them; Holm
+    adjusts this family apart from the run's own. Where memory's benefit comes from: a pooled
+    effect says nothing of whether it is knowledge the repository does not offer."""
+    sessions = with_roles(tables["sessions"])
+    roles = dict(zip(sessions.arm, sessions.role, strict=False))
+    success = next(m for m in metrics(test=Test.MCNEMAR) if m.name == "task_success_rate")
+    found: list[Comparison] = []
+    for a, b in _pairs(sessions[["arm", "agent", "store", "role"]]):
+        if roles.get(b) != Role.CONTROL:
+            continue
+        for group, mask in task_groups(sessions):
+            c = _paired_binary(success, a, b, {"sessions": sessions[mask]}, min_effect)
+            if c is not None:
+                found.append(Comparison(**{**asdict(c), "group": group}))
     return _finish(found, alpha, min_effect)
 
 

@@ -15,7 +15,15 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from memstore.harness.analysis.model import ArmResult, Rate, Role, Value
-from memstore.harness.analysis.pairs import control_arm, memory_pairs, paired_with_control, with_roles
+from memstore.harness.analysis.pairs import (
+    KINDS,
+    PAIR_KEY,
+    control_arm,
+    memory_pairs,
+    paired_with_control,
+    task_groups,
+    with_roles,
+)
 from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Test, Unit, metric, metrics
 from memstore.model import Surface
 
@@ -311,6 +319,23 @@ def compute(tables: dict[str, pd.DataFrame]) -> dict[str, ArmResult]:
             )
             for origin in sorted(whole.pairs.origin.unique())
         }
+        per_group = {}
+        for group, mask in task_groups(whole.sessions):
+            sessions_in = whole.sessions[mask]
+            keys = sessions_in[PAIR_KEY].drop_duplicates()
+            scenarios = set(sessions_in.scenario)
+            # A stratum cuts across a trial: what is counted per trial (healing) is left out there.
+            trials_in = whole.trials[whole.trials.scenario.isin(scenarios)] if group in KINDS else whole.trials[:0]
+            per_group[group] = _evaluate(
+                Level.SCENARIO,
+                replace(
+                    whole,
+                    sessions=sessions_in,
+                    pairs=whole.pairs.merge(keys, on=PAIR_KEY),
+                    trials=trials_in,
+                    paired=whole.paired.merge(keys, on=PAIR_KEY),
+                ),
+            )
         first = whole.sessions.iloc[0]
         result[arm] = ArmResult(
             str(first.agent),
@@ -319,5 +344,6 @@ def compute(tables: dict[str, pd.DataFrame]) -> dict[str, ArmResult]:
             _evaluate(Level.OVERALL, whole),
             per_scenario,
             per_origin,
+            per_group,
         )
     return dict(sorted(result.items()))

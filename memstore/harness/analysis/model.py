@@ -70,7 +70,8 @@ def _metrics_from_json(data: Mapping[str, Any]) -> dict[str, Value]:
 
 @dataclass(frozen=True)
 class ArmResult:
-    """One arm's metrics: overall, per scenario and per memory origin."""
+    """One arm's metrics: overall, per scenario, per memory origin, and per group of tasks (each
+    kind of scenario and each stratum of discoverability: `memstore.harness.analysis.pairs.task_groups`)."""
 
     agent: str
     store: str
@@ -78,6 +79,7 @@ class ArmResult:
     overall: Metrics
     per_scenario: Mapping[str, Metrics] = field(default_factory=dict)
     per_origin: Mapping[str, Metrics] = field(default_factory=dict)
+    per_group: Mapping[str, Metrics] = field(default_factory=dict)  # per kind of scenario and per stratum
 
     def rate(self, name: str) -> Rate | None:
         """The overall rate ``name``, or None when it counted nothing."""
@@ -96,6 +98,7 @@ class ArmResult:
             "overall": _metrics_to_json(self.overall),
             "per_scenario": {k: _metrics_to_json(v) for k, v in self.per_scenario.items()},
             "per_origin": {k: _metrics_to_json(v) for k, v in self.per_origin.items()},
+            "per_group": {k: _metrics_to_json(v) for k, v in self.per_group.items()},
         }
 
     @classmethod
@@ -107,6 +110,7 @@ class ArmResult:
             overall=_metrics_from_json(data.get("overall", {})),
             per_scenario={k: _metrics_from_json(v) for k, v in data.get("per_scenario", {}).items()},
             per_origin={k: _metrics_from_json(v) for k, v in data.get("per_origin", {}).items()},
+            per_group={k: _metrics_from_json(v) for k, v in data.get("per_group", {}).items()},
         )
 
 
@@ -124,6 +128,7 @@ class RunResults:
     run: Mapping[str, Any]
     arms: Mapping[str, ArmResult]
     comparisons: tuple[Any, ...] = ()  # `memstore.harness.analysis.compare.Comparison`
+    groups: tuple[Any, ...] = ()  # task success against the control within each group of tasks
 
     def arms_of(self, role: Role) -> list[str]:
         """The names of the arms with ``role``."""
@@ -134,6 +139,7 @@ class RunResults:
             "run": dict(self.run),
             "arms": {name: arm.to_json() for name, arm in self.arms.items()},
             "comparisons": [c.to_dict() for c in self.comparisons],
+            "groups": [c.to_dict() for c in self.groups],
         }
 
     @classmethod
@@ -144,6 +150,7 @@ class RunResults:
             run=dict(data["run"]),
             arms={name: ArmResult.from_json(arm) for name, arm in data["arms"].items()},
             comparisons=tuple(Comparison.from_dict(c) for c in data.get("comparisons", [])),
+            groups=tuple(Comparison.from_dict(c) for c in data.get("groups", [])),
         )
 
 

@@ -8,10 +8,37 @@ import pandas as pd
 from memstore.harness.analysis.model import Role, _guessed_role
 from memstore.harness.run.events import EventKind
 
-__all__ = ["SESSION_KEY", "column", "control_arm", "memory_pairs", "paired_with_control", "with_roles"]
+__all__ = [
+    "KINDS",
+    "SESSION_KEY",
+    "STRATA",
+    "column",
+    "control_arm",
+    "memory_pairs",
+    "paired_with_control",
+    "task_groups",
+    "with_roles",
+]
 
 SESSION_KEY = ["arm", "scenario", "trial", "task"]
 PAIR_KEY = ["scenario", "trial", "task"]
+KINDS = ("hand-written", "mined", "generated")  # `Scenario.kind`: each is evidence of another sort
+STRATA = ("discoverable", "not discoverable")  # `Task.stratum`: whether the repository offers what a task needs
+
+
+def task_groups(sessions: pd.DataFrame) -> list[tuple[str, pd.Series]]:
+    """The groups results are also reported for, each with its mask over ``sessions``: each kind
+    of scenario, then each stratum of discoverability, as far as the sessions hold them (tables
+    written before these columns existed have none)."""
+    found = []
+    for column, values in (("scenario_kind", KINDS), ("stratum", STRATA)):
+        if column not in sessions:
+            continue
+        for value in values:
+            mask = sessions[column].fillna("").astype(str) == value
+            if mask.any():
+                found.append((value, mask))
+    return found
 
 
 def memory_pairs(events: pd.DataFrame) -> pd.DataFrame:

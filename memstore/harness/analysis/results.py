@@ -21,7 +21,7 @@ import pandas as pd
 from memstore import __version__
 from memstore.backends import redact
 from memstore.errors import ConfigurationError
-from memstore.harness.analysis.compare import compare_within
+from memstore.harness.analysis.compare import compare_groups, compare_within
 from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
@@ -158,7 +158,10 @@ def write_run(
             compression={"method": "gzip", "mtime": 0},
         )
     results = RunResults(
-        run=metadata(config), arms=compute(frames), comparisons=tuple(compare_within(frames, seed=config.seed))
+        run=metadata(config),
+        arms=compute(frames),
+        comparisons=tuple(compare_within(frames, seed=config.seed)),
+        groups=tuple(compare_groups(frames)),
     )
     (folder / "results.json").write_text(json.dumps(results.to_json(), indent=2, sort_keys=True) + "\n")
     timings = pd.DataFrame(output.timings)

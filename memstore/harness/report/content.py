@@ -12,11 +12,14 @@ import pandas as pd
 from memstore.harness.analysis.compare import Comparison, Verdict
 from memstore.harness.analysis.metrics import RECALL_KS, memory_pairs
 from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults, Value
+from memstore.harness.analysis.pairs import STRATA
 from memstore.harness.report.gates import Gate
 from memstore.harness.run.agents import BUILT_IN
 from memstore.harness.stats import wilson_ci
 
 __all__ = [
+    "GROUPS_NOTE",
+    "group_rows",
     "Headline",
     "arm_label",
     "confusion",
@@ -107,6 +110,7 @@ def headlines(results: RunResults) -> list[Headline]:
                 f" Of {harm.n:,} paired tasks, it got {harm.k:,} wrong that the control got right (harm) and "
                 f"{rescue.k:,} right that the control got wrong (rescue)."
             )
+        text += _by_stratum(results, name)
         found.append(Headline(text, tone))
     return found
 
@@ -146,6 +150,55 @@ def simulation_notes(results: RunResults) -> list[str]:
             f"{population.get('description', '')} Parameters: {parameters}."
         )
     return notes
+
+
+GROUPS_NOTE = (
+    "Task success against the control within each group of tasks: the kind of scenario (hand-written, mined from "
+    "a real release history, generated), and for generated tasks whether what the task needs can be found in the "
+    "repository (discoverable: named like the setting, or named beside it in the repository's own test) or not. "
+    "A benefit on discoverable tasks is a control that missed what the repository offers; on tasks not "
+    "discoverable it is knowledge only memory holds. McNemar's exact test, Holm-adjusted across this table; "
+    "detection and false invalidation are the arm's own, in that group."
+)
+
+
+def group_rows(results: RunResults) -> list[dict[str, str]]:
+    """Per arm against the control, per group of tasks: task success both ways, the paired
+    difference and its verdict, and the arm's detection and false invalidation there."""
+    rows = []
+    for c in results.groups:
+        arm = results.arms.get(c.a)
+        found = arm.per_group.get(c.group, {}) if arm is not None else {}
+        interval = f" [{100 * c.low:+.1f}, {100 * c.high:+.1f}]" if _finite(c.low) and _finite(c.high) else ""
+        rows.append(
+            {
+                "arm": arm_label(c.a, arm) if arm is not None else c.a,
+                "group": c.group,
+                "tasks": f"{c.n:,}",
+                "success": f"{c.a_value:.3f}",
+                "control": f"{c.b_value:.3f}",
+                "difference": f"{100 * c.diff:+.1f}{interval}",
+                "p": format_p(c.p_adjusted),
+                "verdict": c.verdict.value,
+                "detection": _rate_cell(found.get("detection_recall")),
+                "false_invalidation": _rate_cell(found.get("false_invalidation_rate")),
+            }
+        )
+    return rows
+
+
+def _rate_cell(value: Value) -> str:
+    return f"{value.value:.3f} ({value.k}/{value.n})" if isinstance(value, Rate) else "-"
+
+
+def _by_stratum(results: RunResults, arm: str) -> str:
+    """The headline's clause on where an arm's effect comes from, by stratum of discoverability."""
+    parts = [
+        f"{c.group} {100 * c.diff:+.1f} points ({c.n:,} tasks, {c.verdict.value})"
+        for c in results.groups
+        if c.a == arm and c.group in STRATA
+    ]
+    return f" By stratum: {'; '.join(parts)}." if parts else ""
 
 
 def harm_rows(results: RunResults) -> list[dict[str, str]]:

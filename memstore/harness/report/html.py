@@ -3,7 +3,7 @@ one small script (sortable tables) are inline.
 
 It opens with the headline (each comparison that matters, in a sentence) and, in red, every
 failed gate; then the per-arm table with intervals, what is simulated, harm and rescue, the
-charts, the comparisons, the gates, and drill-down to scenario, task and memory.
+charts, where memory's effect comes from (per kind of scenario and stratum), the comparisons, the gates, and drill-down to scenario, task and memory.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from memstore.harness.report.content import (
     arm_label,
     cost_rows,
     failures,
+    GROUPS_NOTE,
     format_p,
+    group_rows,
     harm_rows,
     headlines,
     simulation_notes,
@@ -125,6 +127,8 @@ def render_html(
             costs=cost_rows(results, timings),
             notes=simulation_notes(results),
             harm=harm_rows(results),
+            groups=group_rows(results),
+            groups_note=GROUPS_NOTE,
             headlines=headlines(results),
             failures=failures(results, gate_list),
         )

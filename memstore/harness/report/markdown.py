@@ -12,8 +12,10 @@ from memstore.harness.report.content import (
     arm_label,
     cost_rows,
     failures,
+    GROUPS_NOTE,
     fmt_ci,
     format_p,
+    group_rows,
     harm_rows,
     headlines,
     simulation_notes,
@@ -91,6 +93,23 @@ def render_markdown(
         cells = " | ".join(fmt_ci(arm.overall.get(m.name)) for m in shown)
         lines.append(f"| {_md(arm_label(name, arm))} | {cells} |")
     lines += ["", "Rates with Wilson 95% intervals and their counts.", ""]
+    groups = group_rows(results)
+    if groups:
+        lines += [
+            "## Where memory's effect comes from",
+            "",
+            "| arm | tasks of | tasks | task success | control | difference, points [95% CI] | adjusted p | verdict "
+            "| detection | false invalidation |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            *[
+                f"| {_md(r['arm'])} | {r['group']} | {r['tasks']} | {r['success']} | {r['control']} | "
+                f"{r['difference']} | {r['p']} | {r['verdict']} | {r['detection']} | {r['false_invalidation']} |"
+                for r in groups
+            ],
+            "",
+            GROUPS_NOTE,
+            "",
+        ]
     notes = simulation_notes(results)
     if notes:
         lines += ["## What is simulated", "", *[f"- {_md(n)}" for n in notes], ""]
