@@ -56,8 +56,8 @@ def _write(target: Path, document: dict[str, object]) -> None:
 def _buildable(
     items: list[Mined], before: GitCodebase, after: GitCodebase, name: str, repo: str, refs: tuple[str, str]
 ) -> tuple[list[Mined], int]:
-    """The memories whose labels the built scenario confirms (the harness checks them at every
-    run), and how many were left out."""
+    """The memories whose claimed values the built scenario holds (the harness checks them at every
+    run; never with the verifier), and how many were left out."""
     import tempfile
 
     from memstore.harness.scenarios.loader import load_file
@@ -133,6 +133,6 @@ def mine_command(
     console().print(
         plain(f"{len(kept)} in the scenario ({shown}) -> {target}")
         + plain(f"; {len(items) - len(kept)} left out (a contradiction with no value to read, or a "
-                f"label the harness's citation checks cannot confirm: {dropped})" if len(items) > len(kept) else "")
+                f"claimed value the built scenario does not hold: {dropped})" if len(items) > len(kept) else "")
     )  # fmt: skip
     console().print(plain(f"check it: memstore scenarios validate {target}"))

@@ -15,6 +15,12 @@ value, at which line; is the function still there, with which defaults; where di
 - ``missing``: the file is gone, and no file took its place;
 - ``unsupported``: an adversarial variant, a plausible fact citing a line that has nothing to do
   with it.
+
+The ``hard`` kind writes memories of two sorts a verifier that compares a fact's literals with
+the cited line gets wrong, labelled like the rest from the syntax trees: a claim the line does
+not make behind the literal it holds (```MAX` = `5` is read from the environment at import
+time``: ``unsupported``, since the tree at ``--to`` assigns a literal), and a true fact about a
+number (a constant, a default) that did not move which also gives its line number (``valid``).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from memstore.verify.codebase import Codebase, ReadStatus
 
 __all__ = ["KINDS", "Mined", "file_text", "mine"]
 
-KINDS = ("constant", "default", "definition", "adversarial")
+KINDS = ("constant", "default", "definition", "adversarial", "hard")
 _MAX_FILE_LINES = 20_000
 _PATTERN_CONSTANT = re.compile(
     r"^\s*(?:export\s+)?(?:const\s+|final\s+|static\s+|var\s+|let\s+)*"
@@ -308,11 +314,59 @@ def mine(
                 new_value=found.value if truth == "contradicted" and found is not None else None,
             )
         )
+    labelled = mined
     if balance:
         mined = _by_truth(mined, budget)
     if "adversarial" in kinds:
         mined += _adversarial(before, after_paths, mined, limit - len(mined), rng)
+    if "hard" in kinds:
+        mined += _hard(labelled, max(2, limit // 10), rng)
     return mined
+
+
+def _hard(genuine: list[Mined], count: int, rng: random.Random) -> list[Mined]:
+    """Up to ``count`` memories of each sort the module docstring names, from constants that are
+    still where they were with the same value (their trees say so: ``valid``); a line number is
+    given for numbers (a verifier comparing literals takes it for a changed value)."""
+    sources = [m for m in genuine if m.kind == "constant" and m.truth == "valid" and m.old_value is not None]
+    numbers = [
+        m
+        for m in genuine
+        if m.kind in {"constant", "default"} and m.truth == "valid" and re.fullmatch(r"v?\d+(?:\.\d+)*", m.old_value or "")
+    ]
+    found: list[Mined] = []
+    for source in rng.sample(sources, min(count, len(sources))):
+        name = source.subject.split(" in ")[0]
+        found.append(
+            Mined(
+                key=f"hard-literal-{source.key}",
+                kind="hard",
+                subject=f"{name} source",
+                fact=f"`{name}` = `{source.old_value}` is read from the environment at import time.",
+                path=source.path,
+                line=source.line,
+                snippet=source.snippet,
+                truth="unsupported",  # the tree at --to assigns a literal: nothing is read
+                old_value=source.old_value,
+            )
+        )
+    for source in rng.sample(numbers, min(count, len(numbers))):
+        found.append(
+            Mined(
+                key=f"hard-line-{source.key}",
+                kind="hard",
+                subject=source.subject,
+                fact=f"{source.fact.removesuffix('.')} (line {source.line}).",
+                path=source.path,
+                line=source.line,
+                snippet=source.snippet,
+                truth="valid",  # same file, same line, same value at --to
+                now_path=source.path,
+                now_line=source.line,
+                old_value=source.old_value,
+            )
+        )
+    return found
 
 
 def _by_truth(mined: list[Mined], budget: int) -> list[Mined]:
