@@ -40,16 +40,21 @@ def test_eval_writes_the_run_folder(tmp_path: Path) -> None:
         "timings.json",
         "trials.csv.gz",
     ]
-    assert len(list((tmp_path / "run" / "shards").iterdir())) == 12  # 2 scenarios x 3 arms x 2 trials
+    assert len(list((tmp_path / "run" / "shards").iterdir())) == 16  # 2 scenarios x 4 arms x 2 trials
     results = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert sorted(results["arms"]) == ["jit-verify/sqlite", "no-memory/sqlite", "trusting/sqlite"]
+    assert sorted(results["arms"]) == [
+        "blind-trusting/sqlite",
+        "jit-verify/sqlite",
+        "no-memory/sqlite",
+        "trusting/sqlite",
+    ]
     assert results["run"]["seed"] == 5
     assert results["run"]["tasks"] == 6  # 3 tasks x 2 trials
     jit = results["arms"]["jit-verify/sqlite"]["overall"]
     assert jit["detection_recall"] == {"k": 8, "n": 8, "value": 1.0}  # four bad memories a trial, each refused
     assert jit["leaks"] == 0
-    assert "memstore eval: 6 tasks x 3 arms" in output
-    assert "eval: 12/12 trials" in output  # plain progress lines when not on a terminal
+    assert "memstore eval: 6 tasks x 4 arms" in output
+    assert "eval: 16/16 trials" in output  # plain progress lines when not on a terminal
 
 
 def test_same_seed_same_files(tmp_path: Path) -> None:

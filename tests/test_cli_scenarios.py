@@ -19,10 +19,11 @@ def test_validate_the_library() -> None:
 
 def test_validate_reports_problems_and_fails(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text((scenarios_dir() / "api-version-moved.yaml").read_text().replace("truth: moved", "truth: valid"))
+    text = (scenarios_dir() / "api-version-contradicted.yaml").read_text()
+    bad.write_text(text.replace("truth: contradicted", "truth: valid"))
     result = CliRunner().invoke(main, ["scenarios", "validate", str(bad)])
     assert result.exit_code == 1
-    assert f"{bad}:25:12: at memories[0].truth: truth 'valid' does not hold at 'main'" in result.output
+    assert f"{bad}:33:12: at memories[1].truth: truth 'valid' does not hold: " in result.output
     assert result.output.endswith("1 problem(s) in 1 file(s)\n")
 
 

@@ -27,17 +27,23 @@ def _session(output: RunOutput, agent: str, task: str) -> dict[str, Any]:
     return next(s for s in output.sessions if s["agent"] == agent and s["task"] == task)
 
 
-def test_a_moved_citation_sends_trusting_to_the_wrong_line_and_jit_verify_to_the_right_one() -> None:
-    output = run_arms(["api-version-moved"], ARMS)
-    edits = {agent: [e["detail"] for e in _events(output, agent, kind="edit")] for agent in ("trusting", "jit-verify")}
+def test_a_moved_citation_sends_blind_trusting_to_the_wrong_line_and_jit_verify_to_the_right_one() -> None:
+    arms = [*ARMS, Arm("blind-trusting", "memory://")]
+    output = run_arms(["api-version-moved"], arms)
+    agents = ("blind-trusting", "trusting", "jit-verify")
+    edits = {agent: [e["detail"] for e in _events(output, agent, kind="edit")] for agent in agents}
     # The version moved from line 12 to 14 of constants.ts; the memory still says 12.
-    assert "src/client/sdk/constants.ts:12" in edits["trusting"]
+    assert "src/client/sdk/constants.ts:12" in edits["blind-trusting"]
     assert "src/client/sdk/constants.ts:14" in edits["jit-verify"]
     assert [e["detail"] for e in _events(output, "jit-verify", kind="reanchor")] == [
         "src/client/sdk/constants.ts:14;server/routes/api.go:8;docs/api-reference.md:37"
     ]
-    assert _session(output, "trusting", "bump-version")["merged"] is False
-    assert _session(output, "trusting", "bump-version")["stale_use"] is True  # the harness saw the wrong line edited
+    assert _session(output, "blind-trusting", "bump-version")["merged"] is False
+    assert _session(output, "blind-trusting", "bump-version")["stale_use"] is True  # the wrong line edited
+    # trusting reads line 12, sees it no longer names the version, and looks for it itself
+    assert "src/client/sdk/constants.ts:12" not in edits["trusting"]
+    assert "src/client/sdk/constants.ts:14" in edits["trusting"]
+    assert _session(output, "trusting", "bump-version")["merged"] is True
     assert _session(output, "jit-verify", "bump-version")["merged"] is True
     assert _session(output, "no-memory", "bump-version")["merged"] is True  # it found the three places itself
 
@@ -139,5 +145,5 @@ def test_agent_config_parse() -> None:
 
 
 def test_unknown_agent_names_the_known_ones() -> None:
-    with pytest.raises(ConfigurationError, match="known: no-memory, trusting, jit-verify, command:CMD"):
+    with pytest.raises(ConfigurationError, match="known: no-memory, trusting, blind-trusting, jit-verify, command:CMD"):
         make_agent("clever")

@@ -67,12 +67,23 @@ def test_unknown_keys_are_errors_with_positions(tmp_path: Path) -> None:
     ]
 
 
-def test_wrong_truth_label_is_an_error(tmp_path: Path) -> None:
-    problems = _problems(tmp_path, MOVED.replace("truth: moved", "truth: valid"))
+CONTRADICTED = (scenarios_dir() / "api-version-contradicted.yaml").read_text()
+
+
+def test_a_label_that_contradicts_the_authors_own_claim_is_an_error(tmp_path: Path) -> None:
+    """The author says where the value is kept and what the memory states: a label those two
+    facts refute is an error in the scenario (the verifier has no say)."""
+    problems = _problems(tmp_path, CONTRADICTED.replace("truth: contradicted", "truth: valid"))
     assert problems == [
-        "s.yaml:25:12: at memories[0].truth: truth 'valid' does not hold at 'main': "
-        "src/client/sdk/constants.ts:12 is moved, server/routes/api.go:8 is valid, docs/api-reference.md:37 is valid"
+        "s.yaml:33:12: at memories[1].truth: truth 'valid' does not hold: src/client/sdk/constants.ts "
+        "(API_VERSION = \"(v[0-9.]+)\") says 'v2.2.0' and the claim states 'v2.1.4'"
     ]
+
+
+def test_a_label_the_verifier_would_judge_otherwise_builds(tmp_path: Path) -> None:
+    """Labels come from the author, never from `memstore.verify`: a moved memory labelled valid
+    builds, and the verifier's verdict on it is measured as its error, not refused."""
+    assert _problems(tmp_path, MOVED.replace("truth: moved", "truth: valid")) == []
 
 
 def test_bad_values_and_references(tmp_path: Path) -> None:
@@ -112,10 +123,10 @@ def test_broken_yaml_is_reported_with_its_position(tmp_path: Path) -> None:
 def test_loading_parses_and_building_is_explicit(tmp_path: Path) -> None:
     """A wrong label is found when the scenario is built (check_labels, validate), not by loading."""
     file = tmp_path / "s.yaml"
-    file.write_text(MOVED.replace("truth: moved", "truth: valid"))
+    file.write_text(CONTRADICTED.replace("truth: contradicted", "truth: valid"))
     (scenario,) = load_file(file)  # parsing alone does not build the repository
     (problem,) = check_labels([scenario])
-    assert str(problem).startswith(f"{file}:25:12: at memories[0].truth: truth 'valid' does not hold at 'main'")
+    assert str(problem).startswith(f"{file}:33:12: at memories[1].truth: truth 'valid' does not hold: ")
     assert read_file(file)[1] == []
 
 

@@ -31,14 +31,16 @@ def population_sample(folder: Path, name: str, repositories: int, **changed: obj
 
 @pytest.fixture(scope="module")
 def agent_run(tmp_path_factory: pytest.TempPathFactory) -> Evaluation:
-    """The library and two population samples (three repositories as they come, two flooded so
-    that retrieval matters): jit-verify and every agent mutant on the reference store, and
-    jit-verify on ranked:."""
+    """The library and two population samples (three repositories, two flooded so that retrieval
+    matters) where the repository itself names few copies of a setting (``discoverable`` 0,
+    more aliases): memory is needed there, so what a mutant breaks shows in outcomes.
+    jit-verify and every agent mutant on the reference store, and jit-verify on ranked:."""
     folder = tmp_path_factory.mktemp("agent-mutants")
+    needs_memory = {"discoverable": 0.0, "aliases": 0.6}
     paths = [
         *default_library_without_population(),
-        population_sample(folder, "population-sample", 3, flood_share=0.0),
-        population_sample(folder, "flooded-sample", 2, flood_share=1.0),
+        population_sample(folder, "population-sample", 3, flood_share=0.0, **needs_memory),
+        population_sample(folder, "flooded-sample", 2, flood_share=1.0, **needs_memory),
     ]
     agents = ["jit-verify", *(f"mutant:{name}" for name in AGENT_MUTANTS)]
     arms = (*iter_arms(agents, ["sqlite:"]), Arm("jit-verify", "ranked:"))
