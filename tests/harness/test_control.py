@@ -72,8 +72,12 @@ class RepositoryReader:
     def _review(self, session: AgentSession, files: dict[str, list[str]]) -> None:
         pr = session.task.pull_request
         assert pr is not None
-        removed = {k: v for line in pr.diff.splitlines() if line.startswith("-") and (g := _given(line[1:])) for k, v in [g]}
-        added = {k: v for line in pr.diff.splitlines() if line.startswith("+") and (g := _given(line[1:])) for k, v in [g]}
+        removed = {
+            k: v for line in pr.diff.splitlines() if line.startswith("-") and (g := _given(line[1:])) for k, v in [g]
+        }
+        added = {
+            k: v for line in pr.diff.splitlines() if line.startswith("+") and (g := _given(line[1:])) for k, v in [g]
+        }
         for key, old in removed.items():
             if added.get(key, old) == old:
                 continue
@@ -84,7 +88,16 @@ class RepositoryReader:
     def _places(self, files: dict[str, list[str]], subject: str, value: str | None) -> list[tuple[str, int]]:
         names = self._names(files, subject)
         if value is None:
-            value = next((v for lines in files.values() for line in lines if (g := _given(line)) and _norm(g[0]) == _norm(subject) for v in [g[1]]), None)
+            value = next(
+                (
+                    v
+                    for lines in files.values()
+                    for line in lines
+                    if (g := _given(line)) and _norm(g[0]) == _norm(subject)
+                    for v in [g[1]]
+                ),
+                None,
+            )
         named, holding = [], []
         for path, lines in sorted(files.items()):
             if path.startswith("tests/"):

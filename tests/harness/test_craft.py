@@ -87,3 +87,14 @@ def test_writing_a_value_then_reading_it_back(key: str, old: int, new: int) -> N
     found = craft.definition(line)
     assert found is not None
     assert (found.key, found.bare) == (key, str(new))
+
+
+def test_the_names_a_line_gives_beside_a_subject_are_followed() -> None:
+    row = "    (3, 'RETRY_LIMIT_3', 'maxAttempts3', 'Attempts allowed (service 3)'),"
+    assert craft.linked_names(row, "RETRY_LIMIT_3") == ["maxAttempts3", "Attempts allowed (service 3)"]
+    assert craft.linked_names("    (4, 'QUEUE_LIMIT_4', None, None),", "QUEUE_LIMIT_4") == []
+    assert craft.linked_names("Also called `maxAttempts3` in the client.", "retryLimit3") == []  # not mentioned
+    assert craft.linked_names("RETRY_LIMIT_3 is also called `maxAttempts3`.", "retryLimit3") == ["maxAttempts3"]
+    assert craft.linked_names('RETRY_LIMIT_3 = "5"', "RETRY_LIMIT_3") == []  # a definition names no alias
+    assert craft.same_name("max_attempts_3", "maxAttempts3")
+    assert not craft.same_name("maxAttempts", "maxAttempts3")

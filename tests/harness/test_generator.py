@@ -78,3 +78,43 @@ def test_labels_hold_and_the_reference_verifier_agrees(tmp_path: Path) -> None:
             seen[truth] += 1
             assert verify_memory(memories[0], template.codebase()).status.usable is truth.usable, key
     assert set(seen) == set(Truth)
+
+
+HIDDEN = {**PARAMS, "copies": 0.8, "aliases": 0.7, "discoverable": 0.3, "decoys": 1.0, "repositories": 3}
+
+
+def test_a_copy_the_repository_does_not_name_has_no_hint_and_decoys_hold_the_same_value(tmp_path: Path) -> None:
+    strata: Counter[str] = Counter()
+    for scenario in generate("pop", "", HIDDEN):
+        codebase = build_template(scenario, tmp_path / scenario.name).codebase()
+        table = "\n".join(codebase.read("tests/check_limits.py").lines)
+        constants = codebase.read("web/src/constants.ts").lines[1:]
+        names = re.findall(r"export const (\w+) = (\d+);", "\n".join(constants))
+        assert names
+        assert all(not re.search(r"\d", name) for name, _ in names)
+        assert all(name not in table for name, _ in names)  # the repository's test names none of them
+        values = Counter(value for _, value in names)
+        assert any(n >= 2 for n in values.values())  # a hidden copy and its decoy, or two decoys, agree
+        for task in scenario.tasks:
+            strata[task.stratum] += 1
+            if task.surface.value == "coding_agent" and task.stratum == "not discoverable":
+                assert len(task.check.equal) >= 2  # every copy must agree
+                assert task.check.contains[1:]  # and no decoy may change
+    assert strata["not discoverable"] > 0
+    assert strata["discoverable"] > 0
+    assert "" not in strata
+
+
+def test_hard_memories_are_ones_the_reference_verifier_gets_wrong(tmp_path: Path) -> None:
+    kinds: Counter[Truth] = Counter()
+    for scenario in generate("pop", "", {**PARAMS, "hard": 1.0, "repositories": 2}):
+        template = build_template(scenario, tmp_path / scenario.name)  # builds: labels are not the verifier's
+        world = template.instantiate(
+            tmp_path / f"{scenario.name}-w", lambda a, c: open_store("memory://", access=a, clock=c)
+        )
+        for key, memories in world.seeded.items():
+            if key.startswith("hard-"):
+                truth = scenario.memory(key).truth
+                kinds[truth] += 1
+                assert verify_memory(memories[0], template.codebase()).status.usable is not truth.usable, key
+    assert set(kinds) == {Truth.UNSUPPORTED, Truth.CONTRADICTED, Truth.VALID}

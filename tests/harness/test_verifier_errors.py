@@ -26,7 +26,9 @@ history:
   - commit: Settings
     label: settings
     edits:
-      - write: {path: services/svc3/config.py, text: "\\"\\"\\"Settings of service 3.\\"\\"\\"\\n\\nRETRY_LIMIT = 40\\n"}
+      - write:
+          path: services/svc3/config.py
+          text: "\\"\\"\\"Settings of service 3.\\"\\"\\"\\n\\nRETRY_LIMIT = 40\\n"
 memories:
   - key: env-claim
     origin: adversarial
@@ -88,5 +90,7 @@ def test_the_run_reports_the_verifiers_miss_and_its_false_invalidation(scenario_
     assert arm.per_group["hand-written"]["detection_recall"] == Rate(0, 1)
     report = (tmp_path / "run" / "report.md").read_text()
     # the report says so, in the group table: detection 0 of 1, false invalidation 1 of 1
-    assert "| jit-verify/sqlite | hand-written | 1 | 1.000 | 1.000 | +0.0 [+0.0, +0.0] | 1 | underpowered | " \
+    assert (
+        "| jit-verify/sqlite | hand-written | 1 | 1.000 | 1.000 | +0.0 [+0.0, +0.0] | 1 | underpowered | "
         "0.000 (0/1) | 1.000 (1/1) |" in report
+    )

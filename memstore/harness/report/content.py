@@ -19,7 +19,6 @@ from memstore.harness.stats import wilson_ci
 
 __all__ = [
     "GROUPS_NOTE",
-    "group_rows",
     "Headline",
     "arm_label",
     "confusion",
@@ -28,6 +27,7 @@ __all__ = [
     "fmt",
     "fmt_ci",
     "format_p",
+    "group_rows",
     "harm_rows",
     "headlines",
     "healing_curves",

@@ -2,8 +2,9 @@
 one small script (sortable tables) are inline.
 
 It opens with the headline (each comparison that matters, in a sentence) and, in red, every
-failed gate; then the per-arm table with intervals, what is simulated, harm and rescue, the
-charts, where memory's effect comes from (per kind of scenario and stratum), the comparisons, the gates, and drill-down to scenario, task and memory.
+failed gate; then the per-arm table with intervals, where memory's effect comes from (per
+kind of scenario and stratum), what is simulated, harm and rescue, the charts, the
+comparisons, the gates, and drill-down to scenario, task and memory.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from memstore.harness.analysis.model import Rate, RunResults, Value
 from memstore.harness.analysis.registry import Level, metrics
 from memstore.harness.report.charts import CHARTS, ChartData
 from memstore.harness.report.content import (
+    GROUPS_NOTE,
     arm_label,
     cost_rows,
     failures,
-    GROUPS_NOTE,
     format_p,
     group_rows,
     harm_rows,

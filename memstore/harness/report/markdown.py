@@ -9,10 +9,10 @@ from memstore.harness.analysis.compare import Comparison, Verdict
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.analysis.registry import Level, metrics
 from memstore.harness.report.content import (
+    GROUPS_NOTE,
     arm_label,
     cost_rows,
     failures,
-    GROUPS_NOTE,
     fmt_ci,
     format_p,
     group_rows,

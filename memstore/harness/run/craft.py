@@ -28,9 +28,9 @@ __all__ = [
     "instruction_skips",
     "linked_names",
     "name_pattern",
-    "same_name",
     "names_like",
     "names_near",
+    "same_name",
     "shared_entries",
     "subject_words",
     "with_entry",
@@ -279,7 +279,7 @@ def identifiers(text: str) -> set[str]:
 
 
 _NAME_QUESTION = re.compile(
-    r"(?i)^\s*(?:which|what)\b.*?\b(?P<kind>header|file|function|helper|variable|key|flag|field|column|name)s?\b"
+    r"(?i)^\s*(?:which|what)\b.*?\b(?P<kind>header|file|function|helper|variable|key|flag|field|column|code|name)s?\b"
 )
 _NAMED = re.compile(r"`(?P<code>[^`\s]{2,80})`|\"(?P<quoted>[^\"\s]{2,80})\"|'(?P<single>[^'\s]{2,80})'")
 

@@ -93,9 +93,7 @@ class Program:
         values = list(dict.fromkeys([*also, *(d.bare for h in found if (d := craft.definition(h.text)) is not None)]))
         if not values and not aliases:
             return found
-        pattern = "|".join(
-            [*(rf"(?<![\w.]){re.escape(v)}(?![\w.])" for v in values), *(re.escape(a) for a in aliases)]
-        )
+        pattern = "|".join([*(rf"(?<![\w.]){re.escape(v)}(?![\w.])" for v in values), *(re.escape(a) for a in aliases)])
         for hit in self._search(pattern):
             d = craft.definition(hit.text)
             if hit in found or d is None:
@@ -237,9 +235,18 @@ class Program:
             )
 
     def _name_by_exploring(self, kind: str, subject: str) -> list[str]:
-        """A name asked for (a header, a file), read off the lines that mention its kind and the subject."""
+        """A name asked for (a header, a file), read off the lines that mention its kind and the
+        subject; for a function, else the first call on the lines that mention the subject."""
         hits = self._search(rf"\b{re.escape(kind)}")
-        return craft.names_near([h.text for h in hits], kind, subject)[:1]
+        found = craft.names_near([h.text for h in hits], kind, subject)[:1]
+        if found or kind not in {"function", "helper"}:
+            return found
+        words = [w for w in craft.subject_words(subject) if w not in {kind, "helper", "function"}]
+        if not words:
+            return []
+        lines = [h.text for h in self._search("|".join(re.escape(w) for w in words))]
+        first = next((m.group(1) for line in lines for m in re.finditer(r"([A-Za-z_][\w.]*)\(", line)), None)
+        return [first] if first else []
 
     def _cited_lines(self, citation: Citation) -> list[str]:
         """The lines a citation names, at the numbers it holds."""
@@ -309,25 +316,46 @@ class Program:
             for k in self.relevant
             if (s := craft.answer_from_fact(k.fact, question) or (None if kind else self._value_at(k.citations)))
         ]
+        if not said and kind == "file" and (defined := _DEFINES.search(question)) is not None:
+            said = self._defining_file(defined.group("name"))
         if not said and kind is not None:
             said = self._name_by_exploring(kind, intent.subject)
         if said:
             command = re.search(r"(?i)\bcommand\b", question) is not None
             self.tools.give_answer(max(said, key=lambda s: len(s.split())) if command else said[0])
             return
-        hits = [
-            h for h in self._search(craft.name_pattern(intent.subject)) if _names(h.text, intent.subject, strict=True)
-        ]
-        found = next((d for h in hits if (d := craft.definition(h.text)) is not None), None)
+        # A qualified name (``Class.CONSTANT``) is written as its last part where it is defined.
+        subject = intent.subject.rpartition(".")[2] if craft.identifiers(intent.subject) else intent.subject
+        hits = self._search(craft.name_pattern(subject))
+        named = [h for h in hits if _names(h.text, subject, strict=True)]
+        if not named:  # a key that is one of the subject's words: the ``test`` script for "test command"
+            words = craft.subject_words(subject)
+            pattern = "|".join(rf"(?<![A-Za-z0-9]){re.escape(w)}(?![A-Za-z0-9])" for w in words)
+            named = [
+                h
+                for h in self._search(pattern)
+                if (d := craft.definition(h.text)) is not None and d.key.lower().strip("\"'") in words
+            ]
+        # The file the question names, where it names one, before any other.
+        named.sort(key=lambda h: PurePosixPath(h.path).name not in question)
+        found = next((d for h in named if (d := craft.definition(h.text)) is not None), None)
         self.tools.give_answer(found.bare if found is not None else "")
         if found is not None and self.learn:
-            hit = next(h for h in hits if craft.definition(h.text) == found)
+            hit = next(h for h in named if craft.definition(h.text) == found)
             self.tools.store_memory(
                 intent.subject,
                 f"{intent.subject} is `{found.bare}` ({found.key}).",
                 [f"{hit.path}:{hit.line}"],
                 "Found while answering a question about it.",
             )
+
+    def _defining_file(self, name: str) -> list[str]:
+        """The file that defines ``name`` (a function, a class), read off a search for its definition."""
+        pattern = rf"^\s*(?:async\s+)?(?:def|class|function)\s+{re.escape(name)}\b"
+        return list(dict.fromkeys(h.path for h in self._search(pattern)))[:1]
+
+
+_DEFINES = re.compile(r"(?i)\bdefines?\s+`?(?P<name>[A-Za-z_][\w.]*)`?")
 
 
 def _names(text: str, subject: str, *, strict: bool) -> bool:

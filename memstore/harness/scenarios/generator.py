@@ -189,7 +189,7 @@ def _hard(repo: Repo, p: dict[str, Any]) -> list[SeedMemory]:
                     Origin.GENUINE,
                     Truth.CONTRADICTED,
                     "owner",
-                    f"{other.name} value",
+                    f"{s.name} value",  # a slip: the note names another setting than the line it cites
                     f"{other.name} is set to {s.value}.",
                     [line],
                     now,

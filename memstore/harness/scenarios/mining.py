@@ -332,7 +332,9 @@ def _hard(genuine: list[Mined], count: int, rng: random.Random) -> list[Mined]:
     numbers = [
         m
         for m in genuine
-        if m.kind in {"constant", "default"} and m.truth == "valid" and re.fullmatch(r"v?\d+(?:\.\d+)*", m.old_value or "")
+        if m.kind in {"constant", "default"}
+        and m.truth == "valid"
+        and re.fullmatch(r"v?\d+(?:\.\d+)*", m.old_value or "")
     ]
     found: list[Mined] = []
     for source in rng.sample(sources, min(count, len(sources))):

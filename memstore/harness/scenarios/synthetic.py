@@ -31,8 +31,12 @@ _WORDS = ["retry", "batch", "quota", "cache", "page", "upload", "session", "expo
 _ALIASES = ["max_attempts", "burst_size", "daily_cap", "keep_items", "per_page", "chunk_count", "idle_limit"]
 _LABELS = ["Attempts allowed", "Burst allowed", "Daily allowance", "Items kept", "Rows shown", "Chunks sent"]
 # Names with no word of any setting: unlinked aliases and decoys are drawn from the same pool.
-_NEUTRAL = [a + b for a in ("peak", "base", "soft", "hard", "outer", "inner") for b in ("Units", "Slots", "Steps", "Marks")]
-_NEUTRAL_LABELS = [f"{a} {b}" for a in ("Units", "Slots", "Steps", "Marks") for b in ("held", "in flight", "per window")]
+_NEUTRAL = [
+    a + b for a in ("peak", "base", "soft", "hard", "outer", "inner") for b in ("Units", "Slots", "Steps", "Marks")
+]
+_NEUTRAL_LABELS = [
+    f"{a} {b}" for a in ("Units", "Slots", "Steps", "Marks") for b in ("held", "in flight", "per window")
+]
 CONSTANTS = "web/src/constants.ts"  # where unlinked web aliases and web decoys are kept
 DOCS = "docs/limits.md"
 
@@ -228,7 +232,8 @@ def _check_script(settings: list[Setting]) -> list[str]:
         "    for k, name, web_name, label in LIMITS:",
         '        kept = {"config": value([f"services/svc{k}/config.py"], rf"^{name} = (\\d+)$")}',
         "        if web_name:",
-        '            kept["web"] = value([f"web/src/limits{k}.ts", f"web/src/limits/{k}.ts"], rf"\\b{web_name} = (\\d+);")',
+        '            web = [f"web/src/limits{k}.ts", f"web/src/limits/{k}.ts"]',
+        '            kept["web"] = value(web, rf"\\b{web_name} = (\\d+);")',
         "        if label:",
         '            kept["docs"] = value(["docs/limits.md"], rf"^\\| {re.escape(label)} \\| (\\d+) \\|$")',
         "        if None in kept.values() or len(set(kept.values())) > 1:",
