@@ -1,8 +1,8 @@
 """Checking a scenario file's data: against the JSON Schema, then against itself.
 
 Every reference resolves (users, memories, labels, branches), every citation parses, every
-pattern compiles, times and durations make sense. (Whether the history applies and the truth
-labels hold is checked by building the scenario: `memstore.harness.scenarios.loader.check_labels`.)
+pattern compiles, times and durations make sense. (Whether the history applies and the claimed
+values hold is checked by building the scenario: `memstore.harness.scenarios.loader.check_labels`.)
 """
 
 from __future__ import annotations

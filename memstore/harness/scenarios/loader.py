@@ -211,9 +211,11 @@ def read_file(file: Path) -> tuple[list[Scenario], list[Problem]]:
 
 
 def check_labels(scenarios: Iterable[Scenario], *, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
-    """Build each hand-written scenario in a scratch folder and check that its history applies
-    and its truth labels hold there; every problem, located in the scenario's file. (Generated
-    scenarios are labelled by construction, and checked again whenever a trial builds one.)"""
+    """Build each hand-written scenario in a scratch folder and check that its history applies,
+    its citations can be anchored and the values its memories claim hold there (never with the
+    verifier: scenarios/README.md, "Where truth labels come from"); every problem, located in
+    the scenario's file. (Generated scenarios are labelled by construction, and checked again
+    whenever a trial builds one.)"""
     from memstore.harness.world import build_problems
 
     chosen = [s for s in scenarios if s.files is None]
