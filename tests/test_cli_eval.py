@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -149,3 +150,35 @@ def test_compare_fails_when_a_later_run_fails_a_gate(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert "FAIL: 1 of 19 gates failed" in result.output  # its arm is another store's: nothing to compare
     assert "Against the first run (paired by task: McNemar, paired bootstrap)" in same.output
+
+
+FAILING_FACTORY = """
+def open_broken(uri, options):
+    raise RuntimeError("cannot reach the memory service")
+"""
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (["--store", "sqlit:"], "unknown store URI 'sqlit:'"),
+        (["--store", "mywrap:open_countin"], "cannot import store module 'mywrap'"),
+        (["--store", "brokenstore:open_broken"], "RuntimeError: cannot reach the memory service"),
+        (["--agent", "jit-verfy"], "unknown agent 'jit-verfy'"),
+    ],
+)
+def test_a_store_or_agent_that_cannot_be_used_is_refused_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: list[str], said: str
+) -> None:
+    """Every store is opened and every agent loaded once, before a world is built: exit 2 in
+    seconds, one line, no run folder, not even the run's banner."""
+    (tmp_path / "brokenstore.py").write_text(FAILING_FACTORY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scenario = str(scenarios_dir() / "api-version-control.yaml")
+    started = time.perf_counter()
+    result = CliRunner().invoke(main, ["eval", scenario, *option, "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    assert time.perf_counter() - started < 10
+    assert said in result.output
+    assert "memstore eval:" not in result.output
+    assert not (tmp_path / "run").exists()

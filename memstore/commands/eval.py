@@ -39,7 +39,7 @@ from memstore.errors import ScenarioError
 from memstore.harness.analysis.results import load_baseline
 from memstore.harness.evaluate import evaluate, run_part
 from memstore.harness.report.terminal import print_summary
-from memstore.harness.run.runner import RunConfig
+from memstore.harness.run.runner import RunConfig, check_config
 
 __all__ = ["eval_command"]
 
@@ -279,6 +279,7 @@ def eval_command(
         if resume is None:
             write_manifest(folder, recipe, config)
 
+    check_config(config)  # a store or an agent that cannot be used is refused before a word of the run
     console(stderr=True).print(
         f"memstore eval: {len(config.scenarios)} scenarios, "
         f"{sum(len(s.tasks) for s in config.scenarios) * config.trials} tasks, "

@@ -52,6 +52,8 @@ def check_store_uri(uri: str) -> None:
             f"store URI {uri!r} has unknown placeholder(s) {', '.join(unknown)}; known: scenario, trial, arm"
         )
     scheme, _, rest = uri.partition(":")
+    if scheme.lower() not in _SERVER_SCHEMES:
+        _open_once(uri)
     if scheme.lower() in _SERVER_SCHEMES:
         shown = redact(uri)  # never a password in a message
         if not names:
@@ -71,6 +73,31 @@ def check_store_uri(uri: str) -> None:
     folder = Path("/" + str(sample)).parent if rest.startswith("//") else sample.parent
     if "{" not in str(Path(rest).parent) and not folder.is_dir():
         raise ConfigurationError(f"store URI {uri!r}: the folder {folder} does not exist")
+
+
+def _open_once(uri: str) -> None:
+    """Open the store a trial would get, in a scratch folder, and close it: an unknown scheme, a
+    factory that cannot be imported or that fails is refused before any world is built. (A
+    server store is not opened here: its schema per trial would be made for nothing.)"""
+    import tempfile
+
+    from memstore.clock import FakeClock
+
+    if "{" in uri:
+        return  # a path per trial: its folder was checked above, and the file is the trial's
+    with tempfile.TemporaryDirectory(prefix="memstore-probe-") as folder:
+        make, _, _ = trial_store(
+            uri, scenario="probe", trial=0, arm="probe", seed=0, expiry=timedelta(days=28), where=Path(folder)
+        )
+        try:
+            store = make(AccessPolicy(), FakeClock())
+        except ConfigurationError:
+            raise
+        except Exception as exc:  # a third-party factory may raise anything
+            raise ConfigurationError(f"store {uri!r} could not be opened: {type(exc).__name__}: {exc}") from exc
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()
 
 
 def _schema_safe(uri: str) -> str:
