@@ -73,13 +73,14 @@ class Evaluation:
 def _checkout_secrets() -> set[Path]:
     """When memstore runs from its own checkout: the parts of it that hold grading data in
     another form (git's object store has every scenario file; reports/ the default run's
-    drill-down; evals/ the populations' parameters)."""
+    drill-down; evals/ the populations' parameters; tests/ the outcomes expected of the
+    library's scenarios)."""
     import memstore
 
     root = Path(memstore.__file__).resolve().parents[1]
     if not (root / "pyproject.toml").is_file() or not (root / ".git").exists():
         return set()
-    return {p for p in (root / ".git", root / "reports", root / "evals") if p.exists()}
+    return {p for p in (root / ".git", root / "reports", root / "evals", root / "tests") if p.exists()}
 
 
 def kept_apart(config: RunConfig, out: Path) -> RunConfig:

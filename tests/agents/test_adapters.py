@@ -1,5 +1,5 @@
 """The Claude Code and Codex CLI adapters (adapters/), run in the sandbox against stand-ins of the
-two CLIs (tests/agents/standins/: NOT the real programs, which need their vendors' APIs). The
+two CLIs (adapters/standins/: NOT the real programs, which need their vendors' APIs). The
 stand-ins check the arguments each adapter passes, reach memory through the MCP configuration
 it hands over, and answer in each CLI's documented output shape; the adapter turns that into
 result.json. What is tested is the adapters' plumbing, not Claude Code or Codex."""
@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from memstore.cli import main
 
 ROOT = Path(__file__).parents[2]
-STANDINS = Path(__file__).parent / "standins"
+STANDINS = ROOT / "adapters" / "standins"  # outside tests/, which a sandboxed agent cannot read
 
 
 @pytest.mark.parametrize(

@@ -153,6 +153,7 @@ def test_an_agent_in_the_sandbox_reaches_nothing_it_should_not(
     port = listener.getsockname()[1]
     checkout = Path(__file__).resolve().parents[2]  # memstore's own checkout: git's objects hold the library
     secrets = [checkout / ".git" / "HEAD", checkout / "reports" / "baseline" / "results.json"]
+    secrets += [checkout / "tests" / "harness" / "test_agents.py"]  # the outcomes expected of the library
     secrets += [fake_home / ".gitconfig", fake_home / ".config" / "token"]
     spec = f"command:{sys.executable} {script} WRITE {port} {markers} {library_file} {out} {scenarios_dir()}"
     spec += "".join(f" {p}" for p in secrets if p.exists())
@@ -166,8 +167,13 @@ def test_an_agent_in_the_sandbox_reaches_nothing_it_should_not(
     assert len(sessions) >= 1
     transcript = out / sessions.transcript.iloc[0]
     probes = [json.loads((out / t / "stdout.txt").read_text()) for t in sessions.transcript]
+    # A checkout in the temporary folder shows its fixture codebases (what working copies are
+    # built from, no grading data); nothing else of it, wherever it is.
+    fixtures = str(checkout / "fixtures") + "/"
     for probe in probes:
-        assert probe["read"] == []  # no store, template, other trial, scenario file, run folder
+        assert [
+            p for p in probe["read"] if not p.startswith(fixtures)
+        ] == []  # no store, template, trial, scenario, run
         assert probe["wrote"] == []
         assert probe["git_write"] is False
         assert probe["env"] == []
@@ -245,7 +251,8 @@ def test_network_host_lets_a_sandboxed_agent_reach_its_api(tmp_path: Path, liste
     found = evaluate(config, tmp_path / "run")
     probe = json.loads((tmp_path / "run" / found.tables["sessions"].transcript.iloc[0] / "stdout.txt").read_text())
     assert probe["network"] is True
-    assert probe["read"] == []
+    fixtures = str(Path(__file__).resolve().parents[2] / "fixtures") + "/"  # a checkout in /tmp shows them
+    assert [p for p in probe["read"] if not p.startswith(fixtures)] == []
 
 
 def test_bwrap_asked_for_where_it_cannot_run_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

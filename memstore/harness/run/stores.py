@@ -30,7 +30,9 @@ def check_store_uri(uri: str) -> None:
 
     A file store named by a bare scheme (``sqlite:``, ``ranked:``, ``agentmem:``) gets a fresh
     file per trial in private scratch space; one naming a path must say with ``{scenario}``,
-    ``{trial}`` and ``{arm}`` how each trial's file differs, and its folder must exist.
+    ``{trial}`` and ``{arm}`` how each trial's file differs, and its folder must exist. Then the
+    store is opened once in a scratch folder (not a server's: that would make a schema for
+    nothing), so an unknown scheme or a factory that fails is refused before any world is built.
 
     Raises:
         ConfigurationError: saying what to write instead.
@@ -51,9 +53,14 @@ def check_store_uri(uri: str) -> None:
         raise ConfigurationError(
             f"store URI {uri!r} has unknown placeholder(s) {', '.join(unknown)}; known: scenario, trial, arm"
         )
+    _check_form(uri, names)
+    if uri.partition(":")[0].lower() not in _SERVER_SCHEMES:
+        _open_once(uri)  # and then it is opened, as a trial would open it
+
+
+def _check_form(uri: str, names: list[str]) -> None:
+    """What can be said of a store URI without opening it (see `check_store_uri`)."""
     scheme, _, rest = uri.partition(":")
-    if scheme.lower() not in _SERVER_SCHEMES:
-        _open_once(uri)
     if scheme.lower() in _SERVER_SCHEMES:
         shown = redact(uri)  # never a password in a message
         if not names:
