@@ -182,3 +182,32 @@ def test_a_store_or_agent_that_cannot_be_used_is_refused_before_anything_runs(
     assert said in result.output
     assert "memstore eval:" not in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_agent_errors_are_shown_with_their_cause_and_kept_out_of_harm(tmp_path: Path) -> None:
+    """The first distinct reasons an agent failed its sessions are in the summary, the gate's
+    message and both reports; a failed session is no harmed task."""
+    agent = tmp_path / "typo_agent.py"
+    agent.write_text(
+        "import json, os\n"
+        "json.dump({'schema_version': 1, 'memories_ops': []}, open(os.environ['MEMSTORE_RESULT'], 'w'))\n"
+    )
+    scenario = str(scenarios_dir() / "api-version-control.yaml")
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        main,
+        ["eval", scenario, "--agent", "no-memory", "--agent", f"command:{sys.executable} {agent}", "--out", str(out)],
+    )
+    assert result.exit_code == 1, result.output  # the agent measured nothing
+    said = (
+        "agent error in 1 session(s): result.json does not match the schema: the result: Additional properties "
+        "are not allowed ('memories_ops' was unexpected)"
+    )
+    assert said in " ".join(result.output.split()), result.output
+    assert "nothing was measured; first: result.json does not match the schema" in " ".join(result.output.split())
+    assert said in (out / "report.md").read_text()
+    assert "memories_ops" in (out / "report.html").read_text()
+    arm = next(a for name, a in json.loads((out / "results.json").read_text())["arms"].items() if "typo" in name)
+    assert arm["overall"]["harm_rate"] is None  # the errored session is no harm
+    assert arm["overall"]["agent_error_rate"] == {"k": 1, "n": 1, "value": 1.0}
+    assert arm["errors"][0]["sessions"] == 1

@@ -25,6 +25,7 @@ from memstore.harness.analysis.pairs import (
     with_roles,
 )
 from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Test, Unit, metric, metrics
+from memstore.harness.run.events import EventKind
 from memstore.model import Surface
 
 __all__ = ["RECALL_KS", "Slice", "compute", "control_arm", "memory_pairs", "paired_with_control", "rate"]
@@ -152,8 +153,9 @@ def _harm_rows(s: Slice) -> tuple[pd.DataFrame, pd.Series]:
 @metric(
     "harm_rate",
     label="harm",
-    counts="paired tasks the control (no memory) got right and this arm got wrong / paired tasks; per origin: "
-    "over tasks handed a memory of that origin, harm where an action repeated such a memory's error",
+    counts="paired tasks the control (no memory) got right and this arm got wrong / paired tasks (a session either "
+    "agent failed is no pair: it counts in agent_error_rate); per origin: over tasks handed a memory of that "
+    "origin, harm where an action repeated such a memory's error",
     direction=Direction.LOWER,
     levels=EVERY_LEVEL,
 )
@@ -337,6 +339,7 @@ def compute(tables: dict[str, pd.DataFrame]) -> dict[str, ArmResult]:
                 ),
             )
         first = whole.sessions.iloc[0]
+        errors = _first_errors(tables["events"], arm)
         result[arm] = ArmResult(
             str(first.agent),
             str(first.store),
@@ -345,5 +348,19 @@ def compute(tables: dict[str, pd.DataFrame]) -> dict[str, ArmResult]:
             per_scenario,
             per_origin,
             per_group,
+            errors,
         )
     return dict(sorted(result.items()))
+
+
+ERRORS_SHOWN = 3
+
+
+def _first_errors(events: pd.DataFrame, arm: str) -> tuple[tuple[str, int], ...]:
+    """The first ``ERRORS_SHOWN`` distinct reasons the agent failed a session (in the order the
+    sessions ran), each with how many sessions failed so: what to fix first."""
+    if events.empty or "kind" not in events:
+        return ()
+    rows = events[(events.arm == arm) & (events.kind == EventKind.AGENT_ERROR)]
+    counts = rows.detail.fillna("").astype(str).value_counts(sort=False)
+    return tuple((message, int(counts[message])) for message in list(counts.index)[:ERRORS_SHOWN])

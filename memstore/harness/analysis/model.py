@@ -80,6 +80,7 @@ class ArmResult:
     per_scenario: Mapping[str, Metrics] = field(default_factory=dict)
     per_origin: Mapping[str, Metrics] = field(default_factory=dict)
     per_group: Mapping[str, Metrics] = field(default_factory=dict)  # per kind of scenario and per stratum
+    errors: tuple[tuple[str, int], ...] = ()  # the first distinct agent errors, each with its sessions
 
     def rate(self, name: str) -> Rate | None:
         """The overall rate ``name``, or None when it counted nothing."""
@@ -99,6 +100,7 @@ class ArmResult:
             "per_scenario": {k: _metrics_to_json(v) for k, v in self.per_scenario.items()},
             "per_origin": {k: _metrics_to_json(v) for k, v in self.per_origin.items()},
             "per_group": {k: _metrics_to_json(v) for k, v in self.per_group.items()},
+            **({"errors": [{"message": m, "sessions": n} for m, n in self.errors]} if self.errors else {}),
         }
 
     @classmethod
@@ -111,6 +113,7 @@ class ArmResult:
             per_scenario={k: _metrics_from_json(v) for k, v in data.get("per_scenario", {}).items()},
             per_origin={k: _metrics_from_json(v) for k, v in data.get("per_origin", {}).items()},
             per_group={k: _metrics_from_json(v) for k, v in data.get("per_group", {}).items()},
+            errors=tuple((str(e["message"]), int(e["sessions"])) for e in data.get("errors", [])),
         )
 
 

@@ -75,11 +75,15 @@ def control_arm(sessions: pd.DataFrame, arm: str) -> str | None:
 
 def paired_with_control(sessions: pd.DataFrame, arm: str) -> pd.DataFrame:
     """The arm's sessions joined with the control's on the same task: ``ok`` (this arm's
-    task_success), ``control_ok``, ``origins`` handed and ``misled_origins``; empty without a control."""
+    task_success), ``control_ok``, ``origins`` handed and ``misled_origins``; empty without a control.
+    A session either agent failed (an agent error) is left out: it is no harm and no rescue, and
+    is counted apart (``agent_error_rate``)."""
     columns = [*PAIR_KEY, "ok", "control_ok", "origins", "misled_origins"]
     control = control_arm(sessions, arm)
     if control is None:
         return pd.DataFrame(columns=columns)
+    if "agent_error" in sessions:
+        sessions = sessions[~sessions.agent_error.astype(str).str.lower().isin(["true", "1", "1.0"])]
     mine = sessions[sessions.arm == arm][[*PAIR_KEY, "task_success", "origins", "misled_origins"]]
     theirs = sessions[sessions.arm == control][[*PAIR_KEY, "task_success"]]
     both = mine.merge(theirs, on=PAIR_KEY, suffixes=("", "_control")).dropna(

@@ -191,6 +191,16 @@ def _rate_cell(value: Value) -> str:
     return f"{value.value:.3f} ({value.k}/{value.n})" if isinstance(value, Rate) else "-"
 
 
+def error_lines(results: RunResults) -> list[str]:
+    """Per arm whose agent failed sessions: the first distinct reasons, with their counts (an
+    errored session is no harm and no rescue: it is counted here and in the agent error rate)."""
+    found = []
+    for name, arm in results.arms.items():
+        for message, sessions in arm.errors:
+            found.append(f"{name}: agent error in {sessions} session(s): {message}")
+    return found
+
+
 def _by_stratum(results: RunResults, arm: str) -> str:
     """The headline's clause on where an arm's effect comes from, by stratum of discoverability."""
     parts = [

@@ -53,7 +53,9 @@ def _integrity(name: str, arm: ArmResult) -> list[Gate]:
         Gate(
             f"{name}: sessions without an agent error > 0",
             not every,
-            f"agent errors in {shown} sessions" + (" (every one): nothing was measured" if every else ""),
+            f"agent errors in {shown} sessions"
+            + (" (every one): nothing was measured" if every else "")
+            + (f"; first: {arm.errors[0][0]}" if arm.errors else ""),
             integrity=True,
         ),
         _infrastructure(name, arm),

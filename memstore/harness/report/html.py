@@ -21,6 +21,7 @@ from memstore.harness.report.content import (
     GROUPS_NOTE,
     arm_label,
     cost_rows,
+    error_lines,
     failures,
     format_p,
     group_rows,
@@ -131,6 +132,7 @@ def render_html(
             groups=group_rows(results),
             groups_note=GROUPS_NOTE,
             headlines=headlines(results),
+            errors=error_lines(results),
             failures=failures(results, gate_list),
         )
     )

@@ -12,6 +12,7 @@ from memstore.harness.report.content import (
     GROUPS_NOTE,
     arm_label,
     cost_rows,
+    error_lines,
     failures,
     fmt_ci,
     format_p,
@@ -84,6 +85,9 @@ def render_markdown(
     if failed:
         lines += [f"**{len(failed)} gate(s) failed:**", "", *[f"- FAILED {_md(f)}" for f in failed], ""]
     lines += [f"- {_md(h.text)}" for h in headlines(results)]
+    errors = error_lines(results)
+    if errors:
+        lines += ["", "**Agent errors** (no harm and no rescue: counted apart):", "", *[f"- {_md(e)}" for e in errors]]
     lines += [
         "",
         "| arm | " + " | ".join(m.name.replace("_", " ") for m in shown) + " |",

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.analysis.registry import Level, metrics
-from memstore.harness.report.content import arm_label, fmt, headlines, simulation_notes, usage_lines
+from memstore.harness.report.content import arm_label, error_lines, fmt, headlines, simulation_notes, usage_lines
 from memstore.harness.report.gates import Gate
 
 __all__ = ["print_summary", "verdict_line"]
@@ -72,6 +72,8 @@ def print_summary(console: Console, results: RunResults, gate_list: list[Gate], 
     for headline in headlines(results):
         style = {"good": "green", "bad": "red"}.get(headline.tone, "")
         console.print(Text(headline.text, style=style))
+    for line in error_lines(results):
+        console.print(Text(line, style="red"))
     for line in usage_lines(results):
         console.print(Text(line))
     for note in simulation_notes(results):
