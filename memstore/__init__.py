@@ -1,6 +1,6 @@
 """memstore: a reference memory store for coding agents, and a harness that measures any store.
 
-The public surface is re-exported here; see DESIGN.md for the contract.
+The public surface is re-exported here; see docs/design.md and docs/store.md for the contract.
 """
 
 from memstore.access import Access, AccessPolicy, Actor

@@ -1,8 +1,8 @@
 """Who may do what with which memory.
 
 Repository facts are scoped by the access a user has on the repository; preferences
-belong to their author alone. The rules are the table in DESIGN.md ("Scope and
-permissions"); every backend enforces them through the functions here so that the
+belong to their author alone. The rules are the scope table of docs/store.md ("The
+rules"); every backend enforces them through the functions here so that the
 rules live in one place.
 
 Visibility comes before permission: a memory the actor may not see is reported as

@@ -19,7 +19,7 @@ DEFAULT_EXPIRY = timedelta(days=28)
 
 @runtime_checkable
 class MemoryStore(Protocol):
-    """A repository-scoped memory store (see DESIGN.md, "The store protocol").
+    """A repository-scoped memory store (see docs/store.md, "The rules" and "Plugging in your own store").
 
     ``capabilities`` lists the optional parts a store supports, such as ``"search"``,
     ``"history"``, ``"permissions"``, ``"expiry"``; the conformance suite marks the

@@ -1,4 +1,4 @@
-"""The store conformance suite: the rules of DESIGN.md as pytest tests any store can run.
+"""The store conformance suite: the rules of docs/store.md as pytest tests any store can run.
 
 Subclass `StoreConformance` in a test module and supply a ``store_factory`` fixture
 that builds a new, empty store from an access policy, a clock and an expiry window::

@@ -1,4 +1,4 @@
-"""Conformance: the sliding expiry window and `sweep()` (DESIGN.md, "Expiry")."""
+"""Conformance: the sliding expiry window and `sweep()` (docs/store.md, "The rules": expiry)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Conformance: who may see and change which memory (DESIGN.md, "Scope and permissions")."""
+"""Conformance: who may see and change which memory (docs/store.md, "The rules": scope)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Random sequences of store, correct, recent, get, refresh, retire, delete, history,
 clock advances, sweeps and access changes run over several users and repositories,
-each checked against an independent model of DESIGN.md's rules. After every step, for
+each checked against an independent model of the rules in docs/store.md. After every step, for
 every user, repository and surface, `recent()` must return exactly what the model says:
 no memory reaches someone not entitled to it, no expired memory comes back, no live
 one is lost.

@@ -1,6 +1,6 @@
 """Just-in-time verification: re-read a memory's citations on the current code before using it.
 
-The only package that talks to git. See DESIGN.md, "Verification".
+The only package that talks to git. See docs/verification.md.
 """
 
 from memstore.verify.citations import CitationCheck, CitationStatus, anchor, line_map, verify_citation

@@ -24,7 +24,7 @@ __all__ = ["CitationCheck", "CitationStatus", "anchor", "line_map", "verify_cita
 
 
 class CitationStatus(StrEnum):
-    """What became of a cited location (DESIGN.md, "Verification")."""
+    """What became of a cited location (docs/verification.md)."""
 
     VALID = "valid"
     MOVED = "moved"

@@ -1,8 +1,8 @@
 """What a run's analysis produces, as values: rates with their counts, each arm's metrics, the
 run's description, its comparisons and results; serialized to and from ``results.json``.
 
-The JSON layout is the one DESIGN.md names: ``{"run": {...}, "arms": {ARM: {"agent",
-"store", "role", "overall", "per_scenario", "per_origin"}}, "comparisons": [...]}``, a rate
+The JSON layout: ``{"run": {...}, "arms": {ARM: {"agent", "store", "role", "overall",
+"per_scenario", "per_origin", "per_group"}}, "comparisons": [...], "groups": [...]}``, a rate
 as ``{"value", "k", "n"}``.
 """
 
