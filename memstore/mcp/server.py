@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import StrictInt
+from pydantic import StrictInt, ValidationError
 
 from memstore import __version__
 from memstore.errors import MemstoreError
@@ -53,9 +53,44 @@ def _tool_errors(fn: F) -> F:
     return call  # type: ignore[return-value]
 
 
+class _Server(MCPServer):
+    """The SDK's server, with errors an agent can act on: arguments that fail validation are
+    named in a sentence (not pydantic's text and its URL), and ``search_memories`` on a store
+    that does not search says so and what to call instead (not "Unknown tool")."""
+
+    def __init__(self, name: str, *, can_search: bool, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self._can_search = can_search
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if name == "search_memories" and not self._can_search:
+            raise ToolError(
+                "search_memories: this store does not search (only a store with the 'search' capability does, "
+                "such as ranked:); call recent_memories for the repository's memories, newest first"
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"{name}: {_plain(exc.__cause__)}") from None
+            raise
+
+
+def _plain(error: ValidationError) -> str:
+    """A validation error as the agent should read it: each argument and what is wrong with it."""
+    said = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem.get("loc", ())) or "the arguments"
+        what = "is required" if problem.get("type") == "missing" else problem.get("msg", "is not valid").lower()
+        said.append(f"'{where}' {what}")
+    return "; ".join(said)
+
+
 def build_server(service: MemoryService, *, name: str = "memstore") -> MCPServer:
     """An MCP server over ``service`` (see the module docstring)."""
-    server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server = _Server(
+        name, can_search=service.can_search, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 

@@ -297,3 +297,32 @@ def test_over_streamable_http_on_localhost(tmp_path: Path, repo: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("store_memory", {"subject": "s", "citations": ["README.md:1"]}, "store_memory: 'fact' is required"),
+        (
+            "store_memory",
+            {"subject": 3, "fact": "f", "citations": "README.md:1"},
+            "store_memory: 'subject' input should be a valid string; 'citations' input should be a valid list",
+        ),
+        ("retire_memory", {"memory_id": "mem_x"}, "retire_memory: 'reason' is required"),
+        ("search_memories", {"query": "API"}, "search_memories: this store does not search"),
+    ],
+)
+def test_a_mistaken_call_is_told_what_to_fix_in_a_sentence(
+    tmp_path: Path, repo: Path, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    """No pydantic text, no link to its documentation; a tool the store lacks says what to call instead."""
+
+    async def body() -> None:
+        async with Client(build_server(_service(f"sqlite:///{tmp_path / 'm.db'}", repo))) as client:
+            error, text = await _call(client, tool, **arguments)
+            assert error
+            assert text.startswith(message), text
+            assert "pydantic" not in text
+            assert "http" not in text
+
+    _run(body)
