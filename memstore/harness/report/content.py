@@ -23,6 +23,7 @@ __all__ = [
     "arm_label",
     "confusion",
     "cost_rows",
+    "error_lines",
     "failures",
     "fmt",
     "fmt_ci",
@@ -225,10 +226,7 @@ def harm_rows(results: RunResults) -> list[dict[str, str]]:
 
 
 def _harm_cells(found: Any) -> dict[str, str]:
-    def cell(value: Value) -> str:
-        return f"{value.value:.3f} ({value.k}/{value.n})" if isinstance(value, Rate) else "-"
-
-    return {"harm": cell(found.get("harm_rate")), "rescue": cell(found.get("rescue_rate"))}
+    return {"harm": _rate_cell(found.get("harm_rate")), "rescue": _rate_cell(found.get("rescue_rate"))}
 
 
 def cost_rows(results: RunResults, timings: dict[str, Any] | None) -> list[dict[str, Any]]:

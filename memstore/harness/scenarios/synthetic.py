@@ -137,20 +137,20 @@ def new_repo(rng: random.Random, index: int, p: dict[str, Any]) -> Repo:
     for k in range(p.get("invariants_per_repository", 4)):
         name = f"{_WORDS[k % len(_WORDS)].upper()}_LIMIT_{k}"
         s = Setting(name, rng.randrange(10, 900), None, None, f"services/svc{k}/config.py", f"web/src/limits{k}.ts")
-        if draw.random() < copies:
-            if draw.random() >= aliases:
-                s.web_name = name
-            elif draw.random() < linked:
-                s.web_name = f"{_camel(_ALIASES[draw.randrange(len(_ALIASES))])}{k}"
-            else:
-                s.web_name, s.web, s.web_linked = neutral.pop(), CONSTANTS, False
-        if draw.random() < copies:
-            if draw.random() >= aliases:
-                s.doc_label = name
-            elif draw.random() < linked:
-                s.doc_label = f"{_LABELS[draw.randrange(len(_LABELS))]} (service {k})"
-            else:
-                s.doc_label, s.doc_linked = neutral_labels.pop(), False
+        web = _copy(draw, copies, aliases, linked)
+        if web == "named":
+            s.web_name = name
+        elif web == "linked":
+            s.web_name = f"{_camel(_ALIASES[draw.randrange(len(_ALIASES))])}{k}"
+        elif web == "hidden":
+            s.web_name, s.web, s.web_linked = neutral.pop(), CONSTANTS, False
+        doc = _copy(draw, copies, aliases, linked)
+        if doc == "named":
+            s.doc_label = name
+        elif doc == "linked":
+            s.doc_label = f"{_LABELS[draw.randrange(len(_LABELS))]} (service {k})"
+        elif doc == "hidden":
+            s.doc_label, s.doc_linked = neutral_labels.pop(), False
         repo.settings.append(s)
     for k, s in enumerate(repo.settings):
         repo.files[s.config] = [f'"""Settings of service {k}."""', "", f"{s.name} = {s.value}", ""]
@@ -174,6 +174,16 @@ def new_repo(rng: random.Random, index: int, p: dict[str, Any]) -> Repo:
     repo.files["tests/check_limits.py"] = _check_script(repo.settings)
     repo.neutral = (neutral, neutral_labels)
     return repo
+
+
+def _copy(draw: random.Random, copies: float, aliases: float, linked: float) -> str | None:
+    """How one copy of a setting is kept: None (no such copy), ``named`` like the setting, ``linked``
+    (an alias the repository's test names) or ``hidden`` (an alias nothing names)."""
+    if draw.random() >= copies:
+        return None
+    if draw.random() >= aliases:
+        return "named"
+    return "linked" if draw.random() < linked else "hidden"
 
 
 def add_decoys(repo: Repo, p: dict[str, Any]) -> Step | None:
