@@ -54,7 +54,8 @@ def test_eval_writes_the_run_folder(tmp_path: Path) -> None:
     jit = results["arms"]["jit-verify/sqlite"]["overall"]
     assert jit["detection_recall"] == {"k": 8, "n": 8, "value": 1.0}  # four bad memories a trial, each refused
     assert jit["leaks"] == 0
-    assert "memstore eval: 6 tasks x 4 arms" in output
+    assert "\n6 tasks x 4 arms" in output
+    assert "Arms: every one on the store sqlite; no-memory (control)." in output
     assert "eval: 16/16 trials" in output  # plain progress lines when not on a terminal
 
 
@@ -104,7 +105,9 @@ def test_the_output_fits_the_terminal(tmp_path: Path, columns: int) -> None:
     assert done.returncode == 0, done.stderr
     lines = (done.stdout + done.stderr).splitlines()
     assert max(len(line) for line in lines) <= columns
-    assert "jit-verify/sqlite" in done.stdout  # arm names whole
+    assert "jit = jit-verify" in done.stdout and "stores @memory, @sqlite" in done.stdout  # short names, a legend
+    headers = [line.split() for line in done.stdout.splitlines() if line.lstrip().startswith("blind@")]
+    assert sorted({h for line in headers for h in line if h.startswith("jit@")}) == ["jit@memory", "jit@sqlite"]
     assert any(line.startswith("success ") for line in done.stdout.splitlines())
     assert "gates passed" in done.stdout
 
@@ -125,7 +128,7 @@ def test_a_failed_gate_fails_the_run_and_the_summary_says_so_first(tmp_path: Pat
     assert result.exit_code == 1, result.output
     first = _summary(result.output)[0]
     assert first == f"FAIL: 1 of 19 gates failed: jit-verify/other-repositories(sqlite): {_SCOPE}"
-    assert f"FAILED jit-verify/other-repositories(sqlite): {_SCOPE}: 1 breach" in result.output
+    assert _summary(result.output)[1] == f"  \u2717 jit-verify/other-repositories(sqlite): {_SCOPE}: 1 breach"
     exploratory = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "again"), "--no-fail"])
     assert exploratory.exit_code == 0, exploratory.output
     assert _summary(exploratory.output)[0].startswith("FAIL: 1 of 19 gates failed")

@@ -103,4 +103,4 @@ def test_eval_gates_against_a_baseline(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 1, result.output
-    assert "FAILED jit-verify/sqlite: merge_rate not regressed: regressed" in result.output
+    assert "\u2717 jit-verify/sqlite: merge_rate not regressed: regressed" in result.output

@@ -22,6 +22,7 @@ from memstore.harness.run.process import read_bounded
 from memstore.harness.run.runner import RunConfig, iter_arms
 from memstore.harness.run.shards import ENGINE
 from memstore.harness.scenarios.loader import load_library
+from memstore.harness.scenarios.sample import sample_tasks
 
 __all__ = ["DEFAULT_AGENTS", "DEFAULT_STORE", "Recipe", "prepare_folder", "read_manifest", "write_manifest"]
 
@@ -30,7 +31,7 @@ DEFAULT_STORE = "sqlite:"
 MANIFEST = "manifest.json"
 _MANIFEST_CAP = 16 * 1024 * 1024
 # What decides the units and their outcomes: a resumed or merged run must agree on all of it.
-IDENTITY = ("scenarios", "stores", "agents", "trials", "seed", "limit", "agent_params")
+IDENTITY = ("scenarios", "stores", "agents", "trials", "seed", "limit", "agent_params", "sample")
 
 
 def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], ...]]:
@@ -86,6 +87,7 @@ def _build(
     isolation: tuple[str, str, tuple[str, ...]] = ("auto", "none", ()),
     max_cost: float | None = None,
     executor: str = "local",
+    sample: int = 0,
 ) -> RunConfig:
     """The run the options describe (scenarios loaded and checked as files)."""
     from memstore.harness.run.sandbox import AgentRuntime, Network, SandboxMode
@@ -106,6 +108,10 @@ def _build(
         library = tuple(load_library(scenarios))
     except ScenarioError as exc:
         raise CommandError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
+    sampled = ""
+    if sample:
+        chosen, drawn = sample_tasks(library, sample, seed)
+        library, sampled = tuple(chosen), drawn.describe()
     agent_config = AgentConfig.parse(agent_params)
     config = RunConfig(
         scenarios=library,
@@ -119,6 +125,7 @@ def _build(
         agent_timeouts=per_agent,
         max_cost=max_cost,
         executor=executor,
+        sample=sampled,
     )
     unknown = sorted({agent for agent, _ in per_agent} - {arm.agent for arm in config.arms})
     if unknown:
@@ -144,6 +151,7 @@ class Recipe:
     agent_env: tuple[str, ...] = ()
     max_cost: float | None = None
     executor: str = "local"
+    sample: int = 0  # tasks drawn from the scenarios (seeded, stratified); 0: every task
 
     def config(self) -> RunConfig:
         """The run (scenarios loaded and checked as files)."""
@@ -160,6 +168,7 @@ class Recipe:
             (self.agent_sandbox, self.agent_network, self.agent_env),
             self.max_cost,
             self.executor,
+            self.sample,
         )
 
     def to_json(self) -> dict[str, Any]:

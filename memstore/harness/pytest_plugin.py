@@ -1,9 +1,17 @@
-"""The pytest plugin: ``pytest evals/`` runs the evaluation through the same engine as ``memstore eval``.
+"""The pytest plugin: memstore's gates as tests, in any project, through the same engine as ``memstore eval``.
 
-Options (all under ``--memstore-``): the store to evaluate, trials, seed, workers, the
-baseline to gate against, and where to write the run folder with its reports. The run
-happens once per test session (the ``memstore_run`` fixture) and the tests of ``evals/``
-assert on its results, so ``pytest evals/ --memstore-store URI`` evaluates anyone's store.
+In a project that holds nothing of memstore's, ``pytest --memstore-store URI`` (or
+``--memstore-scenarios PATH``, or ``--memstore-gates``) collects one test per gate of the run
+(`memstore.harness.report.suite`): ``memstore::jit-verify/URI::contract[forgotten]``,
+``::no_harm``, ``::verifier[detection_recall]``, ``::baseline``... The run happens once, at the
+first of them; each failed gate is a failed test with its message, so every failed gate is
+listed; a failed run's folder is kept and its path printed. The ``memstore_run`` fixture gives
+the same run to tests of one's own.
+
+Options (all under ``--memstore-``): the stores, agents, scenarios and a sample of their tasks,
+trials, seed, workers, the baseline to gate against, and where to keep the run folder. Only
+pytest is imported here: the harness is imported when a run is asked for, so the plugin costs
+nothing in a pytest session that does not use it.
 """
 
 from __future__ import annotations
@@ -11,30 +19,36 @@ from __future__ import annotations
 import fcntl
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from memstore.harness.analysis.model import ArmResult, RunResults
-from memstore.harness.analysis.results import Baseline, load_baseline, load_results, load_tables
-from memstore.harness.evaluate import Evaluation, evaluate
-from memstore.harness.report import gates
-from memstore.harness.run.agents import BUILT_IN
-from memstore.harness.run.runner import RunConfig, iter_arms
-from memstore.harness.scenarios.loader import load_library
+if TYPE_CHECKING:
+    from memstore.harness.analysis.model import ArmResult, RunResults
+    from memstore.harness.analysis.results import Baseline
+    from memstore.harness.evaluate import Evaluation
+    from memstore.harness.report.gates import Gate
+    from memstore.harness.run.runner import RunConfig
 
-__all__ = ["EvalRun", "memstore_run"]
+__all__ = ["EvalRun", "GateItem", "enable_gates", "memstore_run"]
 
 _RUN = pytest.StashKey["EvalRun"]()
+_ENABLED = pytest.StashKey[bool]()
+_FAILED = pytest.StashKey[list[str]]()
+SUITE = "memstore"  # the gate tests' node id: memstore::ARM::KEY
 
 
 @dataclass
 class EvalRun:
-    """The session's evaluation (`evaluate`'s `Evaluation`) and the baseline it is gated against."""
+    """The session's evaluation (`evaluate`'s `Evaluation`), the baseline it is gated against,
+    and every gate of the suite (`memstore.harness.report.suite.suite_gates`)."""
 
     evaluation: Evaluation
     baseline: Baseline | None
+    gates: list[Gate] = field(default_factory=list)
+    baseline_note: str = ""  # why there is no regression gate, when there is none
 
     @property
     def results(self) -> RunResults:
@@ -57,7 +71,13 @@ class EvalRun:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("memstore", "memstore evaluation (pytest evals/)")
+    group = parser.getgroup("memstore", "memstore evaluation: the gates of a run as tests")
+    group.addoption(
+        "--memstore-gates",
+        action="store_true",
+        default=False,
+        help="collect one test per gate of a memstore run (implied by --memstore-store and --memstore-scenarios)",
+    )
     group.addoption(
         "--memstore-store",
         action="append",
@@ -66,11 +86,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="store URI to evaluate; repeat to compare (default: sqlite:, the reference store)",
     )
     group.addoption(
+        "--memstore-agent",
+        action="append",
+        default=[],
+        metavar="AGENT",
+        help="agent to run (no-memory, trusting, blind-trusting, jit-verify, command:CMD...); repeat for several "
+        "(default: the four built-in agents)",
+    )
+    group.addoption(
         "--memstore-scenarios",
         action="append",
         default=[],
         metavar="PATH",
         help="scenario file or folder to run; repeat for several (default: the shipped library)",
+    )
+    group.addoption(
+        "--memstore-sample",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run about N tasks drawn from the scenarios, seeded and stratified (default: every task)",
     )
     group.addoption("--memstore-trials", type=int, default=1, metavar="N", help="trials per scenario (default: 1)")
     group.addoption("--memstore-seed", type=int, default=0, metavar="S", help="run seed (default: 0)")
@@ -87,56 +122,236 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="keep the run folder and its reports here (default: a temporary folder, removed after the session)",
+        help="keep the run folder and its reports here (default: a temporary folder, kept only when a gate failed)",
     )
+
+
+def enable_gates(config: pytest.Config) -> None:
+    """Collect the gate tests in this session (for a conftest.py: ``def pytest_configure(config):
+    enable_gates(config)``), as ``--memstore-gates`` does."""
+    config.stash[_ENABLED] = True
+
+
+def _wanted(config: pytest.Config) -> bool:
+    return bool(
+        config.stash.get(_ENABLED, False)
+        or config.getoption("--memstore-gates")
+        or config.getoption("--memstore-store")
+        or config.getoption("--memstore-scenarios")
+    )
+
+
+def _run_config(config: pytest.Config) -> RunConfig:
+    """The run the options describe (the same `RunConfig` ``memstore eval`` would make)."""
+    from memstore.harness.run.agents import BUILT_IN
+    from memstore.harness.run.runner import RunConfig, iter_arms
+    from memstore.harness.scenarios.loader import load_library
+    from memstore.harness.scenarios.sample import sample_tasks
+
+    scenarios = load_library(config.getoption("--memstore-scenarios"))
+    seed, sample, note = config.getoption("--memstore-seed"), config.getoption("--memstore-sample"), ""
+    if sample:
+        scenarios, drawn = sample_tasks(scenarios, sample, seed)
+        note = drawn.describe()
+    return RunConfig(
+        scenarios=tuple(scenarios),
+        arms=tuple(
+            iter_arms(
+                config.getoption("--memstore-agent") or BUILT_IN, config.getoption("--memstore-store") or ("sqlite:",)
+            )
+        ),
+        trials=config.getoption("--memstore-trials"),
+        seed=seed,
+        workers=config.getoption("--memstore-workers"),
+        sample=note,
+    )
+
+
+def _planned(run_config: RunConfig) -> list[tuple[str, str]]:
+    """The suite's gates, (arm, key), from the arms' declared roles (no unit runs)."""
+    from memstore.harness.report.suite import PlannedArm, plan
+    from memstore.harness.run.agents import arm_role, make_agent
+    from memstore.harness.run.runner import check_config
+    from memstore.harness.run.stores import store_capabilities
+
+    check_config(run_config)  # an agent or store that cannot be used is an error at collection
+    arms = [
+        PlannedArm(arm.name, arm.agent, arm_role(make_agent(arm.agent), _Capable(store_capabilities(arm.store))))
+        for arm in run_config.arms
+    ]
+    return plan(arms, hand_written=any(s.kind == "hand-written" for s in run_config.scenarios))
+
+
+@dataclass(frozen=True)
+class _Capable:
+    capabilities: frozenset[str]
+
+
+class _Suite(pytest.Collector):
+    """The node the gate tests hang from (``memstore``)."""
+
+    def collect(self) -> list[pytest.Item]:
+        return []
+
+
+class GateFailed(Exception):
+    """A gate of the run failed: its message, and where the run folder is."""
+
+
+class GateItem(pytest.Item):
+    """One gate of the run: ``memstore::ARM::KEY``."""
+
+    def __init__(self, *, arm: str, key: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.arm, self.key = arm, key
+
+    def runtest(self) -> None:
+        found = _the_run(self.config)
+        if self.key == "baseline":
+            mine = [g for g in found.gates if g.arm == self.arm and g.key.startswith("baseline[")]
+        else:
+            mine = [g for g in found.gates if g.arm == self.arm and g.key == self.key]
+        if not mine:
+            raise GateFailed(f"{self.arm} {self.key}: this gate was planned but the run did not make it")
+        failed = [g for g in mine if not g.passed]
+        if failed:
+            self.config.stash.setdefault(_FAILED, []).append(self.nodeid)
+            lines = [f"{g.name}: {g.message}" for g in failed]
+            raise GateFailed("\n".join([*lines, f"run folder (kept): {found.folder}"]))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, GateFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, 0, f"{SUITE}::{self.arm}::{self.key}"
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not _wanted(config):
+        return
+    suite = _Suite.from_parent(session, name=SUITE, nodeid=SUITE)
+    asked = _asked(config)
+    compared = set(asked.baseline.results.arms) if asked.baseline is not None else set()
+    gates = [
+        GateItem.from_parent(suite, name=f"{arm}::{key}", arm=arm, key=key)
+        for arm, key in _planned(asked.config)
+        if key != "baseline" or arm in compared
+    ]
+    config.hook.pytest_collectreport(report=pytest.CollectReport(SUITE, "passed", None, gates))  # counted as collected
+    items += gates
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """The run the options ask for, and the baseline it is gated against (with why, when none)."""
+
+    config: RunConfig
+    baseline: Baseline | None
+    note: str
+
+
+_ASKED = pytest.StashKey[_Asked]()
+
+
+def _asked(config: pytest.Config) -> _Asked:
+    found = config.stash.get(_ASKED, None)
+    if found is not None:
+        return found
+    from memstore.harness.analysis.results import load_baseline, scenario_set_hash
+
+    run_config = _run_config(config)
+    baseline, note = None, ""
+    baseline_file = config.getoption("--memstore-baseline")
+    if baseline_file and baseline_file.exists():
+        baseline = load_baseline(baseline_file)
+        if baseline.results.run["scenario_set_hash"] != scenario_set_hash(run_config.scenarios):
+            baseline, note = None, f"the baseline {baseline_file} ran another scenario set: no regression gate"
+    else:
+        note = f"no baseline at {baseline_file} (--memstore-baseline RUN): no regression gate"
+    found = _Asked(run_config, baseline, note)
+    config.stash[_ASKED] = found
+    return found
 
 
 @pytest.fixture(scope="session")
 def memstore_run(request: pytest.FixtureRequest) -> EvalRun:
-    """Run the default scenario library once for the whole test session."""
-    config = request.config
+    """The run of the options given (the shipped library by default), once for the whole session."""
+    return _the_run(request.config)
+
+
+def _the_run(config: pytest.Config) -> EvalRun:
     found = config.stash.get(_RUN, None)
     if found is not None:
         return found
-    stores = tuple(config.getoption("--memstore-store") or ["sqlite:"])
-    run_config = RunConfig(
-        scenarios=tuple(load_library(config.getoption("--memstore-scenarios"))),
-        arms=tuple(iter_arms(BUILT_IN, stores)),
-        trials=config.getoption("--memstore-trials"),
-        seed=config.getoption("--memstore-seed"),
-        workers=config.getoption("--memstore-workers"),
-    )
+    from memstore.harness.report.suite import suite_gates
+
+    asked = _asked(config)
+    run_config, baseline = asked.config, asked.baseline
     kept = config.getoption("--memstore-report")
-    baseline_file = config.getoption("--memstore-baseline")
-    baseline = load_baseline(baseline_file) if baseline_file and baseline_file.exists() else None
     if hasattr(config, "workerinput"):  # a pytest-xdist worker: one runs it, the others read its folder
-        shared = request.getfixturevalue("tmp_path_factory").getbasetemp().parent
-        found = EvalRun(_once(run_config, kept or shared / "memstore-evals", shared / "memstore-evals.lock"), baseline)
+        shared = Path(config.option.basetemp).parent
+        evaluation = _once(run_config, kept or shared / "memstore-evals", shared / "memstore-evals.lock", baseline)
     else:
         folder = kept or Path(tempfile.mkdtemp(prefix="memstore-evals-"))
         if kept is None:
-            config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
-        found = EvalRun(evaluate(run_config, folder), baseline)
+            config.add_cleanup(lambda: None if config.stash.get(_FAILED, []) else shutil.rmtree(folder, True))
+        from memstore.harness.evaluate import evaluate
+
+        evaluation = evaluate(run_config, folder, baseline=baseline)
+    hand_written = {s.name for s in run_config.scenarios if s.kind == "hand-written"}
+    gates = suite_gates(evaluation.results, evaluation.tables, evaluation.gates, hand_written)
+    found = EvalRun(evaluation, baseline, gates, asked.note)
     config.stash[_RUN] = found
     return found
 
 
-def _once(config: RunConfig, folder: Path, lock: Path) -> Evaluation:
+def _once(config: RunConfig, folder: Path, lock: Path, baseline: Baseline | None) -> Evaluation:
     """The run of ``config`` in ``folder``, made by the first pytest-xdist worker that asks for it
     (under a file lock) and read back from the folder by the others (pytest removes the folder
-    with its other old temporary folders)."""
+    with its other old temporary folders, three sessions later)."""
+    from memstore.harness.analysis.compare import compare_runs
+    from memstore.harness.analysis.results import load_results, load_tables
+    from memstore.harness.evaluate import Evaluation, evaluate
+    from memstore.harness.report import gates
+
     done = folder / ".memstore-evals-done"
     with lock.open("w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         if not done.exists():
-            evaluation = evaluate(config, folder)
+            evaluation = evaluate(config, folder, baseline=baseline)
             done.write_text("", encoding="utf-8")
             return evaluation
     results, tables = load_results(folder), load_tables(folder)
     failures = tables["failures"].to_dict("records") if not tables["failures"].empty else []
-    return Evaluation(config, results, tables, gates(results), [], failures, folder, 0.0)
+    against = []
+    if baseline is not None:
+        against = compare_runs(
+            results, baseline.results, current_sessions=tables["sessions"], baseline_sessions=baseline.sessions
+        )
+    return Evaluation(config, results, tables, gates(results, against), against, failures, folder, 0.0)
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if not _wanted(config):
+        return None
     stores = ", ".join(config.getoption("--memstore-store") or ["sqlite:"])
-    return f"memstore: stores {stores}; seed {config.getoption('--memstore-seed')}"
+    return f"memstore: stores {stores}; seed {config.getoption('--memstore-seed')}; one test per gate"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    asked = session.config.stash.get(_ASKED, None)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if asked is not None and asked.note and reporter is not None:
+        reporter.write_line(f"memstore: {asked.note}")
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    found = config.stash.get(_RUN, None)
+    if found is None:
+        return
+    failed = config.stash.get(_FAILED, [])
+    verdict = f"{len(failed)} gate test(s) failed" if failed else "every gate test passed"
+    kept = " (kept)" if failed or config.getoption("--memstore-report") else " (removed: nothing failed)"
+    terminalreporter.write_line(f"memstore: {verdict}; run folder {found.folder}{kept}")

@@ -1,16 +1,72 @@
-"""The pytest plugin is installed and offers its options."""
+"""The pytest plugin brings memstore's gates to any project: one test per gate, every failed one
+listed, a failed run's folder kept. Each test runs pytest in a temporary project that holds
+nothing of memstore's but a store of its own."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+# Hand-written scenarios with bad memories the verifier catches and corrections to supersede.
+CHOSEN = ("api-version-moved.yaml", "db-pool-contradicted.yaml", "logging-abandoned-branch.yaml")
+
+# A team's store, in a file of its own: a wrapper around memstore's in-memory store. The broken
+# one keeps a correction as a new memory, so the wrong version stays active beside it.
+STORES = '''
+from memstore.backends import resolve_backend
+
+
+class Forwarding:
+    def __init__(self, inner):
+        self.inner = inner
+        self.capabilities = inner.capabilities
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+class DropsCorrections(Forwarding):
+    def store(self, draft, *, actor, surface, supersedes=None):
+        return self.inner.store(draft, actor=actor, surface=surface, supersedes=None)
+
+
+def open_good(uri, options):
+    return Forwarding(resolve_backend("memory:")("memory:", options))
+
+
+def open_broken(uri, options):
+    return DropsCorrections(resolve_backend("memory:")("memory:", options))
+'''
+
+
+def _pytest(project: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "teamstore.py").write_text(STORES)
+    # --opt=VALUE: pytest takes a lone argument naming a path as where the project's root is
+    scenarios = [f"--memstore-scenarios={SCENARIOS / name}" for name in CHOSEN]
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *scenarios,
+         "--memstore-agent", "no-memory", "--memstore-agent", "jit-verify", "--memstore-workers", "1", *options],
+        capture_output=True, text=True, check=False, cwd=project, env=env,
+    )  # fmt: skip
 
 
 def test_plugin_options_are_registered() -> None:
     done = subprocess.run([sys.executable, "-m", "pytest", "--help"], capture_output=True, text=True, check=True)
     for option in (
+        "--memstore-gates",
         "--memstore-store=URI",
+        "--memstore-agent=AGENT",
+        "--memstore-scenarios=PATH",
+        "--memstore-sample=N",
         "--memstore-trials=N",
         "--memstore-seed=S",
         "--memstore-baseline=RUN",
@@ -18,6 +74,66 @@ def test_plugin_options_are_registered() -> None:
         "--memstore-workers=N",
     ):
         assert option in done.stdout, option
+
+
+def test_without_its_options_the_plugin_adds_no_test(tmp_path: Path) -> None:
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only"],
+        capture_output=True, text=True, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    assert "test_one.py::test_one" in done.stdout
+    assert "memstore::" not in done.stdout
+
+
+@pytest.mark.slow
+def test_an_empty_project_runs_every_gate_and_a_good_store_passes(tmp_path: Path) -> None:
+    done = _pytest(tmp_path / "project", "--memstore-store", "teamstore:open_good")
+    assert done.returncode == 0, done.stdout[-3000:]
+    passed = re.findall(r"^PASSED (memstore::\S+)", done.stdout, re.M)
+    arm = "jit-verify/teamstore:open_good"
+    assert f"memstore::{arm}::contract[unsuperseded]" in passed
+    assert f"memstore::{arm}::no_harm" in passed
+    assert f"memstore::{arm}::verifier[detection_recall]" in passed
+    assert "memstore::no-memory/teamstore:open_good::integrity[agent_errors]" in passed
+    assert len(passed) == 2 * (4 + 15) + 1 + 3  # integrity and contract per arm; no harm; the verifier's bars
+    assert "memstore: no baseline at reports/baseline (--memstore-baseline RUN): no regression gate" in done.stdout
+    folder = re.search(r"^memstore: every gate test passed; run folder (\S+) \(removed", done.stdout, re.M)
+    assert folder is not None, done.stdout[-2000:]
+    assert not Path(folder.group(1)).exists()  # a passing run leaves nothing behind
+
+
+@pytest.mark.slow
+def test_a_store_that_drops_corrections_fails_every_gate_it_breaks_and_keeps_its_run(tmp_path: Path) -> None:
+    done = _pytest(tmp_path / "project", "--memstore-store", "teamstore:open_broken")
+    assert done.returncode == 1, done.stdout[-3000:]
+    failed = sorted(set(re.findall(r"^FAILED (memstore::\S+)", done.stdout, re.M)))
+    arm = "jit-verify/teamstore:open_broken"
+    assert f"memstore::{arm}::contract[unsuperseded]" in failed
+    kept = re.search(r"^memstore: (\d+) gate test\(s\) failed; run folder (\S+) \(kept\)", done.stdout, re.M)
+    assert kept is not None, done.stdout[-2000:]
+    folder = Path(kept.group(2))
+    assert (folder / "results.json").is_file() and (folder / "report.html").is_file()
+    assert f"run folder (kept): {folder}" in done.stdout
+    # Every failed gate of the run is a failed test, none left out: the run's own gates say which.
+    results = json.loads((folder / "results.json").read_text())
+    breaches = sorted(
+        f"memstore::{name}::contract[{metric}]"
+        for name, arm_result in results["arms"].items()
+        for metric in ("unsuperseded", "superseded_returned")
+        if arm_result["overall"].get(metric)
+    )
+    assert breaches and set(breaches) <= set(failed)
+    assert int(kept.group(1)) == len(failed)
+    assert all(f.startswith(f"memstore::{arm}::") for f in failed)  # the control reads no store
+
+
+def test_a_store_that_cannot_be_opened_is_an_error_at_collection(tmp_path: Path) -> None:
+    done = _pytest(tmp_path / "project", "--memstore-store", "teamstore:open_missing")
+    assert done.returncode != 0
+    assert "open_missing" in done.stdout + done.stderr
+    assert "PASSED" not in done.stdout
 
 
 PROBE = """
@@ -33,10 +149,10 @@ def _session(tmp_path: Path, *options: str) -> Path:
     tmp_path.mkdir()
     where = tmp_path / "folder.txt"
     (tmp_path / "test_probe.py").write_text(PROBE.format(where=str(where)))
-    scenario = Path(__file__).resolve().parents[2] / "scenarios" / "api-version-control.yaml"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_probe.py"),
-         "--memstore-scenarios", str(scenario), "--memstore-workers", "1", *options],
+         f"--memstore-scenarios={SCENARIOS / 'api-version-control.yaml'}", "--memstore-workers", "1",
+         "-k", "test_the_run", *options],
         capture_output=True, text=True, check=False, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:]

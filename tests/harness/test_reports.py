@@ -238,7 +238,10 @@ def test_the_harm_seen_gate_fails_when_trusting_is_not_measurably_harmed() -> No
     assert harm_seen_gate(harmed).passed
     gate = harm_seen_gate(unharmed)
     assert not gate.passed  # stale use alone is not harm to an outcome
-    assert gate.message == "merge_rate 0.780 vs 0.800 (underpowered, p = 0.4)"
+    assert gate.message == (
+        "merge_rate 0.780 vs 0.800 (underpowered, p = 0.4); too few tasks to show harm at this significance: "
+        "run more of them"
+    )
     assert not harm_seen_gate(_run()).passed
 
 

@@ -105,6 +105,7 @@ def metadata(config: RunConfig) -> dict[str, Any]:
         "scenario_set_hash": scenario_set_hash(config.scenarios),
         "scenarios": sorted(s.name for s in config.scenarios),
         "tasks": sum(len(s.tasks) for s in config.scenarios) * config.trials,
+        **({"sample": config.sample} if config.sample else {}),
         "arms": [{"name": a.name, "agent": a.agent, "store": redact(a.store)} for a in config.arms],
         "stores": stores,
         "agent_config": asdict(config.agent_config),

@@ -19,6 +19,7 @@ from memstore.harness.stats import wilson_ci
 
 __all__ = [
     "GROUPS_NOTE",
+    "ROLE_NOTE",
     "Headline",
     "arm_label",
     "confusion",
@@ -36,7 +37,7 @@ __all__ = [
     "usage_lines",
 ]
 
-_ROLE_NOTE = {Role.NEGATIVE_CONTROL: " (negative control)", Role.CONTROL: " (control)"}
+ROLE_NOTE = {Role.NEGATIVE_CONTROL: " (negative control)", Role.CONTROL: " (control)"}
 HEADLINE_METRICS = ("task_success_rate", "merge_rate", "answer_accuracy", "review_precision")
 
 
@@ -66,7 +67,7 @@ def fmt_ci(value: Value) -> str:
 
 def arm_label(name: str, arm: ArmResult) -> str:
     """An arm's name, with a control or negative control labelled as such wherever it appears."""
-    return name + _ROLE_NOTE.get(arm.role, "")
+    return name + ROLE_NOTE.get(arm.role, "")
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class Headline:
 
 def _points(c: Comparison) -> str:
     interval = "" if not _finite(c.low) else f", 95% CI [{100 * c.low:+.1f}, {100 * c.high:+.1f}]"
-    return f"{100 * c.diff:+.1f} points{interval}, p {_p_phrase(c.p_adjusted)}"
+    return f"{100 * c.diff:+.1f} points{interval}, Holm-adjusted p {_p_phrase(c.p_adjusted)}"
 
 
 def _p_phrase(p: float) -> str:
@@ -121,8 +122,9 @@ def failures(results: RunResults, gate_list: list[Gate]) -> list[str]:
     return [f"{g.name}: {g.message}" for g in gate_list if not g.passed]
 
 
-def simulation_notes(results: RunResults) -> list[str]:
-    """What in the run is a simulation, named as one, with its parameters and how they were chosen."""
+def simulation_notes(results: RunResults, *, brief: bool = False) -> list[str]:
+    """What in the run is a simulation, named as one, with its parameters and how they were chosen
+    (``brief``: a population's description and parameters left to the reports, for the terminal)."""
     run = results.run
     notes = []
     stubs = [a for a in BUILT_IN if any(arm.agent == a for arm in results.arms.values())]
@@ -146,6 +148,12 @@ def simulation_notes(results: RunResults) -> list[str]:
         )
     for name, population in sorted(run.get("populations", {}).items()):
         parameters = ", ".join(f"{k}={v}" for k, v in population.get("parameters", {}).items())
+        if brief:
+            notes.append(
+                f"{name} is a generated population (synthetic repositories, a simulation); its parameters are "
+                "modelling choices, not measurements (report.md gives them and how they were chosen)."
+            )
+            continue
         notes.append(
             f"{name} is a generated population (synthetic repositories, a simulation): "
             f"{population.get('description', '')} Parameters: {parameters}."

@@ -42,6 +42,8 @@ class Gate:
     passed: bool
     message: str
     integrity: bool = False
+    arm: str = ""  # the arm it judges ("" for a gate of several)
+    key: str = ""  # what it checks, the same for every arm: contract[forgotten], no_harm, baseline[merge_rate]...
 
 
 def _integrity(name: str, arm: ArmResult) -> list[Gate]:
@@ -57,14 +59,25 @@ def _integrity(name: str, arm: ArmResult) -> list[Gate]:
             + (" (every one): nothing was measured" if every else "")
             + (f"; first: {arm.errors[0][0]}" if arm.errors else ""),
             integrity=True,
+            arm=name,
+            key="integrity[agent_errors]",
         ),
         _infrastructure(name, arm),
-        Gate(f"{name}: every unit ran", failed == 0, f"{failed} unit(s) could not run", integrity=True),
+        Gate(
+            f"{name}: every unit ran",
+            failed == 0,
+            f"{failed} unit(s) could not run",
+            integrity=True,
+            arm=name,
+            key="integrity[units]",
+        ),
         Gate(
             f"{name}: tampering == 0",
             tampered == 0,
             f"{tampered} change(s) to the store or a template behind the harness's back",
             integrity=True,
+            arm=name,
+            key="integrity[tampering]",
         ),
     ]
 
@@ -81,6 +94,8 @@ def _infrastructure(name: str, arm: ArmResult) -> Gate:
         f"infrastructure errors (timeouts, model endpoint) in {shown} sessions"
         + (" (every one): nothing was measured" if every else ""),
         integrity=True,
+        arm=name,
+        key="integrity[infra_errors]",
     )
 
 
@@ -90,7 +105,15 @@ def _invariants(name: str, arm: ArmResult) -> list[Gate]:
     for promise in PROMISES:
         count = arm.count(promise.metric)
         shown = "no breach" if count == 0 else f"{count} breach{'es' if count != 1 else ''}"
-        found.append(Gate(f"{name}: {promise.says} ({promise.metric} == 0)", count == 0, shown))
+        found.append(
+            Gate(
+                f"{name}: {promise.says} ({promise.metric} == 0)",
+                count == 0,
+                shown,
+                arm=name,
+                key=f"contract[{promise.metric}]",
+            )
+        )
     return found
 
 
@@ -102,6 +125,8 @@ def _caught(name: str, arm: ArmResult) -> list[Gate]:
             f"{name}: the negative control's breaches are caught (contract_breaches > 0)",
             count > 0,
             f"{count} breach(es) of the store contract found",
+            arm=name,
+            key="contract[caught]",
         )
     ]
 
@@ -137,7 +162,15 @@ def no_harm_gates(results: RunResults, arms: list[str] | None = None) -> list[Ga
             )
         else:
             message = f"no outcome of {len(mine)} compared is significantly worse"
-        found.append(Gate(f"{name}: not significantly worse than the control", bool(mine) and not worse, message))
+        found.append(
+            Gate(
+                f"{name}: not significantly worse than the control",
+                bool(mine) and not worse,
+                message,
+                arm=name,
+                key="no_harm",
+            )
+        )
     return found
 
 
@@ -152,7 +185,15 @@ def harm_seen_gate(results: RunResults, arms: list[str] | None = None) -> Gate:
         f"{c.metric} {c.a_value:.3f} vs {c.b_value:.3f} ({c.verdict.value}, p = {_p(c.p_adjusted)})" for c in shown
     )
     name = ", ".join(chosen) or "harm probe"
-    return Gate(f"{name}: bad memory measurably harms it", bool(worse), detail or "no harm-probe arm with a control")
+    if shown and not worse and all(c.verdict is Verdict.UNDERPOWERED for c in shown):
+        detail += "; too few tasks to show harm at this significance: run more of them"
+    return Gate(
+        f"{name}: bad memory measurably harms it",
+        bool(worse),
+        detail or "no harm-probe arm with a control",
+        arm=chosen[0] if len(chosen) == 1 else "",
+        key="harm_seen",
+    )
 
 
 def verifier_gates(
@@ -174,7 +215,9 @@ def verifier_gates(
         rate = arm.rate(metric)
         ok = rate is not None and (rate.value >= bar if how == ">=" else rate.value <= bar)
         shown = "not measured" if rate is None else f"{rate.value:.3f}"
-        found.append(Gate(f"{name}: {metric} {how} {bar}", ok, f"{shown} (bar {how} {bar})"))
+        found.append(
+            Gate(f"{name}: {metric} {how} {bar}", ok, f"{shown} (bar {how} {bar})", arm=name, key=f"verifier[{metric}]")
+        )
     return found
 
 
@@ -196,7 +239,10 @@ def gates(results: RunResults, baseline: list[Comparison] | None = None) -> list
             message += f"; the smallest change this run could detect is {c.mde:.3f}"
         elif c.verdict is Verdict.UNDERPOWERED:
             message += "; this run could not detect a change of any size on it"
-        found.append(Gate(f"{c.a.removesuffix(' (this run)')}: {c.metric} not regressed", not c.worse, message))
+        arm = c.a.removesuffix(" (this run)")
+        found.append(
+            Gate(f"{arm}: {c.metric} not regressed", not c.worse, message, arm=arm, key=f"baseline[{c.metric}]")
+        )
     return found
 
 

@@ -40,6 +40,7 @@ def _header(run: dict[str, Any], arms: int) -> str:
         f"{run['tasks']} tasks, {arms} arms, seed {run['seed']}, {run['trials']} trial(s); scenario set "
         f"`{run['scenario_set_hash']}`; memstore {run['memstore_version']}"
         + (f", commit `{run['git_commit'][:12]}`" if run.get("git_commit") else "")
+        + (f". Tasks: {_md(run['sample'])}" if run.get("sample") else "")
     )
 
 

@@ -13,43 +13,77 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from memstore.harness.analysis.model import RunResults
+from memstore.harness.analysis.model import Role, RunResults
 from memstore.harness.analysis.registry import Level, metrics
-from memstore.harness.report.content import arm_label, error_lines, fmt, headlines, simulation_notes, usage_lines
+from memstore.harness.report.content import (
+    ROLE_NOTE,
+    error_lines,
+    fmt,
+    headlines,
+    simulation_notes,
+    usage_lines,
+)
 from memstore.harness.report.gates import Gate
 
-__all__ = ["print_summary", "verdict_line"]
+__all__ = ["first_line", "legend", "print_summary", "short_names", "verdict_line"]
 
 _LABEL_WIDTH = 11
 _MIN_COLUMN = 9
 
 
-def _blocks(names: list[str], width: int) -> Iterator[list[str]]:
-    """Arms in groups whose columns fit ``width`` beside the metric labels."""
-    block: list[str] = []
-    used = _LABEL_WIDTH + 4
-    for name in names:
-        need = max(_MIN_COLUMN, min(len(name), 24)) + 3
-        if block and used + need > width:
-            yield block
-            block, used = [], _LABEL_WIDTH + 4
-        block.append(name)
-        used += need
-    if block:
-        yield block
+_SHORT_AGENTS = {"no-memory": "none", "trusting": "trust", "blind-trusting": "blind", "jit-verify": "jit"}
 
 
-def _table(results: RunResults, names: list[str], title: str) -> Table:
-    shown = [m for m in metrics(level=Level.OVERALL) if m.summary]
-    shown = [m for m in shown if any(results.arms[n].overall.get(m.name) is not None for n in names)]
-    table = Table(title=title, title_justify="left", pad_edge=False, box=None, show_edge=False)
-    table.add_column("", no_wrap=True)
-    for name in names:
-        label = arm_label(name, results.arms[name])
-        table.add_column(Text(label), justify="right", overflow="fold", min_width=_MIN_COLUMN, max_width=24)
-    for metric in shown:
-        table.add_row(metric.label, *(fmt(results.arms[n].overall.get(metric.name)) for n in names))
-    return table
+def _short_agent(name: str, agents: list[str], several_stores: bool) -> str:
+    if name.startswith("command:"):
+        commands = [a for a in agents if a.startswith("command:")]
+        return "cmd" + (str(commands.index(name) + 1) if len(commands) > 1 else "")
+    tail = name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+    return (_SHORT_AGENTS.get(name, tail) if several_stores else tail)[:14]
+
+
+def _short_stores(stores: list[str]) -> dict[str, str]:
+    """A store by its scheme, numbered when two share one."""
+    schemes = [s.split(":", 1)[0].split("+", 1)[0][:10] or "store" for s in stores]
+    return {
+        s: scheme + (str(schemes[:i].count(scheme) + 1) if schemes.count(scheme) > 1 else "")
+        for i, (s, scheme) in enumerate(zip(stores, schemes, strict=True))
+    }
+
+
+def short_names(results: RunResults) -> dict[str, str]:
+    """A column header per arm that fits a narrow terminal: the agent's name when every arm uses
+    one store; ``agent@store`` otherwise (built-in agents abbreviated, a store by its scheme,
+    numbered when two share one). The legend gives the full names."""
+    arms = results.arms
+    stores = sorted({a.store for a in arms.values()})
+    agents = sorted({a.agent for a in arms.values()})
+    several = len(stores) > 1
+    store_names = _short_stores(stores)
+    return {
+        n: _short_agent(a.agent, agents, several) + (f"@{store_names[a.store]}" if several else "")
+        for n, a in arms.items()
+    }
+
+
+def legend(results: RunResults) -> str:
+    """What the short names stand for: ``Arms: jit = jit-verify, none = no-memory; @sqlite =
+    sqlite:, @memory = memory://; none@sqlite (control).``, or with one store ``Arms: every one
+    on the store sqlite:; no-memory (control).``"""
+    short = short_names(results)
+    arms = results.arms
+    stores = sorted({a.store for a in arms.values()})
+    agents = sorted({a.agent for a in arms.values()})
+    roles = [f"{short[n]}{ROLE_NOTE.get(a.role, '')}" for n, a in arms.items() if a.role in ROLE_NOTE]
+    if len(stores) == 1:
+        named = [f"{_short_agent(a, agents, False)} = {a}" for a in agents if _short_agent(a, agents, False) != a]
+        text = f"Arms: every one on the store {stores[0]}" + (f"; {', '.join(named)}" if named else "")
+    else:
+        ordered = list(dict.fromkeys(a.agent for a in arms.values()))
+        named = [f"{_short_agent(a, agents, True)} = {a}" for a in ordered]
+        where = ", ".join(f"@{s}" + (f" = {u}" if s != u else "") for u, s in _short_stores(stores).items())
+        text = f"Arms: {', '.join(named)}; stores {where}"
+    return text + (f"; {', '.join(roles)}." if roles else ".")
 
 
 def verdict_line(gate_list: list[Gate]) -> Text:
@@ -60,14 +94,69 @@ def verdict_line(gate_list: list[Gate]) -> Text:
     return Text(f"FAIL: {len(failed)} of {len(gate_list)} gates failed: {'; '.join(failed)}")
 
 
+def first_line(results: RunResults, gate_list: list[Gate]) -> Text:
+    """The verdict, then the headline in one sentence: task success of every arm against its
+    control, the difference in points and its verdict."""
+    passed = all(g.passed for g in gate_list)
+    line = verdict_line(gate_list)
+    line.stylize("bold green" if passed else "bold red")
+    short = short_names(results)
+    parts = []
+    for c in results.comparisons:
+        if c.metric != "task_success_rate" or results.arms[c.b].role is not Role.CONTROL:
+            continue
+        if results.arms[c.a].role is Role.CONTROL:
+            continue
+        parts.append(f"{short[c.a]} {100 * c.diff:+.1f} ({c.verdict.value})")
+    controls = [n for n, a in results.arms.items() if a.role is Role.CONTROL]
+    if parts and controls:
+        base = results.arms[controls[0]].rate("task_success_rate")
+        shown = f" {100 * base.value:.1f}%" if base is not None and len(controls) == 1 else ""
+        line.append(f". Task success against no memory{shown}, in points: {', '.join(parts)}.")
+    return line
+
+
+def _blocks(names: list[str], width: int, short: dict[str, str]) -> Iterator[list[str]]:
+    """Arms in groups whose columns fit ``width`` beside the metric labels."""
+    block: list[str] = []
+    used = _LABEL_WIDTH + 4
+    for name in names:
+        need = max(_MIN_COLUMN, min(len(short[name]), 24)) + 3
+        if block and used + need > width:
+            yield block
+            block, used = [], _LABEL_WIDTH + 4
+        block.append(name)
+        used += need
+    if block:
+        yield block
+
+
+def _table(results: RunResults, names: list[str], title: str, short: dict[str, str]) -> Table:
+    shown = [m for m in metrics(level=Level.OVERALL) if m.summary]
+    shown = [m for m in shown if any(results.arms[n].overall.get(m.name) is not None for n in names)]
+    table = Table(title=title, title_justify="left", pad_edge=False, box=None, show_edge=False)
+    table.add_column("", no_wrap=True)
+    for name in names:
+        table.add_column(Text(short[name]), justify="right", no_wrap=True, min_width=_MIN_COLUMN, max_width=24)
+    for metric in shown:
+        table.add_row(metric.label, *(fmt(results.arms[n].overall.get(metric.name)) for n in names))
+    return table
+
+
 def print_summary(console: Console, results: RunResults, gate_list: list[Gate], folder: str, seconds: float) -> None:
-    """The verdict (PASS, or FAIL naming the failed gates), the summary table, the headline
-    sentences, the failed gates with their messages, and where the run is."""
-    console.print(verdict_line(gate_list), style="bold green" if all(g.passed for g in gate_list) else "bold red")
+    """First the verdict and the headline in one line, then every failed gate with its message;
+    then the legend of the arms' short names and the table; then the headline sentences, agent
+    errors and usage; then the notes (what is simulated) and where the run is."""
+    console.print(first_line(results, gate_list))
+    failed = [g for g in gate_list if not g.passed]
+    for gate in failed:
+        console.print(Text(f"  \u2717 {gate.name}: {gate.message}", style="red"))
+    short = short_names(results)
     names = list(results.arms)
-    title = f"memstore eval: {results.run['tasks']} tasks x {len(names)} arms"
-    for block in _blocks(names, console.width):
-        console.print(_table(results, block, title))
+    console.print(Text(legend(results), style="dim"))
+    title = f"{results.run['tasks']} tasks x {len(names)} arms"
+    for block in _blocks(names, console.width, short):
+        console.print(_table(results, block, title, short))
         title = ""
     for headline in headlines(results):
         style = {"good": "green", "bad": "red"}.get(headline.tone, "")
@@ -76,12 +165,9 @@ def print_summary(console: Console, results: RunResults, gate_list: list[Gate], 
         console.print(Text(line, style="red"))
     for line in usage_lines(results):
         console.print(Text(line))
-    for note in simulation_notes(results):
+    for note in simulation_notes(results, brief=True):
         style = "bold yellow" if "WEAKER ISOLATION" in note else "dim"
         console.print(Text(f"Note: {note}", style=style))
-    failed = [g for g in gate_list if not g.passed]
-    for gate in failed:
-        console.print(Text(f"FAILED {gate.name}: {gate.message}", style="bold red"))
     console.print(
         Text(
             f"run folder: {folder} (report.html, report.md, junit.xml; {seconds:.1f} s); "

@@ -58,6 +58,7 @@ class RunConfig:
     agent_timeouts: tuple[tuple[str, float], ...] = ()  # per agent: (agent as given, seconds)
     max_cost: float | None = None  # USD: no new unit starts once the run's agents spent this
     executor: str = "local"  # local (a process pool), ray, or ray://HOST:PORT
+    sample: str = ""  # how the tasks were sampled from the scenarios named (`sample_tasks`), if they were
 
     def runtime_for(self, agent: str) -> AgentRuntime:
         """How ``agent`` runs (its own timeout, where one was given)."""

@@ -17,7 +17,7 @@ from memstore.harness.run.guard import StoreGuard
 from memstore.ids import UlidIds
 from memstore.store import MemoryStore, open_store
 
-__all__ = ["StoreFactory", "check_store_uri", "trial_store"]
+__all__ = ["StoreFactory", "check_store_uri", "store_capabilities", "trial_store"]
 
 StoreFactory = Callable[[AccessPolicy, Clock], MemoryStore]
 _PLACEHOLDERS = ("scenario", "trial", "arm")
@@ -82,16 +82,17 @@ def _check_form(uri: str, names: list[str]) -> None:
         raise ConfigurationError(f"store URI {uri!r}: the folder {folder} does not exist")
 
 
-def _open_once(uri: str) -> None:
+def _open_once(uri: str) -> frozenset[str]:
     """Open the store a trial would get, in a scratch folder, and close it: an unknown scheme, a
-    factory that cannot be imported or that fails is refused before any world is built. (A
-    server store is not opened here: its schema per trial would be made for nothing.)"""
+    factory that cannot be imported or that fails is refused before any world is built. The
+    capabilities it declares. (A server store is not opened here: its schema per trial would be
+    made for nothing.)"""
     import tempfile
 
     from memstore.clock import FakeClock
 
     if "{" in uri:
-        return  # a path per trial: its folder was checked above, and the file is the trial's
+        return frozenset()  # a path per trial: its folder was checked above, and the file is the trial's
     with tempfile.TemporaryDirectory(prefix="memstore-probe-") as folder:
         make, _, _ = trial_store(
             uri, scenario="probe", trial=0, arm="probe", seed=0, expiry=timedelta(days=28), where=Path(folder)
@@ -102,9 +103,23 @@ def _open_once(uri: str) -> None:
             raise
         except Exception as exc:  # a third-party factory may raise anything
             raise ConfigurationError(f"store {uri!r} could not be opened: {type(exc).__name__}: {exc}") from exc
+        capabilities = frozenset(getattr(store, "capabilities", frozenset()))
         close = getattr(store, "close", None)
         if callable(close):
             close()
+        return capabilities
+
+
+def store_capabilities(uri: str) -> frozenset[str]:
+    """What the store of ``uri`` declares (``negative-control`` for a store built to break the
+    rules), from a store opened once in a scratch folder; nothing for a server store, not opened.
+
+    Raises:
+        ConfigurationError: a store that cannot be opened (see `check_store_uri`).
+    """
+    if uri.partition(":")[0].lower() in _SERVER_SCHEMES:
+        return frozenset()
+    return _open_once(uri)
 
 
 def _schema_safe(uri: str) -> str:
