@@ -105,7 +105,8 @@ def test_the_output_fits_the_terminal(tmp_path: Path, columns: int) -> None:
     assert done.returncode == 0, done.stderr
     lines = (done.stdout + done.stderr).splitlines()
     assert max(len(line) for line in lines) <= columns
-    assert "jit = jit-verify" in done.stdout and "stores @memory, @sqlite" in done.stdout  # short names, a legend
+    assert "jit = jit-verify" in done.stdout
+    assert "stores @memory, @sqlite" in done.stdout
     headers = [line.split() for line in done.stdout.splitlines() if line.lstrip().startswith("blind@")]
     assert sorted({h for line in headers for h in line if h.startswith("jit@")}) == ["jit@memory", "jit@sqlite"]
     assert any(line.startswith("success ") for line in done.stdout.splitlines())

@@ -11,8 +11,10 @@ import click
 from rich.table import Table
 
 from memstore.clock import Clock, SystemClock
-from memstore.commands._shared import StoreContext, console, plain, safe, store_options
+from memstore.commands._shared import CommandError, StoreContext, console, plain, safe, store_options
+from memstore.errors import MemstoreError
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
+from memstore.transfer import ImportProblems, export_lines, read_drafts
 from memstore.verify import GitCodebase, anchor
 
 __all__ = ["memories"]
@@ -207,3 +209,78 @@ def sweep(ctx: StoreContext) -> None:
     """Delete every expired memory."""
     count = ctx.store.sweep()
     click.echo(f"swept {count} expired {'memory' if count == 1 else 'memories'}")
+
+
+_IMPORT_CAP = 256 * 1024 * 1024
+
+
+@memories.command(name="import")
+@store_options(create=True)
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--repo", default=None, metavar="OWNER/NAME", help="The repository of every memory (needed for mined lines)."
+)
+@click.option(
+    "--anchor",
+    "anchor_repo",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Anchor every citation again at this git repository's HEAD (its text and commit); a line it lacks is refused.",
+)
+@click.option("--surface", type=_SURFACE, default="cli", show_default=True, help="Recorded as where they were written.")
+@click.option("--dry-run", is_flag=True, help="Check every line and say what would be stored; store nothing.")
+def import_(
+    ctx: StoreContext, file: Path, repo: str | None, anchor_repo: Path | None, surface: str, dry_run: bool
+) -> None:
+    """Store the memories of FILE (JSON lines: `memstore memories export`, or the miner's
+    .verdicts.jsonl). Every line is checked first: one that cannot be stored stores nothing."""
+    if file.stat().st_size > _IMPORT_CAP:
+        raise CommandError(f"{file} is larger than {_IMPORT_CAP // (1024 * 1024)} MiB: split it")
+    try:
+        codebase = GitCodebase(anchor_repo, "HEAD") if anchor_repo is not None else None
+        with file.open(encoding="utf-8") as handle:
+            drafts = read_drafts(handle, repo=repo, codebase=codebase)
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{file} is not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
+    except ImportProblems as exc:
+        raise CommandError(f"{file}: nothing imported; {len(exc.problems)} line(s) cannot be stored:\n{exc}") from exc
+    except MemstoreError as exc:
+        raise CommandError(str(exc)) from exc
+    anchored = f" (citations anchored at {codebase.commit[:12]})" if codebase is not None else ""
+    repos = sorted({d.repo for d in drafts})
+    if dry_run:
+        click.echo(safe(f"would import {len(drafts)} memories into {', '.join(repos) or '-'}{anchored}"))
+        return
+    stored = 0
+    for draft in drafts:
+        try:
+            ctx.store.store(draft, actor=ctx.actor, surface=Surface(surface))
+        except MemstoreError as exc:
+            raise CommandError(f"stopped after {stored} of {len(drafts)} memories: {exc}") from exc
+        stored += 1
+    click.echo(safe(f"imported {stored} memories into {', '.join(repos) or '-'}{anchored}"))
+
+
+@memories.command(name="export")
+@store_options(read_only=True)
+@click.option("--repo", required=True, help="Repository, owner/name.")
+@click.option("--surface", type=_SURFACE, default="cli", show_default=True, help="Which tiers apply.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="File to write (default: standard output).",
+)
+def export(ctx: StoreContext, repo: str, surface: str, out: Path | None) -> None:
+    """Write the live memories of a repository that you may see, as JSON lines (newest first),
+    for `memstore memories import` into another store."""
+    found = ctx.store.recent(repo, actor=ctx.actor, surface=Surface(surface), limit=10_000)
+    if out is None:
+        for line in export_lines(found):
+            click.echo(line, nl=False)
+        return
+    partial = out.with_name(f".{out.name}.part")
+    with partial.open("w", encoding="utf-8") as handle:
+        handle.writelines(export_lines(found))
+    partial.replace(out)
+    click.echo(safe(f"exported {len(found)} memories of {repo} -> {out}"))

@@ -89,9 +89,11 @@ def _buildable(
 @click.option("--kinds", default=",".join(KINDS), show_default=True, help="Which memories to write.")
 @click.option("--limit", type=click.IntRange(1, 2000), default=40, show_default=True, help="Memories at most.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Which memories, when there are more.")
+@click.option("--prose", is_flag=True, help="Mine documentation too (Markdown, reStructuredText, text), not only code "
+              "and configuration.")  # fmt: skip
 def mine_command(
     repo_path: Path, from_ref: str, to_ref: str, out: Path | None, repo_name: str | None, kinds: str, limit: int,
-    seed: int,
+    seed: int, prose: bool,
 ) -> None:  # fmt: skip
     """Write memories at --from the way a coding agent writes them (constants and versions, function
     defaults, where classes and functions are defined, and adversarial variants citing unrelated
@@ -108,9 +110,10 @@ def mine_command(
         before, after = GitCodebase(repo_path, from_ref), GitCodebase(repo_path, to_ref)
     except MemstoreError as exc:
         raise CommandError(str(exc)) from exc
-    items = mine(before, after, kinds=chosen, limit=limit, seed=seed, balance=True)
+    items = mine(before, after, kinds=chosen, limit=limit, seed=seed, balance=True, prose=prose)
     if not items:
-        raise CommandError(f"nothing to mine between {from_ref} and {to_ref} (no Python or constant files?)")
+        what = "code, configuration or documentation" if prose else "code or configuration (--prose: documentation too)"
+        raise CommandError(f"nothing to mine between {from_ref} and {to_ref}: no constants or definitions in {what}")
     slug = re.sub(r"[^a-z0-9]+", "-", f"{repo_path.resolve().name}-{from_ref}-{to_ref}".lower()).strip("-")[:60]
     name = f"mined-{slug}"
     repo = repo_name or f"mined/{repo_path.resolve().name}"
@@ -120,6 +123,7 @@ def mine_command(
     # The scenario holds what the harness can check on the repository it builds: a contradicted
     # memory there needs a value to read at --to (a constant); the benchmark file holds them all.
     kept = [m for m in items if m.truth != "contradicted" or (m.kind == "constant" and m.new_value and m.now_path)]
+    unreadable = len(items) - len(kept)
     kept, dropped = _buildable(kept, before, after, name, repo, (from_ref, to_ref))
     document = scenario_document(kept, before, after, name=name, repo=repo, refs=(from_ref, to_ref))
     _write(target, document)
@@ -127,12 +131,44 @@ def mine_command(
     bench.write_text(
         "".join(json.dumps({**item.__dict__, "commit": before.commit}) + "\n" for item in items), encoding="utf-8"
     )
-    counts = {t: sum(m.truth == t for m in kept) for t in ("valid", "moved", "contradicted", "missing", "unsupported")}
-    shown = ", ".join(f"{n} {t}" for t, n in counts.items() if n)
-    console().print(plain(f"mined {len(items)} memories -> {bench}"))
-    console().print(
-        plain(f"{len(kept)} in the scenario ({shown}) -> {target}")
-        + plain(f"; {len(items) - len(kept)} left out (a contradiction with no value to read, or a "
-                f"claimed value the built scenario does not hold: {dropped})" if len(items) > len(kept) else "")
-    )  # fmt: skip
-    console().print(plain(f"check it: memstore scenarios validate {target}"))
+    console().print(plain(f"mined {len(items)} memories ({_tally(items, 'kind')}) from {_files(before, prose)}"))
+    console().print(plain(f"  the verdict benchmark file holds all {len(items)}: {_tally(items, 'truth')} -> {bench}"))
+    console().print(plain(f"  the scenario holds {len(kept)}: {_tally(kept, 'truth')} -> {target}"))
+    if unreadable or dropped:
+        console().print(
+            plain(
+                f"  left out of the scenario, kept in the benchmark file: {len(items) - len(kept)} ("
+                + "; ".join(
+                    part
+                    for part in (
+                        f"{unreadable} contradicted with no current value a session could be checked against, "
+                        "such as a definition that is gone"
+                        if unreadable
+                        else "",
+                        f"{dropped} whose claimed value the built scenario's files do not hold" if dropped else "",
+                    )
+                    if part
+                )
+                + ")"
+            )
+        )
+    console().print(plain(f"check it: memstore scenarios validate {target}; read them: head {bench}"))
+
+
+def _tally(items: list[Mined], field: str) -> str:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[getattr(item, field)] = counts.get(getattr(item, field), 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _files(codebase: GitCodebase, prose: bool) -> str:
+    """``41 code files (documentation left out: --prose)``: what was read."""
+    from memstore.harness.scenarios.mining import mined_file
+
+    paths = list(codebase.paths())
+    code = sum(mined_file(p) for p in paths)
+    docs = sum(mined_file(p, prose=True) for p in paths) - code
+    if prose:
+        return f"{code} code and {docs} documentation files"
+    return f"{code} code and configuration files" + (f" ({docs} documentation files left out: --prose)" if docs else "")

@@ -134,3 +134,83 @@ def test_other_languages_give_constants_versions_and_definitions_by_pattern(tmp_
     assert found['`version` is set to `"1.4.0"` in `package.json`.'].new_value == '"1.5.0"'
     assert found['`API_VERSION` is set to `"v2.1.4"` in `src/client.ts`.'].truth == "moved"
     assert found["`ApiClient` is defined in `src/client.ts`."].truth == "moved"
+
+
+CHANGES = """\
+Version 2.0
+-----------
+
+-   The behaviour of the base
+    class was kept, and each command
+    function and its helpers moved. A new
+    class Registry holds every command.
+"""
+
+BLACK_FORMATTED = """\
+def echo(
+    message=None,
+    nl: bool = True,
+    err: bool = False,
+    width: int = 80,
+) -> None:
+    pass
+"""
+
+
+def _prose_repo(tmp_path: Path) -> Path:
+    b = HistoryBuilder()
+    b.write("CHANGES.rst", CHANGES)
+    b.write("docs/commands.rst", "The command\nclass and the\nfunction its_helper are defined here.\n")
+    b.write("artwork/logo.svg", '<svg version="1.1" xmlns="http://www.w3.org/2000/svg"></svg>\n')
+    b.write("examples/demo.py", "DEMO_LIMIT = 3\n").write("src/acme/echo.py", BLACK_FORMATTED)
+    b.commit("old", label="old")
+    b.write("src/acme/echo.py", BLACK_FORMATTED.replace("width: int = 80", "width: int = 100"))
+    b.write("CHANGES.rst", CHANGES + "\nVersion 2.1\n")
+    b.commit("new")
+    return b.build(tmp_path / "prose").path
+
+
+def test_code_is_mined_and_prose_assets_and_examples_only_when_asked(tmp_path: Path) -> None:
+    """click 8.1.0 -> 8.2.0 once gave "`was` is defined in `CHANGES.rst`", "`and` is defined in
+    `docs/commands.rst`" and a version in artwork/logo.svg: code alone by default."""
+    repo = _prose_repo(tmp_path)
+    before, after = GitCodebase(repo, "HEAD~1"), GitCodebase(repo, "HEAD")
+    mined = [m for m in mine(before, after, limit=100) if m.kind not in {"adversarial", "hard"}]
+    assert {m.path for m in mined} == {"src/acme/echo.py"}
+    with_prose = mine(before, after, limit=100, prose=True)
+    facts = {m.fact for m in with_prose}
+    assert "`Registry` is defined in `CHANGES.rst`." in facts  # a name, written as one
+    named = {m.subject for m in with_prose if m.kind == "definition"}
+    assert not named & {"where was lives", "where and lives", "where its_helper lives"}  # words, not names
+    assert not any(m.path.endswith(".svg") for m in with_prose)  # an asset, never
+    assert any(m.path == "examples/demo.py" for m in with_prose)
+
+
+def test_a_default_on_its_own_line_is_cited_there_and_labelled(tmp_path: Path) -> None:
+    repo = _prose_repo(tmp_path)
+    mined = {m.fact: m for m in mine(GitCodebase(repo, "HEAD~1"), GitCodebase(repo, "HEAD"), limit=100)}
+    width = mined["`echo` defaults `width` to `80`."]
+    assert (width.line, width.snippet.strip(), width.truth, width.new_value) == (
+        5,
+        "width: int = 80,",
+        "contradicted",
+        "100",
+    )
+    nl = mined["`echo` defaults `nl` to `True`."]  # flags are defaults too
+    assert (nl.line, nl.truth) == (3, "valid")
+
+
+def test_memstore_mine_says_what_it_read_and_why_memories_were_left_out(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    out = tmp_path / "mined" / "acme.yaml"
+    result = CliRunner().invoke(
+        main, ["mine", str(repo), "--from", "v1.0.0", "--to", "v2.0.0", "--name", "acme/core", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("mined ")
+    assert "from 2 code and configuration files (1 documentation files left out" in lines[0]
+    assert lines[1].startswith("  the verdict benchmark file holds all ")
+    assert lines[2].startswith("  the scenario holds ")
+    left = next(line for line in lines if "left out of the scenario" in line)
+    assert "contradicted with no current value a session could be checked against" in left

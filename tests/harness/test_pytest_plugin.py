@@ -19,7 +19,7 @@ CHOSEN = ("api-version-moved.yaml", "db-pool-contradicted.yaml", "logging-abando
 
 # A team's store, in a file of its own: a wrapper around memstore's in-memory store. The broken
 # one keeps a correction as a new memory, so the wrong version stays active beside it.
-STORES = '''
+STORES = """
 from memstore.backends import resolve_backend
 
 
@@ -43,7 +43,7 @@ def open_good(uri, options):
 
 def open_broken(uri, options):
     return DropsCorrections(resolve_backend("memory:")("memory:", options))
-'''
+"""
 
 
 def _pytest(project: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -114,7 +114,8 @@ def test_a_store_that_drops_corrections_fails_every_gate_it_breaks_and_keeps_its
     kept = re.search(r"^memstore: (\d+) gate test\(s\) failed; run folder (\S+) \(kept\)", done.stdout, re.M)
     assert kept is not None, done.stdout[-2000:]
     folder = Path(kept.group(2))
-    assert (folder / "results.json").is_file() and (folder / "report.html").is_file()
+    assert (folder / "results.json").is_file()
+    assert (folder / "report.html").is_file()
     assert f"run folder (kept): {folder}" in done.stdout
     # Every failed gate of the run is a failed test, none left out: the run's own gates say which.
     results = json.loads((folder / "results.json").read_text())
@@ -124,7 +125,8 @@ def test_a_store_that_drops_corrections_fails_every_gate_it_breaks_and_keeps_its
         for metric in ("unsuperseded", "superseded_returned")
         if arm_result["overall"].get(metric)
     )
-    assert breaches and set(breaches) <= set(failed)
+    assert breaches
+    assert set(breaches) <= set(failed)
     assert int(kept.group(1)) == len(failed)
     assert all(f.startswith(f"memstore::{arm}::") for f in failed)  # the control reads no store
 

@@ -35,7 +35,8 @@ def test_a_sample_splits_evenly_over_the_kinds_and_keeps_the_small_ones_whole(li
     kept, sample = sample_tasks(library, 120, seed=0)
     assert _kinds(library) == {"generated": 2000, "hand-written": 29, "mined": 13}
     assert _kinds(kept) == {"hand-written": 29, "mined": 13, "generated": 78}
-    assert sample.tasks == 120 and sample.population == 2042
+    assert sample.tasks == 120
+    assert sample.population == 2042
     assert sample.describe().startswith("a sample of 120 of 2,042 tasks")
     assert _kinds(sample_tasks(library, 30, seed=0)[0]) == {"hand-written": 10, "mined": 10, "generated": 10}
 
@@ -102,10 +103,12 @@ def test_eval_runs_a_sample_and_says_so(tmp_path: Path) -> None:
     assert "7 tasks (3 hand-written, 2 mined, 2 generated)" in result.output
     assert "a sample of 7 of 2,042 tasks (asked 6;" in result.output
     run = json.loads((tmp_path / "run" / "results.json").read_text())["run"]
-    assert run["tasks"] == 7 and run["sample"].startswith("a sample of 7 of ")
+    assert run["tasks"] == 7
+    assert run["sample"].startswith("a sample of 7 of ")
     assert "Tasks: a sample of 7 of" in (tmp_path / "run" / "report.md").read_text()
     again = CliRunner().invoke(main, ["eval", "--resume", str(tmp_path / "run"), "--sample", "7"])
-    assert again.exit_code == 2 and "sample: 6 there, 7 asked for now" in again.output
+    assert again.exit_code == 2
+    assert "sample: 6 there, 7 asked for now" in again.output
 
 
 def test_quick_is_a_sample_and_not_with_another() -> None:

@@ -35,7 +35,7 @@ from pathlib import PurePosixPath
 
 from memstore.verify.codebase import Codebase, ReadStatus
 
-__all__ = ["KINDS", "Mined", "file_text", "mine"]
+__all__ = ["CODE_SUFFIXES", "KINDS", "PROSE_SUFFIXES", "STOP_WORDS", "Mined", "file_text", "mine", "mined_file"]
 
 KINDS = ("constant", "default", "definition", "adversarial", "hard")
 _MAX_FILE_LINES = 20_000
@@ -98,12 +98,12 @@ def _python_facts(path: str, lines: Sequence[str], cited: bool = True) -> Iterat
                 yield from _node_facts(path, lines, inner, f"{node.name}.", cited)
 
 
-def _literal(lines: Sequence[str], node: ast.expr) -> str | None:
-    """The source text of a simple literal (a string, a number, a short tuple of them)."""
-    if (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, str | int | float)
-        and not isinstance(node.value, bool)
+def _literal(lines: Sequence[str], node: ast.expr, *, flags: bool = False) -> str | None:
+    """The source text of a simple literal (a string or a number; with ``flags``, ``True``,
+    ``False`` and ``None`` too, as a parameter's default often is)."""
+    if isinstance(node, ast.Constant) and (
+        (isinstance(node.value, str | int | float) and not isinstance(node.value, bool))
+        or (flags and (node.value is None or isinstance(node.value, bool)))
     ):
         segment = ast.get_source_segment("\n".join(lines), node)
         if segment is not None and "\n" not in segment and len(segment) <= 60:
@@ -112,8 +112,9 @@ def _literal(lines: Sequence[str], node: ast.expr) -> str | None:
 
 
 def _node_facts(path: str, lines: Sequence[str], node: ast.stmt, prefix: str, cited: bool) -> Iterator[_Fact]:
-    """The facts a statement holds; ``cited``: only those whose line a citation shows (defaults
-    on the ``def`` line), as when writing memories; otherwise all (when labelling them)."""
+    """The facts a statement holds, each at the line that shows it (a default at its parameter's
+    line, which is the ``def`` line only in a one-line signature); ``cited``: only those whose
+    line holds the whole literal, as when writing memories; otherwise all (when labelling them)."""
     if isinstance(node, ast.Assign | ast.AnnAssign):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         value = node.value
@@ -135,9 +136,46 @@ def _node_facts(path: str, lines: Sequence[str], node: ast.stmt, prefix: str, ci
                 (a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is not None
             ]
             for argument, default in defaults:
-                literal = _literal(lines, default)
-                if literal is not None and (default.lineno == node.lineno or not cited):
-                    yield _Fact("default", prefix + node.name, path, node.lineno, literal, argument.arg)
+                literal = _literal(lines, default, flags=True)
+                if literal is not None and (argument.lineno == default.lineno or not cited):
+                    yield _Fact("default", prefix + node.name, path, default.lineno, literal, argument.arg)
+
+
+# What is mined by default: source code, and the configuration that pins versions and settings.
+CODE_SUFFIXES = frozenset(
+    ".py .pyi .js .jsx .mjs .cjs .ts .tsx .go .rs .java .kt .kts .scala .c .h .cc .cpp .hpp .cs .rb .php "  # noqa: SIM905
+    ".swift .m .lua .sh .toml .cfg .ini .json .yaml .yml".split()
+)
+# Prose, mined only when asked (``--prose``): docs say ``the class was`` as often as code says ``class Was``.
+PROSE_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
+# English words a pattern reads as a name in a sentence (``class was``, ``function and``): never a name.
+STOP_WORDS = frozenset(
+    """a about after all also an and any are as at be been before being both but by can could did do does each
+    either for from had has have here how if in into is it its may might more most must no nor not now of on
+    once only or other our out over same shall should so some such than that the their them then there these
+    they this those through to too under until up upon very was we were what when where whether which while who
+    whom why will with within without would yet you your based called named used using defined instead itself
+    new old one two first last next""".split()  # noqa: SIM905
+)
+
+
+def mined_file(path: str, *, prose: bool = False) -> bool:
+    """Whether ``path`` is mined: code and configuration, and prose (with the examples and docs
+    folders) only when asked; never tests, hidden files, lock files or assets (images, SVG, HTML, data)."""
+    if path.startswith((".", "tests/", "test/")) or "/tests/" in path or path.endswith(".lock"):
+        return False
+    if not prose and PurePosixPath(path).parts[0] in _NOT_THE_PROJECT:
+        return False
+    if any(part.startswith(".") for part in PurePosixPath(path).parts):
+        return False
+    suffix = PurePosixPath(path).suffix.lower()
+    return suffix in CODE_SUFFIXES or (prose and suffix in PROSE_SUFFIXES)
+
+
+# Folders of code that is not the project's own (examples, documentation builds, benchmarks):
+# memories an agent writes are about the project; these are mined only with ``prose``.
+_NOT_THE_PROJECT = frozenset({"examples", "example", "docs", "doc", "benchmarks", "bench", "artwork"})
+_COMMENT = re.compile(r"^\s*(?://|#|\*|/\*|--|;)")
 
 
 _PATTERN_VERSION = re.compile(
@@ -152,13 +190,16 @@ _PATTERN_DEFINITION = re.compile(
 def _pattern_facts(path: str, lines: Sequence[str]) -> Iterator[_Fact]:
     """What files other than Python say, by pattern: constants (``MAX_SIZE = 10``), version
     strings (``"version": "1.2.0"``) and definitions (``export class Client``, ``fn parse``)."""
+    prose = PurePosixPath(path).suffix.lower() in PROSE_SUFFIXES
     for number, text in enumerate(lines, 1):
+        if _COMMENT.match(text):
+            continue
         match = _PATTERN_CONSTANT.match(text) or _PATTERN_VERSION.match(text)
         if match:
             yield _Fact("constant", match["name"], path, number, match["value"])
             continue
         match = _PATTERN_DEFINITION.match(text)
-        if match:
+        if match and match["name"].lower() not in STOP_WORDS and not (prose and match["name"].islower()):
             yield _Fact("definition", match["name"], path, number, None)
 
 
@@ -255,8 +296,10 @@ def mine(
     seed: int = 0,
     adversarial_share: float = 0.1,
     balance: bool = False,
+    prose: bool = False,
 ) -> list[Mined]:
-    """Memories written at ``before`` and labelled at ``after`` (see the module docstring).
+    """Memories written at ``before`` and labelled at ``after`` (see the module docstring), from
+    the files `mined_file` takes (code and configuration; prose too with ``prose``).
 
     Facts are drawn at random, the kinds in turn; with ``balance``, every fact is labelled
     and the memories kept take the truth classes in turn (a scenario wants some of each;
@@ -265,7 +308,7 @@ def mine(
     after_paths = set(after.paths())
     facts: list[_Fact] = []
     for path in sorted(before.paths()):
-        if not path.startswith((".", "tests/", "test/")) and "/tests/" not in path and not path.endswith(".lock"):
+        if mined_file(path, prose=prose):
             facts += [f for f in _facts(before, path) if f.kind in kinds]
     rng.shuffle(facts)
     # Balance the kinds: constants and defaults carry values (the contradictions), definitions the moves.

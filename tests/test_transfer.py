@@ -1,0 +1,126 @@
+"""`memstore memories export` and `import`: memories from one store (or from the miner) into
+another, citations anchored, a bad file storing nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memstore.cli import main
+from memstore.transfer import ImportProblems, read_drafts
+from memstore.verify.history import HistoryBuilder
+
+
+def _run(*args: str, store: Path, ok: bool = True) -> Result:
+    result = CliRunner().invoke(main, [*args, "--store", f"sqlite:///{store}", "--as", "ana"])
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+def _listed(store: Path, repo: str = "acme/api") -> list[dict[str, object]]:
+    return json.loads(_run("memories", "list", "--repo", repo, "--format", "json", store=store).output)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    b = HistoryBuilder()
+    b.write("settings.py", "MAX_RETRIES = 5\nTIMEOUT = 30\n")
+    b.commit("one")
+    return b.build(tmp_path / "code").path
+
+
+def test_what_one_store_exports_another_imports_whole(tmp_path: Path, repo: Path) -> None:
+    first, second = tmp_path / "a.db", tmp_path / "b.db"
+    _run("memories", "add", "--repo", "acme/api", "--subject", "retries", "--fact", "MAX_RETRIES is 5",
+         "--cite", "settings.py:1", "--reason", "the client retries", "--anchor", str(repo), store=first)  # fmt: skip
+    out = tmp_path / "export.jsonl"
+    said = _run("memories", "export", "--repo", "acme/api", "--out", str(out), store=first).output
+    assert said.strip() == f"exported 1 memories of acme/api -> {out}"
+    imported = _run("memories", "import", str(out), store=second).output
+    assert imported.strip() == "imported 1 memories into acme/api"
+    (original,), (copy,) = _listed(first), _listed(second)
+    for field in ("repo", "kind", "subject", "fact", "citations", "reason"):
+        assert copy[field] == original[field], field
+    assert copy["citations"][0]["snippet"] == "MAX_RETRIES = 5"  # type: ignore[index]
+    assert copy["id"] != original["id"]  # the receiving store gives its own ids
+
+
+def test_mined_memories_import_with_their_citations_anchored_and_no_truth(tmp_path: Path, repo: Path) -> None:
+    mined = tmp_path / "mined.verdicts.jsonl"
+    rows = [
+        {"key": "k1", "kind": "constant", "subject": "MAX_RETRIES in settings", "truth": "contradicted",
+         "fact": "`MAX_RETRIES` is set to `5` in `settings.py`.", "path": "settings.py", "line": 1,
+         "snippet": "MAX_RETRIES = 5", "commit": "0" * 40, "new_value": "7"},
+        {"key": "k2", "kind": "default", "subject": "TIMEOUT in settings", "truth": "valid",
+         "fact": "`TIMEOUT` is set to `30` in `settings.py`.", "path": "settings.py", "line": 2,
+         "snippet": "TIMEOUT = 30", "commit": "0" * 40},
+    ]  # fmt: skip
+    mined.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    store = tmp_path / "s.db"
+    refused = _run("memories", "import", str(mined), store=store, ok=False)
+    assert refused.exit_code == 2
+    assert "line 1: repo: no repository: the line names none, so give --repo OWNER/NAME" in refused.output
+    done = _run("memories", "import", str(mined), "--repo", "acme/api", "--anchor", str(repo), store=store).output
+    assert done.startswith("imported 2 memories into acme/api (citations anchored at ")
+    listed = _listed(store)
+    assert sorted(m["subject"] for m in listed) == ["MAX_RETRIES in settings", "TIMEOUT in settings"]  # type: ignore[type-var]
+    commits = {c["commit"] for m in listed for c in m["citations"]}  # type: ignore[attr-defined]
+    assert len(commits) == 1
+    assert "0" * 40 not in commits
+    assert all("truth" not in json.dumps(m) and "contradicted" not in json.dumps(m) for m in listed)
+
+
+def test_a_file_with_a_bad_line_stores_nothing_and_names_every_bad_line(tmp_path: Path, repo: Path) -> None:
+    good = {"repo": "acme/api", "kind": "fact", "subject": "s", "fact": "f", "citations": ["settings.py:1"]}
+    lines = [json.dumps(good), "not json", json.dumps({**good, "citations": ["../etc/passwd:1"]}), json.dumps(good)]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    store = tmp_path / "s.db"
+    result = _run("memories", "import", str(bad), store=store, ok=False)
+    assert result.exit_code == 2
+    assert "nothing imported; 2 line(s) cannot be stored" in result.output
+    assert "line 2: not JSON" in result.output
+    assert "line 3: path: the path must not contain '..' segments" in result.output
+    assert not store.exists()  # not even an empty store
+    anchored = _run("memories", "import", str(tmp_path / "bad.jsonl"), "--dry-run", store=store, ok=False)
+    assert anchored.exit_code == 2
+    bad.write_text(json.dumps({**good, "citations": ["settings.py:9"]}) + "\n")
+    beyond = _run("memories", "import", str(bad), "--anchor", str(repo), store=store, ok=False)
+    assert "line 1: citations: cannot cite settings.py:9: settings.py has 2 lines" in beyond.output
+    assert not store.exists()
+
+
+def test_a_dry_run_checks_and_stores_nothing(tmp_path: Path) -> None:
+    good = {"repo": "acme/api", "kind": "fact", "subject": "s", "fact": "f", "citations": ["settings.py:1"]}
+    file = tmp_path / "one.jsonl"
+    file.write_text(json.dumps(good) + "\n")
+    store = tmp_path / "s.db"
+    assert _run("memories", "import", str(file), "--dry-run", store=store).output.strip() == (
+        "would import 1 memories into acme/api"
+    )
+    assert not store.exists()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=80), st.builds(json.dumps, st.dictionaries(st.text(max_size=8), st.text(max_size=8)))
+        )
+    )
+)
+def test_any_text_is_drafts_or_a_list_of_problems(lines: list[str]) -> None:
+    problems: list[int] = []
+    try:
+        drafts = read_drafts(lines, repo="acme/api")
+    except ImportProblems as exc:
+        drafts, problems = [], [p.line for p in exc.problems]
+    assert bool(drafts) or bool(problems) or not any(line.strip() for line in lines)
+    assert all(1 <= line <= len(lines) for line in problems)
+    assert all(d.repo == "acme/api" and d.subject and d.fact for d in drafts)
