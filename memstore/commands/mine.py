@@ -134,22 +134,21 @@ def mine_command(
     console().print(plain(f"mined {len(items)} memories ({_tally(items, 'kind')}) from {_files(before, prose)}"))
     console().print(plain(f"  the verdict benchmark file holds all {len(items)}: {_tally(items, 'truth')} -> {bench}"))
     console().print(plain(f"  the scenario holds {len(kept)}: {_tally(kept, 'truth')} -> {target}"))
+    gone = sum(m.truth == "contradicted" and not m.new_value for m in items)
     if unreadable or dropped:
+        reasons = [
+            f"{gone} contradicted with nothing at --to to read a current value from (gone: a definition, a value)"
+            if gone
+            else "",
+            f"{unreadable - gone} contradicted defaults (a session's answer is checked against constants only)"
+            if unreadable > gone
+            else "",
+            f"{dropped} whose claimed value the built scenario's files do not hold" if dropped else "",
+        ]
         console().print(
             plain(
-                f"  left out of the scenario, kept in the benchmark file: {len(items) - len(kept)} ("
-                + "; ".join(
-                    part
-                    for part in (
-                        f"{unreadable} contradicted with no current value a session could be checked against, "
-                        "such as a definition that is gone"
-                        if unreadable
-                        else "",
-                        f"{dropped} whose claimed value the built scenario's files do not hold" if dropped else "",
-                    )
-                    if part
-                )
-                + ")"
+                f"  left out of the scenario, kept in the benchmark file: {unreadable + dropped} "
+                f"({'; '.join(r for r in reasons if r)})"
             )
         )
     console().print(plain(f"check it: memstore scenarios validate {target}; read them: head {bench}"))

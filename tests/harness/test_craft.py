@@ -98,3 +98,19 @@ def test_the_names_a_line_gives_beside_a_subject_are_followed() -> None:
     assert craft.linked_names('RETRY_LIMIT_3 = "5"', "RETRY_LIMIT_3") == []  # a definition names no alias
     assert craft.same_name("max_attempts_3", "maxAttempts3")
     assert not craft.same_name("maxAttempts", "maxAttempts3")
+
+
+def test_an_answer_from_a_fact_takes_the_value_not_the_line_it_gives() -> None:
+    from memstore.harness.run.craft import answer_from_fact
+
+    fact = "`BIG5_TYPICAL_DISTRIBUTION_RATIO` is set to `0.75` in `chardet/big5freq.py` (line 43)."
+    assert answer_from_fact(fact, "What is BIG5_TYPICAL_DISTRIBUTION_RATIO set to?") == "0.75"
+    assert answer_from_fact("The API version is v2.1.4 (see line 12).", "What is the API version?") == "v2.1.4"
+
+
+def test_which_file_is_answered_by_a_path_and_never_by_the_name_asked_about() -> None:
+    from memstore.harness.run.craft import answer_from_fact
+
+    question = "Which file defines changelog?"
+    assert answer_from_fact("`changelog` is defined in `scripts/release.py`.", question) == "scripts/release.py"
+    assert answer_from_fact("`changelog` defaults `write_out` to `False`.", question) is None

@@ -213,4 +213,5 @@ def test_memstore_mine_says_what_it_read_and_why_memories_were_left_out(tmp_path
     assert lines[1].startswith("  the verdict benchmark file holds all ")
     assert lines[2].startswith("  the scenario holds ")
     left = next(line for line in lines if "left out of the scenario" in line)
-    assert "contradicted with no current value a session could be checked against" in left
+    assert "contradicted with nothing at --to to read a current value from" in left  # legacy_helper, gone
+    assert "contradicted defaults (a session's answer is checked against constants only)" in left  # connect's port

@@ -13,7 +13,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from memstore.verify.claims import ClaimKind, _stem, claims_of, words
+from memstore.verify.claims import Claim, ClaimKind, _stem, claims_of, words
 
 __all__ = [
     "Definition",
@@ -307,17 +307,32 @@ def names_near(lines: list[str], kind: str, subject: str) -> list[str]:
     return sorted(counts, key=lambda n: -counts[n])
 
 
+_LINE_REFERENCE = re.compile(r"\(?\b(?:at |on )?lines?\s+\d+(?:\s*[-\u2013]\s*\d+)?\)?", re.IGNORECASE)
+_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)*\.\w{1,8}|[\w.-]+(?:/[\w.-]+)+")
+_NUMERIC = re.compile(r"v?\d+(?:[._]\d+)*")
+
+
+def _as_value(claim: Claim) -> Claim:
+    """A code span holding a number (`` `0.75` ``) is a number."""
+    if claim.kind is ClaimKind.CODE and _NUMERIC.fullmatch(claim.text):
+        return Claim(ClaimKind.NUMBER, claim.text)
+    return claim
+
+
 def answer_from_fact(fact: str, question: str) -> str | None:
     """The value a fact gives in answer to a question: for a question about a command, the
     longest quoted or code text; otherwise the first version or number, then the first quoted
     text; for a question about a name, a code span or identifier too. None when it gives none."""
-    claims = claims_of(fact)
+    claims = [_as_value(c) for c in claims_of(_LINE_REFERENCE.sub("", fact))]  # "(line 43)" says where, not what
     if not claims:
         return None
     if re.search(r"(?i)\bcommand\b", question):
         texts = [c.text for c in claims if c.kind in {ClaimKind.QUOTED, ClaimKind.CODE}]
         if texts:
             return max(texts, key=lambda t: (len(t.split()), len(t)))
+    if re.match(r"(?i)\s*which\s+file\b", question):  # the path it gives, not the name it is about
+        paths = [c.text for c in claims if c.kind is ClaimKind.CODE and _PATH.fullmatch(c.text)]
+        return paths[0] if paths else None
     kinds: list[set[ClaimKind]] = [{ClaimKind.VERSION, ClaimKind.NUMBER}, {ClaimKind.QUOTED}]
     if re.match(r"(?i)\s*(which|what)\b.*\b(name|header|file|function|helper|variable|key)\b", question):
         kinds += [{ClaimKind.CODE}, {ClaimKind.IDENTIFIER}]

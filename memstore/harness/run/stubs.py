@@ -89,6 +89,12 @@ def _relevant(session: AgentSession, known: Known) -> bool:
     return len(terms(task.words()) & terms(said)) >= 2
 
 
+def _named(session: AgentSession, known: Known) -> int:
+    """How many of the code names the task gives a memory names too (``SURE_NO`` before
+    ``SURE_YES`` for a question about ``CharDistributionAnalysis.SURE_NO``)."""
+    return len(craft.identifiers(session.task.words()) & craft.identifiers(f"{known.memory.subject} {known.fact}"))
+
+
 def _overlap(session: AgentSession, known: Known) -> int:
     return len(terms(session.task.words()) & terms(f"{known.memory.subject} {known.fact}"))
 
@@ -110,7 +116,9 @@ class _Stub:
 
     def work(self, session: AgentSession) -> None:
         knowledge = [k for m in session.memories if (k := self.assess(session, m)) is not None]
-        relevant = sorted((k for k in knowledge if _relevant(session, k)), key=lambda k: -_overlap(session, k))
+        relevant = sorted(
+            (k for k in knowledge if _relevant(session, k)), key=lambda k: (-_named(session, k), -_overlap(session, k))
+        )
         for known in relevant:
             if known.used is not None:
                 session.tools.use(known.used)
