@@ -11,7 +11,6 @@ from memstore.harness.analysis.compare import compare_runs
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.analysis.results import check_same_scenarios, load_baseline, load_results, load_tables
 from memstore.harness.report import gates, render_markdown, write_reports
-from memstore.harness.report.terminal import verdict_line
 
 __all__ = ["compare", "report"]
 
@@ -65,7 +64,7 @@ def compare(runs: tuple[Path, ...], out: Path | None, force: bool) -> None:
         against = RunResults(current.results.run, current.results.arms, tuple(found))
         how = "paired by task: McNemar, paired bootstrap" if current.paired and first.paired else "unpaired"
         summary = render_markdown(against, gate_list, comparisons_title=f"Against the first run ({how})")
-        lines += [f"## {other}", "", verdict_line(gate_list).plain, "", *summary.splitlines()[2:], ""]
+        lines += [f"## {other}", "", *summary.splitlines()[2:], ""]  # the verdict first, as in report.md
     text = "\n".join(lines)
     if out is not None:
         out.write_text(text, encoding="utf-8")

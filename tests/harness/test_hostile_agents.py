@@ -199,7 +199,7 @@ def test_eval_keeps_every_arm_when_one_agent_fails_every_session(tmp_path: Path)
          f"command:{sys.executable} {agent}", "--out", str(tmp_path / "run"), "--workers", "1"],
     )  # fmt: skip
     assert result.exit_code == 1, result.output  # the run measured nothing for that arm
-    assert "FAILED command:" in result.output
+    assert "\u2717 command:" in result.output
     assert "sessions without an agent error > 0: agent errors in 1 of 1 sessions (every one)" in result.output
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert len(results["arms"]) == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -55,7 +56,8 @@ def test_every_report_is_written(run_folder: Folder) -> None:
 def test_markdown_summary(run_folder: Folder) -> None:
     _, results, _ = run_folder
     text = render_markdown(results, gates(results))
-    assert text.startswith("# memstore eval\n\n12 tasks, 3 arms, seed 0, 2 trial(s)")
+    assert text.startswith("# memstore eval\n\n**PASS**: all ")
+    assert "gates passed.\n\n12 tasks, 3 arms, seed 0, 2 trial(s)" in text
     assert "- trusting/memory: task success " in text  # the headline, before the table
     assert text.index("- jit-verify/memory: task success") < text.index("| arm |")
     assert "| no-memory/memory (control) | " in text
@@ -114,8 +116,9 @@ def test_an_invariant_broken_fails_its_gate_and_tops_the_report(run_folder: Fold
     failed = [g for g in gates(leaky) if not g.passed]
     assert [(g.name, g.message) for g in failed] == [(f"trusting/memory: {_SCOPE}", "3 breaches")]
     text = render_markdown(leaky, gates(leaky))
-    assert text.index("**1 gate(s) failed:**") < text.index("| arm |")
-    assert f"- FAILED trusting/memory: {_SCOPE}: 3 breaches" in text
+    assert text.splitlines()[2].startswith("**FAIL**: 1 of ")
+    assert text.index(f"- \u2717 trusting/memory: {_SCOPE}: 3 breaches") < text.index("| arm |")
+    assert "**PASS**: all " in render_markdown(results, gates(results)).splitlines()[2]
 
 
 _SCOPE = "a repository's facts reach only users who may read that repository (scope_leaks == 0)"
@@ -176,6 +179,14 @@ def test_html_report_loads_in_headless_chromium(run_folder: Folder, tmp_path: Pa
     assert dom.index('id="headline"') < dom.index('id="arms"')
     assert "trusting/memory: task success" in dom
     assert 'id="banner"' not in dom  # nothing failed
+    # the verdict in one line beside the headline; yes/no as marks; a filter over the sessions
+    assert dom.index('id="verdict"') < dom.index('id="headline"')
+    assert re.search(r'<p id="verdict" class="pass">\u2713 PASS: all \d+ gates passed</p>', dom)
+    assert 'id="task-filter"' in dom and 'id="task-failed"' in dom
+    tasks = dom[dom.index('id="tasks"') :]
+    assert ">True<" not in tasks and ">False<" not in tasks
+    assert "\u2713" in tasks and "\u2717" in tasks
+    assert "A <em>genuine</em> memory was true when it was written" in dom
 
 
 def test_a_failed_gate_is_a_red_banner_at_the_top_of_the_page(evaluation: Evaluation, tmp_path: Path) -> None:
@@ -184,8 +195,11 @@ def test_a_failed_gate_is_a_red_banner_at_the_top_of_the_page(evaluation: Evalua
     write_reports(tmp_path / "run", leaky, evaluation.tables, gates(leaky), ("html",))
     dom = _dump_dom(tmp_path / "run" / "report.html", tmp_path / "profile")
     assert 'id="banner"' in dom
-    assert dom.index('id="banner"') < dom.index('id="headline"') < dom.index('id="arms"')
+    assert dom.index('id="verdict"') < dom.index('id="banner"') < dom.index('id="headline"') < dom.index('id="arms"')
     assert "1 gate(s) failed" in dom
+    assert re.search(r'<p id="verdict" class="fail">\u2717 FAIL: 1 of \d+ gates failed</p>', dom)
+    gates_table = dom[dom.index('id="gates"') :]
+    assert gates_table.index("\u2717 FAIL") < gates_table.index("\u2713 pass")  # failures first
     assert f"trusting/memory: {_SCOPE}: 3 breaches" in dom
 
 

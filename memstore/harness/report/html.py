@@ -47,7 +47,17 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     environment.filters["p"] = format_p
+    environment.filters["mark"] = _mark
     return environment
+
+
+def _mark(value: object) -> str:
+    """A yes/no cell as a mark: ✓ or ✗, and nothing where it does not apply (a review has no answer)."""
+    if hasattr(value, "item"):  # a numpy scalar
+        value = value.item()  # type: ignore[union-attr]
+    if isinstance(value, bool):
+        return "\u2713" if value else "\u2717"
+    return "" if value is None or value == "" else str(value)
 
 
 def _cell(value: Value) -> dict[str, Any]:
@@ -104,7 +114,9 @@ def render_html(
         }
         for s in scenarios
     ]
-    head = sessions.head(_DRILL_TASKS).astype(object)
+    # Failures first (a task that failed, then one that errored), so the drill-down opens on them.
+    order = sessions.assign(_ok=sessions.get("task_success", pd.Series(dtype=object)).eq(True))
+    head = order.sort_values("_ok", kind="stable").drop(columns="_ok").head(_DRILL_TASKS).astype(object)
     memories, memory_total = _memories(tables["events"])
     labels = {name: arm_label(name, arm) for name, arm in arms.items()}
     data = ChartData(results, tables, labels)
@@ -124,7 +136,9 @@ def render_html(
             task_total=len(sessions),
             memories=memories,
             memory_total=memory_total,
-            gates=gate_list,
+            gates=sorted(gate_list, key=lambda g: g.passed),
+            gate_total=len(gate_list),
+            gates_failed=sum(not g.passed for g in gate_list),
             labels=labels,
             costs=cost_rows(results, timings),
             notes=simulation_notes(results),

@@ -78,13 +78,19 @@ def render_markdown(
     *,
     comparisons_title: str = "Paired comparisons",
 ) -> str:
-    """A summary fit for a CI job summary: headline and failed gates first."""
+    """A summary fit for a CI job summary: the verdict and every failed gate first, then the headline."""
     shown = [m for m in metrics(level=Level.OVERALL) if m.summary]
     shown = [m for m in shown if any(a.overall.get(m.name) is not None for a in results.arms.values())]
-    lines = ["# memstore eval", "", _header(dict(results.run), len(results.arms)), ""]
     failed = failures(results, gate_list)
+    verdict = (
+        f"**FAIL**: {len(failed)} of {len(gate_list)} gates failed:"
+        if failed
+        else f"**PASS**: all {len(gate_list)} gates passed."
+    )
+    lines = ["# memstore eval", "", verdict, ""]
     if failed:
-        lines += [f"**{len(failed)} gate(s) failed:**", "", *[f"- FAILED {_md(f)}" for f in failed], ""]
+        lines += [*[f"- \u2717 {_md(f)}" for f in failed], ""]
+    lines += [_header(dict(results.run), len(results.arms)), ""]
     lines += [f"- {_md(h.text)}" for h in headlines(results)]
     errors = error_lines(results)
     if errors:
