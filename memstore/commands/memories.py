@@ -246,7 +246,7 @@ def import_(
         raise CommandError(f"{file}: nothing imported; {len(exc.problems)} line(s) cannot be stored:\n{exc}") from exc
     except MemstoreError as exc:
         raise CommandError(str(exc)) from exc
-    anchored = f" (citations anchored at {codebase.commit[:12]})" if codebase is not None else ""
+    anchored = f" (citations anchored at {(codebase.commit or '')[:12]})" if codebase is not None else ""
     repos = sorted({d.repo for d in drafts})
     if dry_run:
         click.echo(safe(f"would import {len(drafts)} memories into {', '.join(repos) or '-'}{anchored}"))

@@ -239,7 +239,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         for arm, key in _planned(asked.config)
         if key != "baseline" or arm in compared
     ]
-    config.hook.pytest_collectreport(report=pytest.CollectReport(SUITE, "passed", None, gates))  # counted as collected
+    collected: list[pytest.Item | pytest.Collector] = list(gates)
+    config.hook.pytest_collectreport(report=pytest.CollectReport(SUITE, "passed", None, collected))  # counted
     items += gates
 
 

@@ -239,9 +239,9 @@ def gates(results: RunResults, baseline: list[Comparison] | None = None) -> list
             message += f"; the smallest change this run could detect is {c.mde:.3f}"
         elif c.verdict is Verdict.UNDERPOWERED:
             message += "; this run could not detect a change of any size on it"
-        arm = c.a.removesuffix(" (this run)")
+        judged = c.a.removesuffix(" (this run)")
         found.append(
-            Gate(f"{arm}: {c.metric} not regressed", not c.worse, message, arm=arm, key=f"baseline[{c.metric}]")
+            Gate(f"{judged}: {c.metric} not regressed", not c.worse, message, arm=judged, key=f"baseline[{c.metric}]")
         )
     return found
 

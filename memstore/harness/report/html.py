@@ -54,7 +54,7 @@ def _environment() -> jinja2.Environment:
 def _mark(value: object) -> str:
     """A yes/no cell as a mark: ✓ or ✗, and nothing where it does not apply (a review has no answer)."""
     if hasattr(value, "item"):  # a numpy scalar
-        value = value.item()  # type: ignore[union-attr]
+        value = value.item()
     if isinstance(value, bool):
         return "\u2713" if value else "\u2717"
     return "" if value is None or value == "" else str(value)
