@@ -149,10 +149,10 @@ def test_compare_fails_when_a_later_run_fails_a_gate(tmp_path: Path) -> None:
     assert (good.exit_code, bad.exit_code) == (0, 0)
     same = runner.invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "a")])
     assert same.exit_code == 0, same.output
-    assert "PASS: all 31 gates passed" in same.output  # 19, and 12 against the baseline
+    assert "**PASS**: all 31 gates passed" in same.output  # 19, and 12 against the baseline
     result = runner.invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b")])
     assert result.exit_code == 1, result.output
-    assert "FAIL: 1 of 19 gates failed" in result.output  # its arm is another store's: nothing to compare
+    assert "**FAIL**: 1 of 19 gates failed" in result.output  # its arm is another store's: nothing to compare
     assert "Against the first run (paired by task: McNemar, paired bootstrap)" in same.output
 
 
