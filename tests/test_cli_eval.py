@@ -128,7 +128,7 @@ def test_a_failed_gate_fails_the_run_and_the_summary_says_so_first(tmp_path: Pat
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "run")])
     assert result.exit_code == 1, result.output
     first = _summary(result.output)[0]
-    assert first == f"FAIL: 1 of 19 gates failed: jit-verify/other-repositories(sqlite): {_SCOPE}"
+    assert first == "FAIL: 1 of 19 gates failed (each below)"
     assert _summary(result.output)[1] == f"  \u2717 jit-verify/other-repositories(sqlite): {_SCOPE}: 1 breach"
     exploratory = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "again"), "--no-fail"])
     assert exploratory.exit_code == 0, exploratory.output
@@ -138,7 +138,7 @@ def test_a_failed_gate_fails_the_run_and_the_summary_says_so_first(tmp_path: Pat
 def test_a_run_whose_gates_all_pass_says_pass_and_exits_0(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["eval", LEAK, "--agent", "jit-verify", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
-    assert _summary(result.output)[0] == "PASS: all 19 gates passed"
+    assert _summary(result.output)[0].startswith("PASS: all 19 gates passed")
 
 
 def test_compare_fails_when_a_later_run_fails_a_gate(tmp_path: Path) -> None:

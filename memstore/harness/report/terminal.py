@@ -25,7 +25,7 @@ from memstore.harness.report.content import (
 )
 from memstore.harness.report.gates import Gate
 
-__all__ = ["first_line", "legend", "print_summary", "short_names", "verdict_line"]
+__all__ = ["first_line", "legend", "print_summary", "short_names"]
 
 _LABEL_WIDTH = 11
 _MIN_COLUMN = 9
@@ -86,20 +86,16 @@ def legend(results: RunResults) -> str:
     return text + (f"; {', '.join(roles)}." if roles else ".")
 
 
-def verdict_line(gate_list: list[Gate]) -> Text:
-    """``PASS: all N gates passed`` or ``FAIL: K of N gates failed: name; name; ...``."""
-    failed = [g.name for g in gate_list if not g.passed]
-    if not failed:
-        return Text(f"PASS: all {len(gate_list)} gates passed")
-    return Text(f"FAIL: {len(failed)} of {len(gate_list)} gates failed: {'; '.join(failed)}")
-
-
 def first_line(results: RunResults, gate_list: list[Gate]) -> Text:
-    """The verdict, then the headline in one sentence: task success of every arm against its
-    control, the difference in points and its verdict."""
-    passed = all(g.passed for g in gate_list)
-    line = verdict_line(gate_list)
-    line.stylize("bold green" if passed else "bold red")
+    """The verdict (how many gates failed; each is on a line of its own next), then the headline
+    in one sentence: task success of every arm against its control, in points, with its verdict."""
+    failed = [g for g in gate_list if not g.passed]
+    line = Text(
+        f"FAIL: {len(failed)} of {len(gate_list)} gates failed (each below)"
+        if failed
+        else f"PASS: all {len(gate_list)} gates passed",
+        style="bold red" if failed else "bold green",
+    )
     short = short_names(results)
     parts = []
     for c in results.comparisons:
