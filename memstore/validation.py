@@ -82,7 +82,7 @@ def clean_path(path: object, field_name: str = "path") -> str:
         raise ValidationError(field_name, f"the path is longer than {MAX_PATH_CHARS} characters")
     if "\x00" in path:
         raise ValidationError(field_name, "the path contains a NUL character")
-    if _PATH_UNSAFE.search(path):
+    if _PATH_UNSAFE.search(path) or not path.isprintable():  # unassigned, format, separators: unreadable
         raise ValidationError(field_name, f"the path contains a control or invisible character: {shown(path)}")
     if "\\" in path:
         raise ValidationError(field_name, f"use '/' to separate path segments, not '\\' in {shown(path)}")

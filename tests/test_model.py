@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memstore import Actor, Citation, Kind, Memory, MemoryDraft, Status, Surface, ValidationError
@@ -260,6 +260,8 @@ def test_a_snippet_and_a_user_with_a_lone_surrogate_are_refused() -> None:
 
 
 @given(st.text(max_size=60))
+@example("\U00018d09:1")  # unassigned in Python 3.11's Unicode: not printable, so refused (found by hypothesis)
+@example("a\u00a0b.py:2")  # a no-break space reads as a space
 def test_whatever_parses_round_trips_and_is_safe(text: str) -> None:
     try:
         cited = Citation.parse(text)

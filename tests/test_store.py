@@ -45,7 +45,10 @@ def test_module_factory_uri_that_does_not_import() -> None:
         open_store("no_such_module:factory", access=AccessPolicy())
 
 
-def test_registered_backend() -> None:
+def test_registered_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memstore import backends
+
+    monkeypatch.setattr(backends, "_REGISTERED", dict(backends._REGISTERED))  # registered for this test only
     seen: list[str] = []
 
     @register_backend("probe")
