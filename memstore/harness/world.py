@@ -29,6 +29,7 @@ from memstore.harness.scenarios.model import Edit, Scenario, SeedMemory, Step, T
 from memstore.model import Citation, Memory, MemoryDraft
 from memstore.store import MemoryStore
 from memstore.verify import GitCodebase, anchor
+from memstore.verify.git import Hunk, map_line
 from memstore.verify.history import HistoryBuilder
 
 __all__ = ["StoreFactory", "Template", "World", "build_problems", "build_template", "fixture_files"]
@@ -172,9 +173,27 @@ class Template:
     evaluate_at: str  # commit id
     seeds: list[Seed] = field(default_factory=list)
     fingerprint: str = ""
+    _true_lines: dict[str, list[tuple[str, int] | None]] | None = field(default=None, repr=False, compare=False)
 
     def codebase(self, ref: str | None = None) -> GitCodebase:
         return GitCodebase(self.path, ref or self.evaluate_at)
+
+    def true_lines(self) -> dict[str, list[tuple[str, int] | None]]:
+        """Where git's own diff puts each seeded citation at the evaluation ref (for re-anchoring
+        accuracy): seeded key -> one (path, line) per citation, None where the line is gone.
+        Computed once per template, one diff per commit the citations were made at."""
+        if self._true_lines is None:
+            repo = self.codebase().repo
+            commits = dict.fromkeys(c.commit for c in self._cited() if c.commit)
+            diffs = {commit: repo.diff_hunks(commit, self.evaluate_at) for commit in commits}
+            truth: dict[str, list[tuple[str, int] | None]] = {}
+            for seed in self.seeds:
+                truth[seed.spec.key] = [_true_line(c, diffs) for c in seed.draft.citations if not isinstance(c, str)]
+            self._true_lines = truth
+        return self._true_lines
+
+    def _cited(self) -> list[Citation]:
+        return [c for seed in self.seeds for c in seed.draft.citations if not isinstance(c, str)]
 
     def seal(self) -> None:
         """Make the template read-only and remember its fingerprint."""
@@ -238,6 +257,17 @@ def _variant(spec: SeedMemory, n: int) -> tuple[str, str]:
     if spec.copies == 1:
         return spec.subject, spec.fact
     return f"{spec.subject} ({n + 1})", f"{spec.fact} (note {n + 1})"
+
+
+def _true_line(cited: Citation, diffs: dict[str, dict[str, tuple[str, list[Hunk]]]]) -> tuple[str, int] | None:
+    if cited.commit is None:
+        return None
+    moved = diffs[cited.commit].get(cited.path)
+    if moved is None:
+        return (cited.path, cited.line)
+    new_path, hunks = moved
+    new_line = map_line(hunks, cited.line, rewritten=True) if new_path else None
+    return (new_path, new_line) if new_line is not None else None
 
 
 def _seeds(scenario: Scenario, repo: Path, commits: dict[str, str]) -> list[Seed]:

@@ -278,6 +278,13 @@ def _evaluate(level: Level, found: Slice) -> dict[str, Value]:
     return {m.name: m.compute(found) for m in metrics(level=level)}
 
 
+def _by_scenario(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """``frame``'s rows per scenario, split in one pass (a mask per scenario is quadratic)."""
+    if frame.empty or "scenario" not in frame:
+        return {}
+    return {str(name): part for name, part in frame.groupby("scenario", sort=False)}
+
+
 def compute(tables: dict[str, pd.DataFrame]) -> dict[str, ArmResult]:
     """Every registered metric, per arm: overall, per scenario and per memory origin."""
     sessions, trials = tables["sessions"], tables["trials"]
@@ -302,16 +309,11 @@ def compute(tables: dict[str, pd.DataFrame]) -> dict[str, ArmResult]:
             paired_with_control(sessions, arm),
             failures[failures.arm == arm],
         )
+        split = {name: _by_scenario(getattr(whole, name)) for name in ("sessions", "pairs", "trials", "paired")}
+        empty = {name: getattr(whole, name)[:0] for name in split}
         per_scenario = {
             scenario: _evaluate(
-                Level.SCENARIO,
-                replace(
-                    whole,
-                    sessions=whole.sessions[whole.sessions.scenario == scenario],
-                    pairs=whole.pairs[whole.pairs.scenario == scenario],
-                    trials=whole.trials[whole.trials.scenario == scenario],
-                    paired=whole.paired[whole.paired.scenario == scenario],
-                ),
+                Level.SCENARIO, replace(whole, **{name: p.get(scenario, empty[name]) for name, p in split.items()})
             )
             for scenario in sorted(whole.sessions.scenario.unique())
         }

@@ -145,6 +145,13 @@ def agent_environment(names: Sequence[str], extra: Mapping[str, str]) -> dict[st
     return {**{k: v for k, v in os.environ.items() if k in keep}, **extra}
 
 
+def _outermost(paths: Sequence[Path]) -> list[Path]:
+    """``paths`` without those inside another of them, in their order (linear in their number:
+    a machine may hold thousands of scratch folders)."""
+    given = set(paths)
+    return [p for p in paths if not any(parent in given for parent in p.parents)]
+
+
 def _scratch_folders() -> list[Path]:
     """Every memstore scratch folder and relay in the temporary directories (this run's, its
     workers', other runs')."""
@@ -190,7 +197,7 @@ def wrap(
     args += ["--dev", "/dev", "--proc", "/proc"]
     temp = Path(tempfile.gettempdir()).resolve()
     every = list(dict.fromkeys(p.resolve() for p in [temp, *_scratch_folders(), *_homes(), *runtime.hidden]))
-    hide = [p for p in every if not any(p != q and p.is_relative_to(q) for q in every)]
+    hide = _outermost(every)
     # What the agent needs to run stays readable even where it lies in a hidden folder: its
     # program and script, this Python and memstore (the MCP relay); what they hold is hidden again.
     needed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(__file__).resolve().parents[3]}

@@ -37,7 +37,6 @@ from memstore.harness.world import Template, World, build_template, remove_tree
 from memstore.model import Memory, Surface
 from memstore.store import MemoryStore
 from memstore.verify import GitCodebase
-from memstore.verify.git import map_line
 from memstore.verify.workspace import Workspace
 
 __all__ = ["RECALL_KS", "run_unit"]
@@ -130,28 +129,6 @@ def _work(agent: Agent, session: AgentSession) -> None:
         session.tools.record(EventKind.AGENT_ERROR, "", f"the agent raised {type(exc).__name__}: {str(exc)[:300]}")
 
 
-def _true_lines(template: Template) -> dict[str, list[tuple[str, int] | None]]:
-    """Where git's own diff puts each seeded citation at the evaluation ref (for re-anchoring accuracy)."""
-    repo = template.codebase().repo
-    truth: dict[str, list[tuple[str, int] | None]] = {}
-    for seed in template.seeds:
-        lines: list[tuple[str, int] | None] = []
-        for cited in seed.draft.citations:
-            assert not isinstance(cited, str)
-            if cited.commit is None:
-                lines.append(None)
-                continue
-            moved = repo.diff_hunks(cited.commit, template.evaluate_at).get(cited.path)
-            if moved is None:
-                lines.append((cited.path, cited.line))
-            else:
-                new_path, hunks = moved
-                new_line = map_line(hunks, cited.line, rewritten=True) if new_path else None
-                lines.append((new_path, new_line) if new_line is not None else None)
-        truth[seed.spec.key] = lines
-    return truth
-
-
 def searches(store: MemoryStore) -> bool:
     """Whether ``store`` ranks memories by a query (``search``) rather than only by recency."""
     return "search" in getattr(store, "capabilities", frozenset()) and hasattr(store, "search")
@@ -183,7 +160,7 @@ class _Trial:
         self.key_of = {m.id: k for k, ms in world.seeded.items() for m in ms}
         self.chains: dict[str, str] = dict(self.key_of)  # memory id -> seeded key; corrections inherit theirs
         self.learned: dict[str, set[str]] = {}  # task key -> memories stored in its session
-        self.true_lines = _true_lines(template)  # seeded key -> where git puts each citation now
+        self.true_lines = template.true_lines()  # seeded key -> where git puts each citation now
         self.moved_to = {i: self.true_lines.get(k, []) for i, k in self.key_of.items()}
         self.audit = StoreAudit(world, unit.expiry)
         self.lapsed: set[str] = set()  # files the trial's merges changed: labels that depend on them lapse

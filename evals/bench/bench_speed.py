@@ -1,0 +1,96 @@
+"""The default run against an earlier commit's, side by side: ``memstore eval`` timed on both.
+
+Run:  python evals/bench/bench_speed.py                 (about eight minutes: both default runs)
+      python evals/bench/bench_speed.py --against COMMIT --workers 2 --seed 0 [--quick]
+
+The earlier commit (11ea0a9 by default, issue 23's reference) is checked out in a temporary git
+worktree and run from there with the same interpreter, the same seed and the same number of
+workers, on the same machine, one after the other: first the earlier commit, then this checkout.
+Each run's wall time (the command, from start to exit) and run time (the units, from
+``timings.json``) are printed, with the ratio earlier / now. ``results.json`` is compared too:
+equal where the engine did not change on purpose; where it did, the arms whose overall figures
+differ are named (the stub agents' answers changed between the two commits, so the default run's
+results may differ by design: see the closing note of issue 23).
+
+``--quick`` passes ``--quick`` to this checkout only where the earlier commit lacks it; use it
+only to try the script out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+AGAINST = "11ea0a9"
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def timed_run(label: str, tree: Path, out: Path, args: argparse.Namespace, extra: list[str]) -> dict[str, object]:
+    """One ``memstore eval`` from ``tree``'s code; its wall and run seconds."""
+    argv = [sys.executable, "-m", "memstore", "eval", "--out", str(out), "--seed", str(args.seed)]
+    argv += ["--workers", str(args.workers), "--no-fail", *extra]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    print(f"  {label}: running ...", flush=True)
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        print(done.stdout[-2000:], done.stderr[-2000:], sep="\n")
+        raise SystemExit(f"{label}: memstore eval exited {done.returncode}")
+    timings = json.loads((out / "timings.json").read_text()) if (out / "timings.json").exists() else {}
+    run_seconds = float(timings.get("seconds", float("nan")))
+    print(f"  {label}: {wall:7.1f} s wall, {run_seconds:7.1f} s run", flush=True)
+    return {"wall": wall, "run": run_seconds, "results": json.loads((out / "results.json").read_text())}
+
+
+def differing_arms(before: dict[str, object], now: dict[str, object]) -> list[str]:
+    """The arms whose overall figures differ between two ``results.json``."""
+    old, new = before.get("arms", {}), now.get("arms", {})
+    assert isinstance(old, dict)
+    assert isinstance(new, dict)
+    return sorted(a for a in {*old, *new} if old.get(a, {}).get("overall") != new.get(a, {}).get("overall"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--against", default=AGAINST, help="the earlier commit (default: %(default)s)")
+    parser.add_argument("--workers", type=int, default=2, help="(default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
+    parser.add_argument("--quick", action="store_true", help="this checkout with --quick (a try-out, not a measure)")
+    args = parser.parse_args(argv)
+    commit = _git("rev-parse", "--short", args.against)
+    head = _git("rev-parse", "--short", "HEAD")
+    print(f"memstore default run: {commit} against this checkout ({head}), seed {args.seed}, {args.workers} workers")
+    with tempfile.TemporaryDirectory(prefix="memstore-bench-speed-") as folder:
+        tree = Path(folder) / "tree"
+        _git("worktree", "add", "--detach", str(tree), commit)
+        try:
+            before = timed_run(commit, tree, Path(folder) / "before", args, [])
+            now = timed_run("now", ROOT, Path(folder) / "now", args, ["--quick"] if args.quick else [])
+        finally:
+            _git("worktree", "remove", "--force", str(tree))
+    same = before["results"] == now["results"]
+    print(f"  wall: {before['wall']:.1f} s -> {now['wall']:.1f} s: {before['wall'] / now['wall']:.2f}x faster")  # type: ignore[operator]
+    print(f"  run:  {before['run']:.1f} s -> {now['run']:.1f} s: {before['run'] / now['run']:.2f}x faster")  # type: ignore[operator]
+    if same:
+        print("  results.json: equal, byte for byte in content")
+    else:
+        arms = differing_arms(before["results"], now["results"])  # type: ignore[arg-type]
+        print(f"  results.json: differs; overall figures differ for {', '.join(arms) or 'no arm'}")
+    verdict = "MET" if before["wall"] / now["wall"] >= 2 else "MISSED"  # type: ignore[operator]
+    print(f"  target: at least 2x faster than {commit} (wall): {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
