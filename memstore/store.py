@@ -1,20 +1,46 @@
-"""The store protocol every memory store implements, and `open_store` to get one by URI."""
+"""The store protocol every memory store implements, and `open_store` to get one by URI.
+
+Backends are found through `BACKENDS` (`memstore.registry.Registry`); `memstore.backends`
+holds the functions to register and resolve them and the built-in backends themselves.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol, runtime_checkable
 
 from memstore.access import AccessPolicy, Actor
-from memstore.backends import StoreOptions, resolve_backend
 from memstore.clock import Clock, SystemClock
 from memstore.errors import ConfigurationError
 from memstore.ids import IdFactory, UlidIds
 from memstore.model import Memory, MemoryDraft, Surface
+from memstore.registry import REFERENCE, Registry, import_reference
 
-__all__ = ["DEFAULT_EXPIRY", "MemoryStore", "open_store"]
+__all__ = ["BACKENDS", "DEFAULT_EXPIRY", "BackendFactory", "MemoryStore", "StoreOptions", "open_store", "scheme_of"]
 
 DEFAULT_EXPIRY = timedelta(days=28)
+_SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):")
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """What every backend is opened with.
+
+    ``read_only``: the caller will only read (a backend that can open its target read-only
+    does, and refuses writes with `StorageError`); ``create``: whether a store that does not
+    exist yet may be created (``False``: opening one that is not there is a
+    `ConfigurationError`, so a mistyped path is never silently a new, empty store).
+    """
+
+    access: AccessPolicy
+    clock: Clock
+    expiry: timedelta
+    ids: IdFactory
+    read_only: bool = False
+    create: bool = True
 
 
 @runtime_checkable
@@ -101,3 +127,47 @@ def open_store(
         create=create and not read_only,
     )
     return resolve_backend(uri)(uri, options)
+
+
+BackendFactory = Callable[[str, StoreOptions], MemoryStore]
+BACKENDS: Registry[BackendFactory] = Registry(
+    "store",
+    "memstore.backends",
+    {
+        "agentmem": "memstore.backends.agentmem:open_agentmem",
+        "memory": "memstore.backends.memory:open_memory",
+        "mutant": "memstore.testing.mutants:open_mutant",
+        "naive": "memstore.backends.naive:open_naive",
+        "postgres": "memstore.backends.postgresql:open_postgresql",
+        "postgresql": "memstore.backends.postgresql:open_postgresql",
+        "ranked": "memstore.backends.ranked:open_ranked",
+        "sqlite": "memstore.backends.sqlite:open_sqlite",
+    },
+    fold_case=True,
+)
+
+
+def scheme_of(uri: str) -> str:
+    """The scheme of a store URI, lower-cased ("" for none)."""
+    match = _SCHEME.match(uri)
+    return match.group("scheme").lower() if match else ""
+
+
+def resolve_backend(uri: str) -> BackendFactory:
+    """The factory for ``uri``: its scheme's, or the ``package.module:factory`` it names.
+
+    Raises:
+        ConfigurationError: naming the known schemes, when none fits.
+    """
+    if not isinstance(uri, str) or not uri:
+        raise ConfigurationError("a store URI is needed, such as 'sqlite:///path/to/memories.db'")
+    if "://" not in uri and REFERENCE.match(uri):
+        return import_reference(uri, BACKENDS.kind)  # type: ignore[no-any-return]
+    scheme = scheme_of(uri)
+    found = BACKENDS.find(scheme) if scheme and not REFERENCE.match(scheme) else None
+    if found is not None:
+        return found
+    known = ", ".join(f"{s}://" for s in BACKENDS.names() if s != "mutant")
+    raise ConfigurationError(
+        f"unknown store URI {uri!r}: known schemes are {known}, or name a factory as 'package.module:function'"
+    )

@@ -1,4 +1,5 @@
-"""The backend registry: a URI scheme names a factory that opens a store.
+"""The backends: a URI scheme names a factory that opens a store (`memstore.store.BACKENDS`,
+a `memstore.registry.Registry`).
 
 Built-in backends are imported only when their scheme is used. Third-party stores plug
 in three ways: `register_backend` in-process, an entry point in the
@@ -8,22 +9,11 @@ in three ways: `register_backend` in-process, an entry point in the
 
 from __future__ import annotations
 
-import importlib
 import re
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import timedelta
-from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any
 
-from memstore.access import AccessPolicy
-from memstore.clock import Clock
-from memstore.errors import ConfigurationError
-from memstore.ids import IdFactory
-
-if TYPE_CHECKING:
-    from memstore.store import MemoryStore
+from memstore.store import BACKENDS, BackendFactory, StoreOptions, resolve_backend, scheme_of
 
 __all__ = [
     "BackendFactory",
@@ -37,42 +27,8 @@ __all__ = [
     "without_password",
 ]
 
-ENTRY_POINT_GROUP = "memstore.backends"
-
-
-@dataclass(frozen=True)
-class StoreOptions:
-    """What every backend is opened with.
-
-    ``read_only``: the caller will only read (a backend that can open its target read-only
-    does, and refuses writes with `StorageError`); ``create``: whether a store that does not
-    exist yet may be created (``False``: opening one that is not there is a
-    `ConfigurationError`, so a mistyped path is never silently a new, empty store).
-    """
-
-    access: AccessPolicy
-    clock: Clock
-    expiry: timedelta
-    ids: IdFactory
-    read_only: bool = False
-    create: bool = True
-
-
-BackendFactory = Callable[[str, StoreOptions], "MemoryStore"]
-
-_BUILTIN: dict[str, str] = {
-    "agentmem": "memstore.backends.agentmem:open_agentmem",
-    "memory": "memstore.backends.memory:open_memory",
-    "mutant": "memstore.testing.mutants:open_mutant",
-    "naive": "memstore.backends.naive:open_naive",
-    "postgres": "memstore.backends.postgresql:open_postgresql",
-    "postgresql": "memstore.backends.postgresql:open_postgresql",
-    "ranked": "memstore.backends.ranked:open_ranked",
-    "sqlite": "memstore.backends.sqlite:open_sqlite",
-}
-_REGISTERED: dict[str, BackendFactory] = {}
-_SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):")
-_FACTORY_REF = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_]\w*)$")
+ENTRY_POINT_GROUP = BACKENDS.group
+_REGISTERED = BACKENDS.registered  # what this process registered (tests swap entries in and out)
 
 
 _AUTHORITY = re.compile(r"://(?P<authority>[^/?#]*)")
@@ -119,62 +75,12 @@ def without_password(uri: str) -> str:
 
 def register_backend(scheme: str) -> Callable[[BackendFactory], BackendFactory]:
     """Register ``factory`` for ``scheme://`` URIs (a decorator)."""
-
-    def decorate(factory: BackendFactory) -> BackendFactory:
-        _REGISTERED[scheme.lower()] = factory
-        return factory
-
-    return decorate
-
-
-def _entry_points() -> dict[str, Any]:
-    return {ep.name.lower(): ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return BACKENDS.register(scheme)
 
 
 def known_schemes() -> list[str]:
     """Every scheme that `resolve_backend` can open, sorted."""
-    return sorted({*_BUILTIN, *_REGISTERED, *_entry_points()})
-
-
-def _load(ref: str) -> BackendFactory:
-    module_name, _, attr = ref.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigurationError(f"cannot import store module {module_name!r}: {exc}") from exc
-    try:
-        factory = getattr(module, attr)
-    except AttributeError as exc:
-        raise ConfigurationError(f"module {module_name!r} has no store factory {attr!r}") from exc
-    if not callable(factory):
-        raise ConfigurationError(f"{ref!r} is not callable")
-    return factory  # type: ignore[no-any-return]
-
-
-def resolve_backend(uri: str) -> BackendFactory:
-    """The factory for ``uri``.
-
-    Raises:
-        ConfigurationError: naming the known schemes, when none fits.
-    """
-    if not isinstance(uri, str) or not uri:
-        raise ConfigurationError("a store URI is needed, such as 'sqlite:///path/to/memories.db'")
-    if "://" not in uri and _FACTORY_REF.match(uri):
-        return _load(uri)
-    match = _SCHEME.match(uri)
-    scheme = match.group("scheme").lower() if match else ""
-    if scheme in _REGISTERED:
-        return _REGISTERED[scheme]
-    if scheme in _BUILTIN:
-        return _load(_BUILTIN[scheme])
-    plugins = _entry_points()
-    if scheme in plugins:
-        factory = plugins[scheme].load()
-        return factory  # type: ignore[no-any-return]
-    known = ", ".join(f"{s}://" for s in known_schemes() if s != "mutant")
-    raise ConfigurationError(
-        f"unknown store URI {uri!r}: known schemes are {known}, or name a factory as 'package.module:function'"
-    )
+    return BACKENDS.names()
 
 
 def portable_registrations(uris: list[str]) -> dict[str, str]:
@@ -184,25 +90,9 @@ def portable_registrations(uris: list[str]) -> dict[str, str]:
     Raises:
         ConfigurationError: for a registered factory that a fresh interpreter cannot import.
     """
-    found = {}
-    for uri in uris:
-        match = _SCHEME.match(uri)
-        scheme = match.group("scheme").lower() if match else ""
-        factory = _REGISTERED.get(scheme)
-        if factory is None or scheme in _BUILTIN:
-            continue
-        module, qualname = getattr(factory, "__module__", ""), getattr(factory, "__qualname__", "")
-        if not module or module == "__main__" or "<" in qualname or "." in qualname or not qualname:
-            raise ConfigurationError(
-                f"store scheme {scheme!r} was registered with {factory!r}, which worker processes cannot import "
-                "(a lambda, a nested function, or one in __main__): register a module-level factory, name it as "
-                "'package.module:function', or run with one worker"
-            )
-        found[scheme] = f"{module}:{qualname}"
-    return found
+    return BACKENDS.portable(scheme_of(uri) for uri in uris)
 
 
 def restore_registrations(references: dict[str, str]) -> None:
     """In a worker process: register the parent's store schemes again from their references."""
-    for scheme, reference in references.items():
-        _REGISTERED[scheme] = _load(reference)
+    BACKENDS.restore(references)

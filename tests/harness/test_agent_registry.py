@@ -108,7 +108,7 @@ def test_unknown_agents_name_the_ways_to_plug_one_in() -> None:
     known = r"known: no-memory, trusting, blind-trusting, jit-verify, command:CMD, package\.module"
     with pytest.raises(ConfigurationError, match=known):
         make_agent("clever")
-    with pytest.raises(ConfigurationError, match="cannot import no_such_module:make"):
+    with pytest.raises(ConfigurationError, match=r"cannot import agent module .no_such_module. \(no_such_module:make\)"):
         make_agent("no_such_module:make")
 
 
