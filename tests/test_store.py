@@ -48,7 +48,9 @@ def test_module_factory_uri_that_does_not_import() -> None:
 def test_registered_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     from memstore import backends
 
-    monkeypatch.setattr(backends, "_REGISTERED", dict(backends._REGISTERED))  # registered for this test only
+    monkeypatch.setattr(
+        backends.BACKENDS, "registered", dict(backends.BACKENDS.registered)
+    )  # registered for this test only
     seen: list[str] = []
 
     @register_backend("probe")

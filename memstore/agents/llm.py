@@ -33,9 +33,9 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from memstore.errors import ConfigurationError
-from memstore.harness.analysis.model import Role
 from memstore.harness.run.boundary import AgentSession, Usage
 from memstore.harness.run.events import EventKind
+from memstore.harness.run.records import Role
 from memstore.model import Surface
 
 __all__ = ["PROMPT_VERSION", "LlmAgent", "LlmSettings", "make"]
@@ -369,3 +369,8 @@ class _Conversation:
 def make(spec: str) -> LlmAgent:
     """The agent for ``--agent llm:SPEC``."""
     return LlmAgent(LlmSettings.parse(spec))
+
+
+def llm_agent(spec: str, config: object, runtime: object) -> LlmAgent:
+    """The ``llm:`` agent scheme's factory (`memstore.harness.run.agents.AGENT_SCHEMES`)."""
+    return make(spec)

@@ -12,13 +12,20 @@ from __future__ import annotations
 import re
 import urllib.parse
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
 
 from memstore.store import BACKENDS, BackendFactory, StoreOptions, resolve_backend, scheme_of
 
 __all__ = [
     "BackendFactory",
+    "PerTrial",
     "StoreOptions",
+    "TrialStore",
     "known_schemes",
+    "per_trial",
+    "per_trial_of",
     "portable_registrations",
     "redact",
     "register_backend",
@@ -28,7 +35,62 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = BACKENDS.group
-_REGISTERED = BACKENDS.registered  # what this process registered (tests swap entries in and out)
+F = TypeVar("F", bound=BackendFactory)
+
+
+@dataclass(frozen=True)
+class TrialStore:
+    """One trial's own store, as its backend makes it (`PerTrial`).
+
+    Attributes:
+        uri: the URI that opens it.
+        files: what it keeps on disk in the trial's private folder (kept from the agent).
+        shared: whether another process (a session's MCP server) opens the same store with ``uri``;
+            False for a store that lives in the process that opened it.
+        folder: the existing folder its file must go in, where the URI names one (checked before a run).
+    """
+
+    uri: str
+    files: tuple[Path, ...] = ()
+    shared: bool = False
+    folder: Path | None = None
+
+
+@dataclass(frozen=True)
+class PerTrial:
+    """How a backend that keeps its memories outside the process gets a fresh store per trial.
+
+    Attributes:
+        make: ``make(uri, folder)``: the trial's store for ``uri`` (its ``{scenario}``, ``{trial}``
+            and ``{arm}`` filled in) in ``folder``, a folder private to that trial's store.
+        hint: what to write instead of a URI that names one store for every trial.
+        server: a store on a server (a schema, say): not opened to probe it before a run.
+    """
+
+    make: Callable[[str, Path], TrialStore]
+    hint: str = "put {{scenario}}, {{trial}} and {{arm}} in it"
+    server: bool = False
+
+
+def per_trial(
+    make: Callable[[str, Path], TrialStore], *, hint: str = PerTrial.hint, server: bool = False
+) -> Callable[[F], F]:
+    """Declare how ``factory``'s backend makes a fresh store per trial (a decorator): ``memstore
+    eval`` then gives every trial its own store, and refuses a URI that names one for all of them.
+    A backend that declares nothing is opened with its URI as given in every trial (right for a
+    store that lives in memory)."""
+
+    def decorate(factory: F) -> F:
+        factory.per_trial = PerTrial(make, hint, server)  # type: ignore[attr-defined]
+        return factory
+
+    return decorate
+
+
+def per_trial_of(uri: str) -> PerTrial | None:
+    """What the backend of ``uri`` declares with `per_trial` (None: nothing)."""
+    found = getattr(resolve_backend(uri), "per_trial", None)
+    return found if isinstance(found, PerTrial) else None
 
 
 _AUTHORITY = re.compile(r"://(?P<authority>[^/?#]*)")

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from memstore.access import Actor
-from memstore.backends import StoreOptions
+from memstore.backends import StoreOptions, TrialStore, per_trial
 from memstore.backends.agentmem_files import (
     INDEX,
     INDEX_MAX_BYTES,
@@ -275,6 +275,19 @@ def _with(memory: Memory, **changes: Any) -> Memory:
     return Memory(**{**memory.__dict__, **changes})
 
 
+def _trial_folder(uri: str, folder: Path) -> TrialStore:
+    """A trial's own agent-mem base directory: ``agentmem:`` alone is a fresh one in ``folder``."""
+    rest = uri.partition(":")[2]
+    if not rest.strip("/"):
+        base = folder / "agent-mem"
+        return TrialStore(f"agentmem:///{base}", files=(base,), shared=True)
+    return TrialStore(uri, shared=True)
+
+
+@per_trial(
+    _trial_folder,
+    hint="use 'agentmem:' (a private folder per trial), or put {{scenario}}, {{trial}} and {{arm}} in the path",
+)
 def open_agentmem(uri: str, options: StoreOptions) -> AgentMemStore:
     """Factory for ``agentmem:///base/dir`` (``agentmem://`` alone: ``AGENT_MEM_DIR`` or ``~/.agent-mem``)."""
     rest = uri.split(":", 1)[1]

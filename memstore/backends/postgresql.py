@@ -18,6 +18,7 @@ transaction. This module is the only one that talks to psycopg; its errors becom
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 import urllib.parse
@@ -25,9 +26,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from memstore.backends import StoreOptions, redact
+from memstore.backends import StoreOptions, TrialStore, per_trial, redact
 from memstore.backends.base import RecordStore, Visibility, chain_order
 from memstore.backends.rows import COLUMNS as _COLUMNS
 from memstore.backends.rows import NOBODY as _NOBODY
@@ -356,6 +358,24 @@ def _first_line(exc: BaseException) -> str:
     return _shown(text[0]) if text else type(exc).__name__
 
 
+def _trial_schema(uri: str, folder: Path) -> TrialStore:
+    """A trial's own schema: the URI's ``schema`` (its placeholders filled in) made a PostgreSQL
+    name: lower case, ``_`` for anything else, at most 63 characters (a digest keeps long names apart)."""
+    head, found, schema = uri.partition("schema=")
+    if not found:
+        return TrialStore(uri, shared=True)
+    schema, amp, tail = schema.partition("&")
+    name = re.sub(r"[^a-z0-9_]", "_", schema.lower())
+    if len(name) > 63:
+        name = name[:50] + "_" + hashlib.sha256(name.encode()).hexdigest()[:12]
+    return TrialStore(f"{head}schema={name}{amp}{tail}", shared=True)
+
+
+@per_trial(
+    _trial_schema,
+    hint="put {{scenario}}, {{trial}} and {{arm}} in its schema, such as ?schema=run_{{scenario}}_{{trial}}_{{arm}}",
+    server=True,
+)
 def open_postgresql(uri: str, options: StoreOptions) -> PostgresStore:
     """Factory for ``postgresql://`` URIs (see `parse_postgresql_uri`)."""
     try:

@@ -15,9 +15,9 @@ import re
 import bm25s
 
 from memstore.access import Actor
-from memstore.backends import StoreOptions
+from memstore.backends import StoreOptions, per_trial
 from memstore.backends.base import MAX_RECENT_LIMIT, REFERENCE_CAPABILITIES, check_limit
-from memstore.backends.sqlite import SqliteStore, parse_sqlite_uri
+from memstore.backends.sqlite import SqliteStore, parse_sqlite_uri, trial_file
 from memstore.model import Memory, Surface, check_text, validate_repo
 
 __all__ = ["RankedStore", "open_ranked"]
@@ -68,6 +68,10 @@ class RankedStore(SqliteStore):
         return [candidates[i] for i in order[:limit]]
 
 
+@per_trial(
+    trial_file,
+    hint="use '{scheme}:' (a private file per trial), or put {{scenario}}, {{trial}} and {{arm}} in the path",
+)
 def open_ranked(uri: str, options: StoreOptions) -> RankedStore:
     """Factory for ``ranked:`` URIs (paths as for ``sqlite:``; ``ranked://`` alone is in memory)."""
     rest = uri.split(":", 1)[1]

@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memstore.backends import StoreOptions
+from memstore.backends import StoreOptions, TrialStore, per_trial
 from memstore.backends.base import RecordStore, Visibility, chain_order
 from memstore.backends.rows import COLUMNS as _COLUMNS
 from memstore.backends.rows import NOBODY as _NOBODY
@@ -352,6 +352,23 @@ class SqliteStore(RecordStore):
             return deleted
 
 
+def trial_file(uri: str, folder: Path) -> TrialStore:
+    """A trial's own SQLite file: ``SCHEME:`` alone is a fresh file in ``folder``; ``:memory:``
+    lives in its process; a path names the file (its folder must exist)."""
+    scheme, _, rest = uri.partition(":")
+    if not rest.strip("/"):
+        path = folder / "store.db"
+        return TrialStore(f"{scheme}:///{path}", files=(path,), shared=True)
+    if rest.endswith(":memory:"):
+        return TrialStore(uri)
+    named = Path(parse_sqlite_uri("sqlite:" + rest)[0])
+    return TrialStore(uri, shared=True, folder=named.parent)
+
+
+@per_trial(
+    trial_file,
+    hint="use '{scheme}:' (a private file per trial), or put {{scenario}}, {{trial}} and {{arm}} in the path",
+)
 def open_sqlite(uri: str, options: StoreOptions) -> SqliteStore:
     """Factory for ``sqlite:`` URIs (see `parse_sqlite_uri`)."""
     path, extra = parse_sqlite_uri(uri)

@@ -16,11 +16,13 @@ import click
 from memstore.backends import without_password
 from memstore.commands._shared import CommandError
 from memstore.errors import ConfigurationError, ScenarioError
-from memstore.harness.analysis.results import TABLES, scenario_set_hash
+from memstore.harness.analysis.results import TABLES
 from memstore.harness.run.agents import BUILT_IN, AgentConfig
 from memstore.harness.run.process import read_bounded
 from memstore.harness.run.runner import RunConfig, iter_arms
+from memstore.harness.run.sandbox import DEFAULT_TIMEOUT, AgentRuntime, Network, SandboxMode
 from memstore.harness.run.shards import ENGINE
+from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.harness.scenarios.loader import load_library
 from memstore.harness.scenarios.sample import sample_tasks
 
@@ -49,7 +51,6 @@ def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], 
             per_agent.append((agent, number))
         else:
             default = number
-    from memstore.harness.run.sandbox import DEFAULT_TIMEOUT
 
     return (default if default is not None else DEFAULT_TIMEOUT), tuple(per_agent)
 
@@ -90,7 +91,6 @@ def _build(
     sample: int = 0,
 ) -> RunConfig:
     """The run the options describe (scenarios loaded and checked as files)."""
-    from memstore.harness.run.sandbox import AgentRuntime, Network, SandboxMode
 
     timeout, per_agent = _timeouts(agent_timeouts)
     sandbox, network, env_names = isolation

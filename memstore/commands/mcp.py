@@ -17,6 +17,10 @@ from memstore.access import Actor
 from memstore.clock import Clock, FakeClock, SystemClock
 from memstore.commands._shared import CommandError, load_access, repository_name
 from memstore.ids import UlidIds
+from memstore.mcp.http import serve_http
+from memstore.mcp.server import build_server
+from memstore.mcp.service import MemoryService
+from memstore.mcp.stdio import serve_stdio
 from memstore.model import Memory, Surface, validate_repo
 from memstore.store import DEFAULT_EXPIRY, open_store
 from memstore.verify import Codebase, GitCodebase, WorkingTree
@@ -141,10 +145,6 @@ def mcp_command(
     verify_memory, refresh_memory, retire_memory; the resource memstore://OWNER/NAME/memories.
     Who acts, on which repository and surface is fixed here, never taken from a tool call.
     """
-    from memstore.mcp.http import serve_http
-    from memstore.mcp.server import build_server
-    from memstore.mcp.service import MemoryService
-    from memstore.mcp.stdio import serve_stdio
 
     if repo_path is None and name is None:
         raise CommandError("name the repository: --repo PATH (its clone) or --name OWNER/NAME")

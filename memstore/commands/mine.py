@@ -12,8 +12,10 @@ import yaml
 
 from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import MemstoreError
+from memstore.harness.scenarios.loader import load_file
 from memstore.harness.scenarios.mined_scenario import scenario_document
-from memstore.harness.scenarios.mining import KINDS, Mined, mine
+from memstore.harness.scenarios.mining import KINDS, Mined, mine, mined_file
+from memstore.harness.world import build_problems
 from memstore.verify import GitCodebase
 
 __all__ = ["mine_command"]
@@ -59,9 +61,6 @@ def _buildable(
     """The memories whose claimed values the built scenario holds (the harness checks them at every
     run; never with the verifier), and how many were left out."""
     import tempfile
-
-    from memstore.harness.scenarios.loader import load_file
-    from memstore.harness.world import build_problems
 
     kept, dropped = list(items), 0
     with tempfile.TemporaryDirectory(prefix="memstore-mine-") as tmp:
@@ -163,7 +162,6 @@ def _tally(items: list[Mined], field: str) -> str:
 
 def _files(codebase: GitCodebase, prose: bool) -> str:
     """``41 code files (documentation left out: --prose)``: what was read."""
-    from memstore.harness.scenarios.mining import mined_file
 
     paths = list(codebase.paths())
     code = sum(mined_file(p) for p in paths)

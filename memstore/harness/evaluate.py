@@ -26,9 +26,11 @@ from memstore.harness.analysis.model import RunResults
 from memstore.harness.analysis.results import Baseline, check_same_scenarios, metadata, write_run
 from memstore.harness.report import Gate, gates, write_reports
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner import RunConfig, check_config, run
+from memstore.harness.run.runner import RunConfig, check_config, merge_outputs, run, units
+from memstore.harness.run.shards import read_shard, shard_path
 from memstore.harness.scenarios.data import scenarios_dir
-from memstore.harness.scenarios.loader import ScenarioError, check_labels
+from memstore.harness.scenarios.loader import ScenarioError
+from memstore.harness.world import check_labels
 
 __all__ = ["Evaluation", "Progress", "assemble", "collect", "evaluate", "run_part"]
 
@@ -75,9 +77,7 @@ def _checkout_secrets() -> set[Path]:
     another form (git's object store has every scenario file; reports/ the default run's
     drill-down; evals/ the populations' parameters; tests/ the outcomes expected of the
     library's scenarios)."""
-    import memstore
-
-    root = Path(memstore.__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if not (root / "pyproject.toml").is_file() or not (root / ".git").exists():
         return set()
     return {p for p in (root / ".git", root / "reports", root / "evals", root / "tests") if p.exists()}
@@ -187,8 +187,6 @@ def assemble(
 def collect(config: RunConfig, folders: list[Path]) -> tuple[RunOutput, list[str]]:
     """The rows of every unit of ``config`` from the shards in ``folders`` (the first found of
     each), in unit order; and the units no folder holds."""
-    from memstore.harness.run.runner import merge_outputs, units
-    from memstore.harness.run.shards import read_shard, shard_path
 
     found, missing = [], []
     for unit in units(config):

@@ -260,7 +260,8 @@ def _asked(config: pytest.Config) -> _Asked:
     found = config.stash.get(_ASKED, None)
     if found is not None:
         return found
-    from memstore.harness.analysis.results import load_baseline, scenario_set_hash
+    from memstore.harness.analysis.results import load_baseline
+    from memstore.harness.scenarios.data import scenario_set_hash
 
     run_config = _run_config(config)
     baseline, note = None, ""

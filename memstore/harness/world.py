@@ -14,7 +14,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -22,26 +22,30 @@ from pathlib import Path
 from memstore.access import AccessPolicy, Actor
 from memstore.clock import Clock, FakeClock
 from memstore.errors import BuildError, MemstoreError, ValidationError
-from memstore.harness.analysis.answers import same_value
-from memstore.harness.analysis.checks import read_value
-from memstore.harness.scenarios.data import fixtures_dir
+from memstore.harness.scenarios.data import fixture_files
+from memstore.harness.scenarios.loader import read_file
 from memstore.harness.scenarios.model import Edit, Scenario, SeedMemory, Step, Truth
+from memstore.harness.scenarios.source import Positions, Problem, Reporter, load_yaml
+from memstore.harness.scenarios.values import read_value, same_value
 from memstore.model import Citation, Memory, MemoryDraft
 from memstore.store import MemoryStore
 from memstore.verify import GitCodebase, anchor
 from memstore.verify.git import Hunk, map_line
 from memstore.verify.history import HistoryBuilder
 
-__all__ = ["StoreFactory", "Template", "World", "build_problems", "build_template", "fixture_files"]
+__all__ = [
+    "StoreFactory",
+    "Template",
+    "World",
+    "build_problems",
+    "build_template",
+    "check_labels",
+    "fixture_files",
+    "validate_file",
+]
 
 StoreFactory = Callable[[AccessPolicy, Clock], MemoryStore]
 FieldPath = tuple[str | int, ...]
-
-
-def fixture_files(name: str) -> dict[str, bytes]:
-    """Every file of ``fixtures/<name>/``, by repository-relative path."""
-    root = fixtures_dir() / name
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def _apply(builder: HistoryBuilder, edit: Edit) -> None:
@@ -364,3 +368,31 @@ def build_problems(scenario: Scenario) -> list[tuple[FieldPath, str]]:
         except MemstoreError as exc:
             return [((), str(exc))]
     return []
+
+
+def check_labels(scenarios: Iterable[Scenario], *, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
+    """Build each hand-written scenario in a scratch folder and check that its history applies,
+    its citations can be anchored and the values its memories claim hold there (never with the
+    verifier: scenarios/README.md, "Where truth labels come from"); every problem, located in
+    the scenario's file. (Generated scenarios are labelled by construction, and checked again
+    whenever a trial builds one.)"""
+    chosen = [s for s in scenarios if s.files is None]
+    problems: list[Problem] = []
+    for done, scenario in enumerate(chosen, 1):
+        found = build_problems(scenario)
+        if found:
+            positions = load_yaml(Path(scenario.source))[1] if scenario.source else Positions(None)
+            report = Reporter(scenario.source or scenario.name, positions)
+            for path, message in found:
+                report.add(path, message)
+            problems += report.problems
+        if progress:
+            progress(done, len(chosen))
+    return problems
+
+
+def validate_file(file: Path) -> list[Problem]:
+    """Every problem of one scenario file, its truth labels checked on the built repository
+    (empty when it is fine)."""
+    scenarios, problems = read_file(file)
+    return problems or check_labels(scenarios)

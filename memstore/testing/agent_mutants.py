@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from memstore.harness.analysis.model import Role
+from memstore.agents.program import Known, Program
+from memstore.agents.stubs import JitVerifyAgent, TrustingAgent, _Stub
+from memstore.errors import ConfigurationError
+from memstore.harness.run.agents import AgentConfig
 from memstore.harness.run.boundary import AgentSession
-from memstore.harness.run.program import Known, Program
-from memstore.harness.run.stubs import AgentConfig, JitVerifyAgent, TrustingAgent, _Stub
+from memstore.harness.run.records import Role
 from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify import VerdictStatus
 
@@ -162,3 +164,10 @@ AGENT_MUTANTS: dict[str, AgentMutant] = {
 def make_agent_mutant(name: str, config: AgentConfig | None = None) -> _Stub:
     """The agent mutant ``name`` (the agent spec ``mutant:NAME``)."""
     return AGENT_MUTANTS[name].factory(config)
+
+
+def mutant_agent(name: str, config: AgentConfig, runtime: object) -> _Stub:
+    """The ``mutant:`` agent scheme's factory (`memstore.harness.run.agents.AGENT_SCHEMES`)."""
+    if name not in AGENT_MUTANTS:
+        raise ConfigurationError(f"unknown agent mutant {name!r}; known: {', '.join(AGENT_MUTANTS)}")
+    return make_agent_mutant(name, config)

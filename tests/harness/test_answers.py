@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstore.harness.analysis.answers import answer_is_right, normalise, same_value, values_in
+from memstore.harness.grading.answers import answer_is_right
 from memstore.harness.scenarios.model import AnswerMatch
+from memstore.harness.scenarios.values import normalise, same_value, values_in
 
 
 @pytest.mark.parametrize(

@@ -150,7 +150,7 @@ def probe(tmp_path: Path) -> Scenario:
 def test_an_agent_walking_everything_it_is_handed_finds_no_grading_data(
     probe: Scenario, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(agents_module._REGISTERED, "walker", Walker)
+    monkeypatch.setitem(agents_module.AGENTS.registered, "walker", Walker)
     Walker.found, Walker.walked = [], []
     out = run(RunConfig(scenarios=(probe,), arms=(Arm("walker", "sqlite:"),), workers=1))
     assert out.failures == []
@@ -179,7 +179,7 @@ def test_the_memory_handed_carries_no_label(probe: Scenario, monkeypatch: pytest
                 for m in session.memories
             )
 
-    monkeypatch.setitem(agents_module._REGISTERED, "reader", Reader)
+    monkeypatch.setitem(agents_module.AGENTS.registered, "reader", Reader)
     run(RunConfig(scenarios=(probe,), arms=(Arm("reader", "sqlite:"),), workers=1))
     assert seen
     for fields in seen:

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from memstore.harness.evaluate import evaluate
-from memstore.harness.run.contract import task_schema, validate_result, validate_task
 from memstore.harness.run.output import Arm
 from memstore.harness.run.runner import RunConfig
+from memstore.harness.run.task_contract import task_schema, validate_result, validate_task
 from tests.harness.conftest import scenario
 
 AGENT = r"""

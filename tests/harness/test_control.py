@@ -4,7 +4,7 @@ stub on a sample of the default population; one that also guesses (it edits ever
 that holds the setting's value) does worse, since unrelated constants hold it too; and one that
 guesses only where a kind of copy is missing does no better.
 
-The readers here share no code with `memstore.harness.run.program` or `craft`: they parse lines
+The readers here share no code with `memstore.agents.program` or `craft`: they parse lines
 with their own patterns, so that the stub's blind spots are not theirs too."""
 
 from __future__ import annotations

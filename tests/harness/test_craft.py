@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstore.harness.run import craft
+from memstore.agents import craft
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,7 @@ def test_the_names_a_line_gives_beside_a_subject_are_followed() -> None:
 
 
 def test_an_answer_from_a_fact_takes_the_value_not_the_line_it_gives() -> None:
-    from memstore.harness.run.craft import answer_from_fact
+    from memstore.agents.craft import answer_from_fact
 
     fact = "`BIG5_TYPICAL_DISTRIBUTION_RATIO` is set to `0.75` in `chardet/big5freq.py` (line 43)."
     assert answer_from_fact(fact, "What is BIG5_TYPICAL_DISTRIBUTION_RATIO set to?") == "0.75"
@@ -109,7 +109,7 @@ def test_an_answer_from_a_fact_takes_the_value_not_the_line_it_gives() -> None:
 
 
 def test_which_file_is_answered_by_a_path_and_never_by_the_name_asked_about() -> None:
-    from memstore.harness.run.craft import answer_from_fact
+    from memstore.agents.craft import answer_from_fact
 
     question = "Which file defines changelog?"
     assert answer_from_fact("`changelog` is defined in `scripts/release.py`.", question) == "scripts/release.py"

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from memstore.agents.stubs import NoMemoryAgent
 from memstore.cli import main
 from memstore.errors import ConfigurationError
 from memstore.harness.run.agents import make_agent
 from memstore.harness.run.command import validate_result
 from memstore.harness.run.runner import Arm, RunConfig, check_config
 from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
-from memstore.harness.run.stubs import NoMemoryAgent
 from tests.harness.conftest import run_arms, scenario
 
 UNBOXED = AgentRuntime(sandbox=SandboxMode.OFF)
@@ -120,7 +120,7 @@ def test_an_in_process_agent_that_raises_fails_its_session(monkeypatch: pytest.M
         def work(self, session: object) -> None:
             raise RuntimeError("boom")
 
-    monkeypatch.setitem(agents._REGISTERED, "crashing", lambda config: Crashing(config))
+    monkeypatch.setitem(agents.AGENTS.registered, "crashing", lambda config: Crashing(config))
     output = run_arms(["api-version-moved"], [Arm("crashing", "memory://")])
     assert _errors(output, "crashing/memory") == ["the agent raised RuntimeError: boom"]
 

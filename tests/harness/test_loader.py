@@ -7,16 +7,9 @@ from pathlib import Path
 import pytest
 
 from memstore.harness.scenarios.data import scenarios_dir
-from memstore.harness.scenarios.loader import (
-    ScenarioError,
-    check_labels,
-    load_file,
-    load_library,
-    read_file,
-    scenario_files,
-    validate_file,
-)
+from memstore.harness.scenarios.loader import ScenarioError, load_file, load_library, read_file, scenario_files
 from memstore.harness.scenarios.model import AnswerMatch, Intent, IntentAction, Origin, Truth, parse_duration
+from memstore.harness.world import check_labels, validate_file
 
 MOVED = (scenarios_dir() / "api-version-moved.yaml").read_text()
 

@@ -10,13 +10,13 @@ import anyio
 import pytest
 from mcp import Client
 
+from memstore.agents.stubs import NoMemoryAgent
 from memstore.harness.evaluate import evaluate
 from memstore.harness.run import agents
 from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.output import Arm
 from memstore.harness.run.runner import RunConfig, run
 from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
-from memstore.harness.run.stubs import NoMemoryAgent
 from tests.harness.conftest import scenario
 
 SCRIPT = '''
@@ -150,7 +150,7 @@ class OverMcp(NoMemoryAgent):
 
 
 def test_an_in_process_agent_uses_the_same_server(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(agents._REGISTERED, "over-mcp", OverMcp)
+    monkeypatch.setitem(agents.AGENTS.registered, "over-mcp", OverMcp)
     output = run(RunConfig(scenarios=(scenario("adversarial-memories"),), arms=(Arm("over-mcp", "memory://"),)))
     kinds: dict[str, list[str]] = {}
     for e in output.events:

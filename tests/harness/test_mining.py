@@ -9,8 +9,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from memstore.cli import main
-from memstore.harness.scenarios.loader import load_file, validate_file
+from memstore.harness.scenarios.loader import load_file
 from memstore.harness.scenarios.mining import mine
+from memstore.harness.world import validate_file
 from memstore.verify import GitCodebase
 from memstore.verify.history import HistoryBuilder
 

@@ -32,7 +32,7 @@ class ForgetfulClockStore(InMemoryStore):
 @pytest.fixture(autouse=True)
 def broken_stores(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register the broken stores for these tests only."""
-    monkeypatch.setattr(backends, "_REGISTERED", dict(backends._REGISTERED))
+    monkeypatch.setattr(backends.BACKENDS, "registered", dict(backends.BACKENDS.registered))
     register_backend("leaky")(lambda uri, options: LeakyStore(options))
     register_backend("forgetful")(lambda uri, options: ForgetfulClockStore(options))
 

@@ -201,7 +201,7 @@ def test_the_same_prober_without_the_defences_reaches_the_run(
     """The probe is not blind: unsandboxed, with the harness's git unhardened and the check run
     as it once was (the harness's environment, no isolation), it reads the trial's store, the
     scenario library and the home's secrets, its git plant runs and its check sees the secret."""
-    from memstore.harness.analysis import checks
+    from memstore.harness.grading import merge_checks as checks
     from memstore.harness.run.process import run_bounded
     from memstore.verify import git as git_module
     from memstore.verify import workspace as workspace_module

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 from memstore import open_store
 from memstore.access import Access, AccessPolicy, Actor
 from memstore.clock import FakeClock
-from memstore.harness.analysis.actions import Actions, parse_diff
-from memstore.harness.analysis.scoring import healed, outcome, stale_uses, states
+from memstore.harness.grading.actions import Actions, parse_diff
+from memstore.harness.grading.scoring import healed, outcome, stale_uses, states
 from memstore.harness.scenarios.model import Check, Claim, Finding, Location, Origin, SeedMemory, Task, Truth
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface
 

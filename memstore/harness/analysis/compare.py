@@ -13,14 +13,12 @@ minimum detectable effect and the sample size that would be needed are given).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
-from enum import StrEnum
-from typing import Any
+from dataclasses import asdict
 
 import pandas as pd
 
 from memstore.harness.analysis.metrics import BAD, USABLE
-from memstore.harness.analysis.model import Rate, Role, RunResults
+from memstore.harness.analysis.model import Comparison, Rate, Role, RunResults, Verdict
 from memstore.harness.analysis.pairs import memory_pairs, task_groups, with_roles
 from memstore.harness.analysis.registry import Direction, Metric, Test, Unit, metrics
 from memstore.harness.stats import (
@@ -56,63 +54,6 @@ Tables = dict[str, pd.DataFrame]
 def _lower_is_better(name: str) -> bool:
     found = next((m for m in metrics() if m.name == name), None)
     return found is not None and found.direction in {Direction.LOWER, Direction.ZERO}
-
-
-class Verdict(StrEnum):
-    """What a comparison says, after Holm's adjustment."""
-
-    IMPROVED = "improved"
-    REGRESSED = "regressed"
-    NO_CHANGE = "no significant change"
-    UNDERPOWERED = "underpowered"  # the effect that matters could not have been seen
-    PENDING = ""  # not adjusted yet
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One metric of arm ``a`` against arm (or run) ``b``."""
-
-    metric: str
-    a: str
-    b: str
-    method: str
-    a_value: float
-    b_value: float
-    diff: float
-    low: float
-    high: float
-    p_value: float
-    n: int
-    p_adjusted: float = 1.0
-    verdict: Verdict = Verdict.PENDING
-    mde: float | None = None
-    needed_n: float | None = None
-    group: str = ""  # a comparison within one group of tasks (a kind of scenario, a stratum); "" for all
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: six significant digits (a p-value of 1e-35 stays 1e-35), infinities as None."""
-
-        def clean(value: Any) -> Any:
-            if isinstance(value, float):
-                return float(f"{value:.6g}") if math.isfinite(value) else None
-            return value
-
-        return {k: clean(v.value if isinstance(v, Verdict) else v) for k, v in asdict(self).items()}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Comparison:
-        """A comparison as results.json holds it (a None interval or effect read back as infinite)."""
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        for name in ("diff", "low", "high", "a_value", "b_value", "p_value", "p_adjusted"):
-            if values.get(name) is None and name in values:
-                values[name] = math.nan
-        values["verdict"] = Verdict(values.get("verdict", ""))
-        return cls(**values)
-
-    @property
-    def worse(self) -> bool:
-        return self.verdict is Verdict.REGRESSED
 
 
 def verdict_of(c: Comparison, *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT) -> Verdict:

@@ -3,11 +3,11 @@ ran) and what a session costs. Declared in the registry like every other metric.
 
 from __future__ import annotations
 
-from memstore.harness.analysis.contract import PROMISES, Promise
-from memstore.harness.analysis.metrics import Slice, _binary
+from memstore.harness.analysis.metrics import _binary
 from memstore.harness.analysis.model import Rate
 from memstore.harness.analysis.pairs import column
-from memstore.harness.analysis.registry import Direction, Level, metric
+from memstore.harness.analysis.registry import Direction, Level, Slice, metric
+from memstore.harness.run.promises import PROMISES, Promise
 
 __all__: list[str] = []
 

@@ -10,7 +10,7 @@ the agent without memory) on the same task.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import pandas as pd
 
@@ -24,40 +24,19 @@ from memstore.harness.analysis.pairs import (
     task_groups,
     with_roles,
 )
-from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Test, Unit, metric, metrics
+from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Slice, Test, Unit, metric, metrics
 from memstore.harness.run.events import EventKind
+from memstore.harness.run.records import RECALL_KS
 from memstore.model import Surface
 
 __all__ = ["RECALL_KS", "Slice", "compute", "control_arm", "memory_pairs", "paired_with_control", "rate"]
 
-RECALL_KS = (5, 10, 20, 50)
 USABLE, BAD = ("valid", "moved"), ("contradicted", "unsupported", "missing")  # "lapsed" labels are neither
 
 
 def rate(k: float, n: float) -> Rate | None:
     """A rate with its counts, or None when there is nothing to count."""
     return Rate(int(k), int(n)) if n else None
-
-
-@dataclass(frozen=True)
-class Slice:
-    """What one breakdown of one arm is computed from.
-
-    Attributes:
-        sessions: the arm's sessions in the breakdown.
-        pairs: its (session, memory handed) pairs (`memory_pairs`).
-        trials: its trials.
-        paired: its sessions joined with the control's (`paired_with_control`).
-        failures: its units that could not run.
-        origin: for a per-origin breakdown, the memory origin.
-    """
-
-    sessions: pd.DataFrame
-    pairs: pd.DataFrame
-    trials: pd.DataFrame
-    paired: pd.DataFrame
-    failures: pd.DataFrame
-    origin: str | None = None
 
 
 # -- what agents achieve ---------------------------------------------------------------------

@@ -8,21 +8,82 @@ as ``{"value", "k", "n"}``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["ArmResult", "Rate", "Role", "RunResults", "Value", "value_from_json", "value_to_json"]
+from memstore.harness.run.records import Role
+
+__all__ = [
+    "ArmResult",
+    "Comparison",
+    "Rate",
+    "Role",
+    "RunResults",
+    "Value",
+    "Verdict",
+    "value_from_json",
+    "value_to_json",
+]
 
 
-class Role(StrEnum):
-    """What an arm is in a run, declared by its agent and its store (never guessed from names)."""
+class Verdict(StrEnum):
+    """What a comparison says, after Holm's adjustment."""
 
-    CONTROL = "control"  # the agent without memory: every other arm is paired with it
-    TREATMENT = "treatment"  # an agent with memory, under evaluation
-    HARM_PROBE = "harm-probe"  # an agent that trusts memory as stored: it shows what bad memory does
-    NEGATIVE_CONTROL = "negative-control"  # a store built to break the rules: it shows the checks catch it
+    IMPROVED = "improved"
+    REGRESSED = "regressed"
+    NO_CHANGE = "no significant change"
+    UNDERPOWERED = "underpowered"  # the effect that matters could not have been seen
+    PENDING = ""  # not adjusted yet
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One metric of arm ``a`` against arm (or run) ``b``."""
+
+    metric: str
+    a: str
+    b: str
+    method: str
+    a_value: float
+    b_value: float
+    diff: float
+    low: float
+    high: float
+    p_value: float
+    n: int
+    p_adjusted: float = 1.0
+    verdict: Verdict = Verdict.PENDING
+    mde: float | None = None
+    needed_n: float | None = None
+    group: str = ""  # a comparison within one group of tasks (a kind of scenario, a stratum); "" for all
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: six significant digits (a p-value of 1e-35 stays 1e-35), infinities as None."""
+
+        def clean(value: Any) -> Any:
+            if isinstance(value, float):
+                return float(f"{value:.6g}") if math.isfinite(value) else None
+            return value
+
+        return {k: clean(v.value if isinstance(v, Verdict) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Comparison:
+        """A comparison as results.json holds it (a None interval or effect read back as infinite)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for name in ("diff", "low", "high", "a_value", "b_value", "p_value", "p_adjusted"):
+            if values.get(name) is None and name in values:
+                values[name] = math.nan
+        values["verdict"] = Verdict(values.get("verdict", ""))
+        return cls(**values)
+
+    @property
+    def worse(self) -> bool:
+        return self.verdict is Verdict.REGRESSED
 
 
 @dataclass(frozen=True)
@@ -130,8 +191,8 @@ class RunResults:
 
     run: Mapping[str, Any]
     arms: Mapping[str, ArmResult]
-    comparisons: tuple[Any, ...] = ()  # `memstore.harness.analysis.compare.Comparison`
-    groups: tuple[Any, ...] = ()  # task success against the control within each group of tasks
+    comparisons: tuple[Comparison, ...] = ()
+    groups: tuple[Comparison, ...] = ()  # task success against the control within each group of tasks
 
     def arms_of(self, role: Role) -> list[str]:
         """The names of the arms with ``role``."""
@@ -147,8 +208,6 @@ class RunResults:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunResults:
-        from memstore.harness.analysis.compare import Comparison
-
         return cls(
             run=dict(data["run"]),
             arms={name: ArmResult.from_json(arm) for name, arm in data["arms"].items()},

@@ -14,15 +14,15 @@ decorated function::
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from memstore.harness.analysis.metrics import Slice
+import pandas as pd
 
-__all__ = ["REGISTRY", "Direction", "Level", "Metric", "Test", "Unit", "metric", "metric_table", "metrics"]
+__all__ = ["REGISTRY", "Direction", "Level", "Metric", "Slice", "Test", "Unit", "metric", "metric_table", "metrics"]
 
 
 class Direction(StrEnum):
@@ -99,6 +99,27 @@ class Metric:
     compute: Callable[[Slice], Any]
 
 
+@dataclass(frozen=True)
+class Slice:
+    """What one breakdown of one arm is computed from.
+
+    Attributes:
+        sessions: the arm's sessions in the breakdown.
+        pairs: its (session, memory handed) pairs (`memory_pairs`).
+        trials: its trials.
+        paired: its sessions joined with the control's (`paired_with_control`).
+        failures: its units that could not run.
+        origin: for a per-origin breakdown, the memory origin.
+    """
+
+    sessions: pd.DataFrame
+    pairs: pd.DataFrame
+    trials: pd.DataFrame
+    paired: pd.DataFrame
+    failures: pd.DataFrame
+    origin: str | None = None
+
+
 REGISTRY: dict[str, Metric] = {}
 
 
@@ -158,8 +179,11 @@ def metric_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+BUILT_IN = ("memstore.harness.analysis.metrics", "memstore.harness.analysis.health", "memstore.harness.analysis.usage")
+
+
 def _load() -> None:
-    """Import the module whose decorators fill the registry."""
-    import memstore.harness.analysis.health
-    import memstore.harness.analysis.metrics
-    import memstore.harness.analysis.usage  # noqa: F401
+    """Import the built-in modules whose decorators fill the registry (by name, as
+    `memstore.registry` loads every built-in: the registry sits below what it registers)."""
+    for module in BUILT_IN:
+        importlib.import_module(module)

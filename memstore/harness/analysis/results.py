@@ -8,7 +8,6 @@ from) goes to ``timings.json``.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 from collections.abc import Mapping
@@ -27,8 +26,8 @@ from memstore.harness.analysis.model import RunResults
 from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
 from memstore.harness.run.process import gunzip_bounded, read_bounded
 from memstore.harness.run.runner import RunConfig
-from memstore.harness.scenarios.model import Scenario
-from memstore.harness.world import fixture_files
+from memstore.harness.run.sandbox import resolve_mode
+from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.verify.git import source_commit
 
 __all__ = [
@@ -38,7 +37,6 @@ __all__ = [
     "load_baseline",
     "load_results",
     "load_tables",
-    "scenario_set_hash",
     "table_path",
     "write_run",
 ]
@@ -51,31 +49,6 @@ _ORDER = {
     "findings": ["arm", "scenario", "trial", "task", "path"],
     "failures": ["arm", "scenario", "trial"],
 }
-
-
-def scenario_set_hash(scenarios: tuple[Scenario, ...]) -> str:
-    """A fingerprint of the scenarios a run used: two runs compare only if these match."""
-    digest = hashlib.sha256()
-    fixtures = sorted({s.fixture for s in scenarios if s.files is None})
-    for name in fixtures:  # a fixture's code is part of what a scenario measures
-        digest.update(repr((name, sorted(fixture_files(name).items()))).encode())
-    for scenario in sorted(scenarios, key=lambda s: s.name):
-        digest.update(
-            repr(
-                (
-                    scenario.name,
-                    scenario.repo,
-                    scenario.history,
-                    scenario.memories,
-                    scenario.tasks,
-                    scenario.evaluate_at,
-                    scenario.start,
-                    sorted((scenario.files or {}).items()),
-                    scenario.fixture,
-                )
-            ).encode()
-        )
-    return digest.hexdigest()[:16]
 
 
 def _git_commit() -> str | None:
@@ -122,7 +95,6 @@ def _agent_runtime(config: RunConfig) -> dict[str, Any]:
     """How command agents ran (only for runs that have them): sandbox, network, timeout, environment."""
     if not any(arm.agent.startswith("command:") for arm in config.arms):
         return {}
-    from memstore.harness.run.sandbox import resolve_mode
 
     runtime = config.runtime
     return {

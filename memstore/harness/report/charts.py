@@ -24,6 +24,7 @@ from matplotlib.ticker import MaxNLocator
 from memstore.harness.analysis.compare import Comparison, Verdict
 from memstore.harness.analysis.model import ArmResult, RunResults
 from memstore.harness.analysis.registry import Direction, Metric, metrics
+from memstore.harness.report.content import confusion, healing_curves
 from memstore.harness.stats import wilson_ci
 
 __all__ = ["CHARTS", "Chart", "ChartData", "chart", "confusion_chart", "forest_chart", "healing_chart", "rates_chart"]
@@ -229,7 +230,6 @@ def _forest(data: ChartData) -> str:
     "memory) pairs.",
 )
 def _confusion(data: ChartData) -> str:
-    from memstore.harness.report.content import confusion
 
     return confusion_chart(confusion(data.tables))
 
@@ -242,6 +242,5 @@ def _confusion(data: ChartData) -> str:
     "Lines are offset by up to 0.02 so that arms with the same curve stay visible.",
 )
 def _healing(data: ChartData) -> str:
-    from memstore.harness.report.content import healing_curves
 
     return healing_chart(healing_curves(data.tables))

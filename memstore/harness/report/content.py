@@ -10,11 +10,12 @@ from typing import Any
 import pandas as pd
 
 from memstore.harness.analysis.compare import Comparison, Verdict
-from memstore.harness.analysis.metrics import RECALL_KS, memory_pairs
+from memstore.harness.analysis.metrics import memory_pairs
 from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults, Value
 from memstore.harness.analysis.pairs import STRATA
 from memstore.harness.report.gates import Gate
 from memstore.harness.run.agents import BUILT_IN
+from memstore.harness.run.records import RECALL_KS
 from memstore.harness.stats import wilson_ci
 
 __all__ = [

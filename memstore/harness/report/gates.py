@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memstore.harness.analysis.compare import Comparison, Verdict
-from memstore.harness.analysis.contract import PROMISES
 from memstore.harness.analysis.model import ArmResult, Role, RunResults
+from memstore.harness.run.promises import PROMISES
 
 __all__ = [
     "HARM_OUTCOMES",

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from memstore.harness.analysis.contract import PROMISES
 from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import Role, RunResults
 from memstore.harness.report.gates import Gate, harm_seen_gate, verifier_gates
+from memstore.harness.run.promises import PROMISES
 
 __all__ = ["INTEGRITY_KEYS", "PlannedArm", "plan", "suite_gates"]
 

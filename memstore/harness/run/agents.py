@@ -2,9 +2,12 @@
 
 An agent spec is one of:
 
-- a built-in name: ``no-memory``, ``trusting``, ``blind-trusting``, ``jit-verify`` (`memstore.harness.run.stubs`);
+- a built-in name: ``no-memory``, ``trusting``, ``blind-trusting``, ``jit-verify`` (`memstore.agents.stubs`);
 - ``command:CMD ARGS``: any program, run in the task's working copy (`memstore.harness.run.command`);
+- ``llm:SPEC``: the LLM agent (`memstore.agents.llm`);
 - ``mutant:NAME``: jit-verify with one part of its loop broken (`memstore.testing.agent_mutants`);
+- ``SCHEME:ARGUMENT`` for a scheme registered in `AGENT_SCHEMES` (or the ``memstore.agent_schemes``
+  entry-point group): its factory is called as ``factory(argument, config, runtime)``;
 - a name registered in this process with `register_agent`;
 - a name in the ``memstore.agents`` entry-point group (name = agent, value = ``module:factory``);
 - ``package.module:factory``: a factory to import.
@@ -19,19 +22,20 @@ reaches them as the ``module:qualname`` of its factory: a factory spawn workers 
 
 from __future__ import annotations
 
-import importlib
 import re
-from collections.abc import Callable, Mapping
-from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Protocol, runtime_checkable
 
 from memstore.errors import ConfigurationError
-from memstore.harness.analysis.model import Role
 from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.records import Role
 from memstore.harness.run.sandbox import AgentRuntime
-from memstore.harness.run.stubs import AgentConfig
+from memstore.registry import Registry
 
 __all__ = [
+    "AGENTS",
+    "AGENT_SCHEMES",
     "BUILT_IN",
     "ENTRY_POINT_GROUP",
     "Agent",
@@ -60,83 +64,88 @@ class Agent(Protocol):
     def work(self, session: AgentSession) -> None: ...
 
 
-AgentFactory = Callable[[AgentConfig], Agent]
+@dataclass(frozen=True)
+class AgentConfig:
+    """What bounds a stub's exploration (see the module docstring for the defaults' reasons)."""
 
-_BUILT_IN: dict[str, str] = {
-    "no-memory": "memstore.harness.run.stubs:NoMemoryAgent",
-    "trusting": "memstore.harness.run.stubs:TrustingAgent",
-    "blind-trusting": "memstore.harness.run.stubs:BlindTrustingAgent",
-    "jit-verify": "memstore.harness.run.stubs:JitVerifyAgent",
-}
-BUILT_IN = tuple(_BUILT_IN)
-_REGISTERED: dict[str, AgentFactory] = {}
-_FACTORY_REF = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_][\w.]*)$")
+    searches: int = 2
+    reads: int = 8
+    learn: bool = True
+
+    @classmethod
+    def parse(cls, pairs: Iterable[str]) -> AgentConfig:
+        """From ``name=value`` strings, such as ``searches=1``."""
+        config = cls()
+        known = {f.name: f.type for f in fields(cls)}
+        for pair in pairs:
+            name, _, value = pair.partition("=")
+            if name not in known:
+                raise ConfigurationError(f"unknown agent parameter {name!r}; known: {', '.join(sorted(known))}")
+            if name == "learn":
+                if value.lower() not in {"true", "false", "1", "0"}:
+                    raise ConfigurationError(f"agent parameter learn is true or false, got {value!r}")
+                config = replace(config, learn=value.lower() in {"true", "1"})
+                continue
+            if not value.isdigit() or not 0 <= int(value) <= 100:
+                raise ConfigurationError(f"agent parameter {name} is a whole number from 0 to 100, got {value!r}")
+            config = replace(config, searches=int(value)) if name == "searches" else replace(config, reads=int(value))
+        return config
+
+
+AgentFactory = Callable[[AgentConfig], Agent]
+SchemeFactory = Callable[[str, AgentConfig, AgentRuntime | None], Agent]  # (what follows "scheme:", ...)
+
+AGENTS: Registry[AgentFactory] = Registry(
+    "agent",
+    ENTRY_POINT_GROUP,
+    {
+        "no-memory": "memstore.agents.stubs:NoMemoryAgent",
+        "trusting": "memstore.agents.stubs:TrustingAgent",
+        "blind-trusting": "memstore.agents.stubs:BlindTrustingAgent",
+        "jit-verify": "memstore.agents.stubs:JitVerifyAgent",
+    },
+)
+AGENT_SCHEMES: Registry[SchemeFactory] = Registry(
+    "agent scheme",
+    "memstore.agent_schemes",
+    {
+        "command": "memstore.harness.run.command:command_agent",
+        "llm": "memstore.agents.llm:llm_agent",
+        "mutant": "memstore.testing.agent_mutants:mutant_agent",
+    },
+)
+BUILT_IN = tuple(AGENTS.built_in)
+_SCHEME = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*):(?P<rest>.*)$", re.DOTALL)
 
 
 def register_agent(name: str) -> Callable[[AgentFactory], AgentFactory]:
     """Register ``factory`` as the agent ``name`` (a decorator)."""
-
-    def decorate(factory: AgentFactory) -> AgentFactory:
-        _REGISTERED[name] = factory
-        return factory
-
-    return decorate
+    return AGENTS.register(name)
 
 
-def _import(reference: str, spec: str) -> AgentFactory:
-    found = _FACTORY_REF.match(reference)
-    if found is None:
-        raise ConfigurationError(f"agent {spec!r}: {reference!r} is not a package.module:factory reference")
-    try:
-        target: Any = importlib.import_module(found["module"])
-        for part in found["attr"].split("."):
-            target = getattr(target, part)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(f"agent {spec!r}: cannot import {reference}: {exc}") from exc
-    if not callable(target):
-        raise ConfigurationError(f"agent {spec!r}: {reference} is not callable")
-    return target  # type: ignore[no-any-return]
-
-
-def _entry_point(name: str) -> str | None:
-    found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
-    return found[0].value if found else None
-
-
-def _factory(spec: str) -> AgentFactory:
-    if spec in _REGISTERED:
-        return _REGISTERED[spec]
-    if spec in _BUILT_IN:
-        return _import(_BUILT_IN[spec], spec)
-    reference = _entry_point(spec)
-    if reference is not None:
-        return _import(reference, spec)
-    if _FACTORY_REF.match(spec):
-        return _import(spec, spec)
-    known = ", ".join([*_BUILT_IN, *sorted(_REGISTERED), "command:CMD", "package.module:factory"])
-    raise ConfigurationError(f"unknown agent {spec!r}; known: {known}")
+def _scheme(spec: str) -> tuple[SchemeFactory, str] | None:
+    """The scheme factory of a ``scheme:ARGUMENT`` spec (``command:``, ``llm:``, ``mutant:``, a registered
+    one), with its argument; None for any other spec."""
+    found = _SCHEME.match(spec)
+    if found is None or found["scheme"] not in AGENT_SCHEMES.names():
+        return None
+    factory = AGENT_SCHEMES.find(found["scheme"])
+    return (factory, found["rest"]) if factory is not None else None
 
 
 def make_agent(spec: str, config: AgentConfig | None = None, *, runtime: AgentRuntime | None = None) -> Agent:
     """An agent by spec (see the module docstring); ``runtime`` says how command agents run
     (timeout, sandbox, network, environment, what relative paths in the command mean)."""
-    if spec.startswith("command:"):
-        from memstore.harness.run.command import CommandAgent
-
-        agent: Agent = CommandAgent(spec.removeprefix("command:"), runtime)
-        return agent
-    if spec.startswith("llm:"):
-        from memstore.agents.llm import make
-
-        return make(spec.removeprefix("llm:"))
-    if spec.startswith("mutant:"):
-        from memstore.testing.agent_mutants import AGENT_MUTANTS, make_agent_mutant
-
-        name = spec.removeprefix("mutant:")
-        if name not in AGENT_MUTANTS:
-            raise ConfigurationError(f"unknown agent mutant {name!r}; known: {', '.join(AGENT_MUTANTS)}")
-        return make_agent_mutant(name, config)
-    made = _factory(spec)(config or AgentConfig())
+    config = config or AgentConfig()
+    schemed = _scheme(spec)
+    if schemed is not None:
+        factory, argument = schemed
+        return factory(argument, config, runtime)
+    found = AGENTS.find(spec)
+    if found is None:
+        known = ", ".join([*AGENTS.built_in, *sorted(AGENTS.registered), "command:CMD", "package.module:factory"])
+        raise ConfigurationError(f"unknown agent {spec!r}; known: {known}")
+    made = found(config)
     if not isinstance(made, Agent):
         raise ConfigurationError(f"agent {spec!r}: its factory returned {type(made).__name__}, not an Agent")
     return made
@@ -161,23 +170,9 @@ def portable_registrations(specs: list[str]) -> dict[str, str]:
     Raises:
         ConfigurationError: for a registered factory that a fresh interpreter cannot import.
     """
-    found = {}
-    for spec in specs:
-        factory = _REGISTERED.get(spec)
-        if factory is None:
-            continue
-        module, qualname = getattr(factory, "__module__", ""), getattr(factory, "__qualname__", "")
-        if not module or module == "__main__" or "<" in qualname or not qualname:
-            raise ConfigurationError(
-                f"agent {spec!r} was registered with {factory!r}, which worker processes cannot import "
-                "(a lambda, a function defined inside another, or one in __main__): register a module-level "
-                "factory, pass its package.module:factory as the agent, or run with --workers 1"
-            )
-        found[spec] = f"{module}:{qualname}"
-    return found
+    return AGENTS.portable(specs)
 
 
 def restore_registrations(references: Mapping[str, str]) -> None:
     """In a worker: register the parent's agents again from their references."""
-    for spec, reference in references.items():
-        _REGISTERED[spec] = _import(reference, spec)
+    AGENTS.restore(references)

@@ -16,7 +16,7 @@ checks what the store says:
 - each session: that ``get()`` hides every memory from a user with no access (an outsider),
   that expired memories are gone and live ones are not.
 
-Each breach is a `Breach` of one named promise (`memstore.harness.analysis.contract`): a contract metric in the results
+Each breach is a `Breach` of one named promise (`memstore.harness.run.promises`): a contract metric in the results
 and a gate of the run. A breach is counted once per promise and memory in a trial, and the
 audit then follows the store (a correction that did not supersede leaves the old version
 live in the audit's account too), so one broken promise does not show up as another.
@@ -30,8 +30,8 @@ from datetime import datetime, timedelta
 
 from memstore.access import Access, AccessPolicy, Actor
 from memstore.errors import MemstoreError, NotFound, PermissionDenied
-from memstore.harness.analysis.contract import PROMISES
 from memstore.harness.run.events import EventKind
+from memstore.harness.run.promises import PROMISES
 from memstore.harness.world import World
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface
 

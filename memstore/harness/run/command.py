@@ -57,7 +57,6 @@ from typing import Any
 
 from memstore.errors import ConfigurationError
 from memstore.harness.run.boundary import AgentSession, Usage
-from memstore.harness.run.contract import relay_config, task_document, validate_result
 from memstore.harness.run.events import EventKind
 from memstore.harness.run.process import Finished, read_bounded, run_bounded
 from memstore.harness.run.sandbox import (
@@ -72,6 +71,7 @@ from memstore.harness.run.sandbox import (
     wrap,
 )
 from memstore.harness.run.scratch import scratch
+from memstore.harness.run.task_contract import relay_config, task_document, validate_result
 from memstore.model import Kind, Memory
 
 __all__ = ["DEFAULT_TIMEOUT", "CommandAgent", "validate_result"]
@@ -290,3 +290,8 @@ class CommandAgent:
             tools.flag(finding["path"], finding.get("note", ""))
         if result.get("answer") is not None:
             tools.give_answer(result["answer"])
+
+
+def command_agent(command: str, config: object, runtime: AgentRuntime | None) -> CommandAgent:
+    """The ``command:`` agent scheme's factory (`memstore.harness.run.agents.AGENT_SCHEMES`)."""
+    return CommandAgent(command, runtime)

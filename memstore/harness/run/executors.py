@@ -18,8 +18,11 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memstore import backends
 from memstore.errors import ConfigurationError
+from memstore.harness.run import agents
 from memstore.harness.run.output import RunOutput, Unit
+from memstore.harness.run.trial import run_unit
 
 __all__ = ["Finish", "RayExecutor", "Registrations", "check_executor", "ray_address"]
 
@@ -53,9 +56,6 @@ def ray_address(spec: str) -> str | None:
 
 def _batch(work: Sequence[Unit], batch: list[int], registered: Registrations) -> list[RunOutput]:
     """A Ray task: the units of one batch, run in a Ray worker process."""
-    from memstore import backends
-    from memstore.harness.run import agents
-    from memstore.harness.run.trial import run_unit
 
     agents.restore_registrations(registered[0])
     backends.restore_registrations(registered[1])

@@ -6,61 +6,15 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from memstore.harness.analysis.contract import PROMISES
+from memstore.harness.run.agents import AgentConfig
+from memstore.harness.run.records import SessionRecord, columns
 from memstore.harness.run.sandbox import AgentRuntime
-from memstore.harness.run.stubs import AgentConfig
 from memstore.harness.scenarios.model import Scenario
 
 __all__ = ["SESSION_COLUMNS", "TABLES", "Arm", "RunOutput", "Unit"]
 
 TABLES = ("trials", "sessions", "events", "findings", "failures")
-SESSION_COLUMNS = (
-    "arm",
-    "agent",
-    "store",
-    "role",
-    "scenario",
-    "trial",
-    "task",
-    "surface",
-    "user",
-    "scenario_kind",
-    "stratum",
-    "index",
-    "handed",
-    "injected_chars",
-    "verify_reads",
-    "searches",
-    "reads",
-    "leaks",
-    "expiry_violations",
-    *(p.metric for p in PROMISES),
-    "agent_error",
-    "infra_error",
-    "tampered",
-    "origins",
-    "merged",
-    "findings",
-    "correct_findings",
-    "expected_findings",
-    "answer_correct",
-    "task_success",
-    "needed_at_5",
-    "needed_at_10",
-    "needed_at_20",
-    "needed_at_50",
-    "moved_given",
-    "moved_reanchored",
-    "stale_use",
-    "misled_origins",
-    "healed",
-    "input_tokens",
-    "output_tokens",
-    "cache_tokens",
-    "cost_usd",
-    "model",
-    "transcript",
-)
+SESSION_COLUMNS = columns(SessionRecord)  # the sessions table, in order (one definition: the record)
 
 
 @dataclass(frozen=True)

@@ -25,16 +25,15 @@ from pathlib import Path
 
 from memstore import backends
 from memstore.errors import Interrupted
-from memstore.harness.analysis.model import Role
 from memstore.harness.run import agents
-from memstore.harness.run.agents import agent_role, make_agent
+from memstore.harness.run.agents import AgentConfig, agent_role, make_agent
 from memstore.harness.run.executors import RayExecutor, check_executor
 from memstore.harness.run.output import Arm, RunOutput, Unit
+from memstore.harness.run.records import Role
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.scratch import clean_stale, release_all
 from memstore.harness.run.shards import infrastructure_failed, read_shard, shard_path, write_shard
 from memstore.harness.run.stores import check_store_uri
-from memstore.harness.run.stubs import AgentConfig
 from memstore.harness.run.trial import forget_templates, run_unit
 from memstore.harness.scenarios.model import Scenario
 from memstore.store import DEFAULT_EXPIRY

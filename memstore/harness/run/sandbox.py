@@ -43,6 +43,7 @@ from pathlib import Path
 
 from memstore.errors import ConfigurationError
 from memstore.harness.run.process import Finished, run_bounded
+from memstore.harness.run.scratch import scratch
 
 __all__ = [
     "ALLOWED_ENV",
@@ -238,8 +239,6 @@ def run_isolated(
         OSError: when the program cannot be started.
     """
     from dataclasses import replace
-
-    from memstore.harness.run.scratch import scratch
 
     sandboxed = resolve_mode(runtime.sandbox)[0]  # bwrap asked for and missing: ConfigurationError
     with tempfile.TemporaryDirectory(dir=scratch("run"), prefix="check-") as folder:

@@ -18,6 +18,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from memstore.harness.world import remove_tree
+
 __all__ = ["clean_stale", "release_all", "scratch"]
 
 _PREFIX = "memstore-"
@@ -26,7 +28,6 @@ _MADE: dict[str, tuple[Path, int]] = {}
 
 
 def _remove(path: Path) -> None:
-    from memstore.harness.world import remove_tree  # templates inside are read-only
 
     with contextlib.suppress(OSError):
         remove_tree(path)

@@ -24,6 +24,7 @@ from memstore import __version__
 from memstore.backends import without_password
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.process import gunzip_bounded, read_bounded
+from memstore.harness.scenarios.data import scenario_set_hash
 
 __all__ = [
     "ENGINE",
@@ -43,7 +44,6 @@ _TABLES = ("trials", "sessions", "events", "findings", "timings", "failures")
 
 def unit_id(unit: Unit) -> str:
     """The unit's id: the same for the same work, whatever run, machine or order it is in."""
-    from memstore.harness.analysis.results import scenario_set_hash
 
     key = {
         "engine": ENGINE,

@@ -2,7 +2,7 @@
 
 Data in, frozen objects out: `load_file` and `load_library` parse and check scenario files
 (schema, references, histories that apply) without building anything; `memstore.harness.world`
-builds a scenario into a repository and a seeded store, and `check_labels` builds one to
+builds a scenario into a repository and a seeded store, and `memstore.harness.world.check_labels` builds one to
 confirm its truth labels.
 """
 

@@ -2,7 +2,7 @@
 
 Every reference resolves (users, memories, labels, branches), every citation parses, every
 pattern compiles, times and durations make sense. (Whether the history applies and the claimed
-values hold is checked by building the scenario: `memstore.harness.scenarios.loader.check_labels`.)
+values hold is checked by building the scenario: `memstore.harness.world.check_labels`.)
 """
 
 from __future__ import annotations

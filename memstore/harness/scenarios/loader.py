@@ -7,7 +7,7 @@ once; nothing is built from a file that has any. A file holds one scenario, or a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from memstore.access import Access
 from memstore.errors import ScenarioError
 from memstore.harness.scenarios.checks import schema_errors, semantic_checks
 from memstore.harness.scenarios.data import scenarios_dir
+from memstore.harness.scenarios.generator import generate
 from memstore.harness.scenarios.model import (
     AnswerMatch,
     Check,
@@ -34,18 +35,16 @@ from memstore.harness.scenarios.model import (
     parse_duration,
     parse_start,
 )
-from memstore.harness.scenarios.source import Positions, Problem, Reporter, load_yaml
+from memstore.harness.scenarios.source import Problem, Reporter, load_yaml
 from memstore.model import Kind, Surface
 
 __all__ = [
     "Problem",
     "ScenarioError",
-    "check_labels",
     "load_file",
     "load_library",
     "read_file",
     "scenario_files",
-    "validate_file",
 ]
 
 
@@ -197,8 +196,6 @@ def read_file(file: Path) -> tuple[list[Scenario], list[Problem]]:
     if report.problems:
         return [], sorted(report.problems, key=lambda p: (p.line, p.column))
     if "generator" in data:
-        from memstore.harness.scenarios.generator import generate
-
         try:
             return generate(data["name"], data["description"], data["generator"], source=str(file)), []
         except Exception as exc:  # a generator bug costs its own file, located, never the caller
@@ -208,36 +205,6 @@ def read_file(file: Path) -> tuple[list[Scenario], list[Problem]]:
     if report.problems:
         return [], report.problems
     return [_parse(data, file)], []
-
-
-def check_labels(scenarios: Iterable[Scenario], *, progress: Callable[[int, int], None] | None = None) -> list[Problem]:
-    """Build each hand-written scenario in a scratch folder and check that its history applies,
-    its citations can be anchored and the values its memories claim hold there (never with the
-    verifier: scenarios/README.md, "Where truth labels come from"); every problem, located in
-    the scenario's file. (Generated scenarios are labelled by construction, and checked again
-    whenever a trial builds one.)"""
-    from memstore.harness.world import build_problems
-
-    chosen = [s for s in scenarios if s.files is None]
-    problems: list[Problem] = []
-    for done, scenario in enumerate(chosen, 1):
-        found = build_problems(scenario)
-        if found:
-            positions = load_yaml(Path(scenario.source))[1] if scenario.source else Positions(None)
-            report = Reporter(scenario.source or scenario.name, positions)
-            for path, message in found:
-                report.add(path, message)
-            problems += report.problems
-        if progress:
-            progress(done, len(chosen))
-    return problems
-
-
-def validate_file(file: Path) -> list[Problem]:
-    """Every problem of one scenario file, its truth labels checked on the built repository
-    (empty when it is fine)."""
-    scenarios, problems = read_file(file)
-    return problems or check_labels(scenarios)
 
 
 def load_file(file: Path) -> list[Scenario]:

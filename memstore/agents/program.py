@@ -5,7 +5,7 @@ stored or verified) and, where they cover nothing, explores the working copy wit
 `Budget`: it sets a value everywhere it is kept, adds an entry everywhere the list is kept,
 makes code follow the convention the files next to it show, reviews a pull request against
 the places that hold what it changes, or answers a question. The rules over lines it uses are
-in `memstore.harness.run.craft`.
+in `memstore.agents.craft`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from memstore.harness.run import craft
+from memstore.agents import craft
 from memstore.harness.run.boundary import AgentSession, Hit, PullRequest
 from memstore.harness.scenarios.model import Intent, IntentAction
 from memstore.model import Citation, Memory, Surface
 
 if TYPE_CHECKING:
-    from memstore.harness.run.stubs import AgentConfig
+    from memstore.harness.run.agents import AgentConfig
 
 __all__ = ["Budget", "Known", "Program"]
 

@@ -14,9 +14,10 @@ from typing import Any
 
 from memstore.access import Actor
 from memstore.errors import MemstoreError
-from memstore.harness.analysis.actions import Actions
-from memstore.harness.analysis.answers import answer_is_right, normalise, values_in
+from memstore.harness.grading.actions import Actions
+from memstore.harness.grading.answers import answer_is_right
 from memstore.harness.scenarios.model import Location, SeedMemory, Task, Truth
+from memstore.harness.scenarios.values import normalise, values_in
 from memstore.model import Memory, Status, Surface
 from memstore.store import MemoryStore
 

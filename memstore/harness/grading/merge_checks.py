@@ -1,4 +1,4 @@
-"""The merge check, and reading a value the grading data points at.
+"""The merge check: whether a coding session's change may merge.
 
 A task's check (grading data) is run by the harness after the agent's session, on the change
 it committed: values that must be equal across files, texts that must (not) be there, files
@@ -15,27 +15,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Collection
 
-import regex
-
 from memstore.harness.run.sandbox import AgentRuntime, run_isolated
-from memstore.harness.scenarios.model import Location, Task
-from memstore.verify import GitCodebase
+from memstore.harness.scenarios.model import Task
+from memstore.harness.scenarios.values import pattern_group
 from memstore.verify.workspace import Workspace
 
-__all__ = ["CHECK_TIMEOUT", "PATTERN_TIMEOUT", "check_change", "read_value"]
+__all__ = ["CHECK_TIMEOUT", "check_change"]
 
-PATTERN_TIMEOUT = 2.0  # seconds a scenario's pattern may take on one file
 CHECK_TIMEOUT = 300.0  # seconds a scenario's check command may run (a test suite, say)
-
-
-def _group(pattern: str, text: str | None) -> str | None:
-    if text is None:
-        return None
-    try:
-        found = regex.search(pattern, text, timeout=PATTERN_TIMEOUT)
-    except (TimeoutError, regex.error):
-        return None
-    return found.group(1) if found is not None else None
 
 
 def check_change(
@@ -44,7 +31,7 @@ def check_change(
     """Whether the work tree (the change committed on it touching ``touched``) passes ``task``'s
     check; its command runs under ``runtime``'s isolation (the agent's)."""
     check = task.check
-    values = [_group(location.pattern, workspace.read(location.path)) for location in check.equal]
+    values = [pattern_group(location.pattern, workspace.read(location.path)) for location in check.equal]
     if any(v is None for v in values) or len(set(values)) > 1:
         return False
     for path, needle in check.contains:
@@ -70,9 +57,3 @@ def _command_fails(workspace: Workspace, command: tuple[str, ...], runtime: Agen
     except OSError:
         return True
     return finished.timed_out or finished.returncode != 0
-
-
-def read_value(codebase: GitCodebase, where: Location) -> str | None:
-    """The value ``where`` points at (group 1 of its pattern in its file) in ``codebase``."""
-    found = codebase.read(where.path)
-    return _group(where.pattern, "\n".join(found.lines)) if found.ok else None

@@ -1,10 +1,10 @@
-"""Grading a CLI answer against the expected one, the way a person would.
+"""Values as scenarios state them: read off a file where a `Location` points, and compared the
+way a person would.
 
-The default matcher compares values, not strings: ``30 days`` is ``30d``, ``v2.1.4`` is
+Values are compared, not strings: ``30 days`` is ``30d``, ``v2.1.4`` is
 ``2.1.4``, ``"20"`` and ``20 connections`` are ``20``, ``` `vitest run` ``` is ``vitest run``.
-An answer that gives the expected value and another of the same kind beside it ("20, it was
-10") is wrong: it does not say which. ``exact``, ``contains`` and ``regex`` are there for a
-scenario that wants them.
+A `Location`'s value is group 1 of its pattern in its file, under a time limit (the `regex`
+package's ``timeout``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ import re
 
 import regex
 
-from memstore.harness.scenarios.model import AnswerMatch
+from memstore.harness.scenarios.model import Location
+from memstore.verify import GitCodebase
 
-__all__ = ["answer_is_right", "normalise", "same_value", "values_in"]
+__all__ = ["PATTERN_TIMEOUT", "normalise", "pattern_group", "read_value", "same_value", "values_in"]
+
+PATTERN_TIMEOUT = 2.0  # seconds a scenario's pattern may take on one file
 
 _UNITS = {
     "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
@@ -28,7 +31,6 @@ _UNITS = {
 _QUANTITY = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([a-z]+)?(?![\w.])")
 _VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+){1,3}(?:-[0-9a-z.]+)?)(?![\w])")
 _QUOTES = str.maketrans("", "", "\"'`")
-REGEX_TIMEOUT = 1.0
 
 
 def normalise(text: str) -> str:
@@ -57,22 +59,17 @@ def same_value(a: str, b: str) -> bool:
     return bool(left) and left == right
 
 
-def answer_is_right(answer: str | None, expected: str, match: AnswerMatch = AnswerMatch.VALUE) -> bool:
-    """Whether ``answer`` answers with ``expected``, by ``match`` (see the module docstring)."""
-    if answer is None or not answer.strip():
-        return False
-    if match is AnswerMatch.EXACT:
-        return " ".join(answer.split()) == " ".join(expected.split())
-    if match is AnswerMatch.CONTAINS:
-        return normalise(expected) in normalise(answer)
-    if match is AnswerMatch.REGEX:
-        try:
-            return regex.search(expected, answer, timeout=REGEX_TIMEOUT) is not None
-        except (TimeoutError, regex.error):
-            return False
-    if normalise(answer) == normalise(expected):
-        return True
-    wanted, given = values_in(expected), values_in(answer)
-    if wanted:
-        return set(given) == set(wanted)  # the value, and nothing else of its kind beside it
-    return re.search(rf"(?<![\w-]){re.escape(normalise(expected))}(?![\w-])", normalise(answer)) is not None
+def pattern_group(pattern: str, text: str | None) -> str | None:
+    if text is None:
+        return None
+    try:
+        found = regex.search(pattern, text, timeout=PATTERN_TIMEOUT)
+    except (TimeoutError, regex.error):
+        return None
+    return found.group(1) if found is not None else None
+
+
+def read_value(codebase: GitCodebase, where: Location) -> str | None:
+    """The value ``where`` points at (group 1 of its pattern in its file) in ``codebase``."""
+    found = codebase.read(where.path)
+    return pattern_group(where.pattern, "\n".join(found.lines)) if found.ok else None

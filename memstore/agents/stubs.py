@@ -31,48 +31,17 @@ Both memory-using stubs store, after a task, what they found by exploring (the w
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
-
-from memstore.errors import ConfigurationError
-from memstore.harness.analysis.model import Role
-from memstore.harness.run import craft
+from memstore.agents import craft
+from memstore.agents.program import Known, Program
+from memstore.harness.run.agents import AgentConfig
 from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.events import EventKind
-from memstore.harness.run.program import Known, Program
+from memstore.harness.run.records import Role
 from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify import VerdictStatus
 from memstore.verify.claims import terms
 
 __all__ = ["AgentConfig", "BlindTrustingAgent", "JitVerifyAgent", "NoMemoryAgent", "TrustingAgent"]
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    """What bounds a stub's exploration (see the module docstring for the defaults' reasons)."""
-
-    searches: int = 2
-    reads: int = 8
-    learn: bool = True
-
-    @classmethod
-    def parse(cls, pairs: Iterable[str]) -> AgentConfig:
-        """From ``name=value`` strings, such as ``searches=1``."""
-        config = cls()
-        known = {f.name: f.type for f in fields(cls)}
-        for pair in pairs:
-            name, _, value = pair.partition("=")
-            if name not in known:
-                raise ConfigurationError(f"unknown agent parameter {name!r}; known: {', '.join(sorted(known))}")
-            if name == "learn":
-                if value.lower() not in {"true", "false", "1", "0"}:
-                    raise ConfigurationError(f"agent parameter learn is true or false, got {value!r}")
-                config = replace(config, learn=value.lower() in {"true", "1"})
-                continue
-            if not value.isdigit() or not 0 <= int(value) <= 100:
-                raise ConfigurationError(f"agent parameter {name} is a whole number from 0 to 100, got {value!r}")
-            config = replace(config, searches=int(value)) if name == "searches" else replace(config, reads=int(value))
-        return config
 
 
 def _relevant(session: AgentSession, known: Known) -> bool:
