@@ -35,6 +35,7 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "RepositoryError",
+    "RunFolderError",
     "ScenarioError",
     "StorageError",
     "ValidationError",
@@ -79,6 +80,11 @@ class Conflict(MemstoreError):
 
 class ConfigurationError(MemstoreError):
     """A store URI, option or plug-in that cannot be used as given."""
+
+
+class RunFolderError(ConfigurationError):
+    """A run folder that cannot be used as asked: not one, another engine's or another run's, or
+    holding what is not a run folder's."""
 
 
 class RepositoryError(MemstoreError):

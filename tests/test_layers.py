@@ -1,6 +1,6 @@
 """The house's layers: no import cycle anywhere in the package, and the harness's stages import one
-way (docs/design.md, "Stages"): scenarios -> world -> run -> grading -> analysis -> report ->
-evaluate, each importing only the stages below it.
+way (docs/design.md, "Stages"): scenarios -> world -> run -> grading -> analysis -> runfolder ->
+report -> evaluate, each importing only the stages below it.
 
 Every import counts: at module level, inside a function, under ``TYPE_CHECKING``. A built-in
 found by name through a registry (``"package.module:attr"``) is not an import.
@@ -23,6 +23,7 @@ STAGES = (
     "memstore.harness.run",
     "memstore.harness.grading",
     "memstore.harness.analysis",
+    "memstore.harness.runfolder",
     "memstore.harness.report",
     "memstore.harness.evaluate",
     "memstore.harness.pytest_plugin",
@@ -36,7 +37,7 @@ KNOWN_CLIMBS: set[tuple[str, str]] = set()
 _PLUGIN = "memstore.harness.pytest_plugin"  # loaded by every pytest run where memstore is installed:
 _PLUGIN_NEEDS = (  # the harness only once its options are used
     "analysis.compare",
-    "analysis.results",
+    "runfolder.results",
     "evaluate",
     "report.gates",
     "report.suite",

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from memstore.cli import main
 from memstore.harness.run.process import gunzip_bounded
-from memstore.harness.run.shards import BadShard, check_shard
+from memstore.harness.runfolder.shards import BadShard, check_shard
 
 ROOT = Path(__file__).parents[1]
 OPTIONS = [str(ROOT / "scenarios" / "api-version-control.yaml"), str(ROOT / "scenarios" / "api-docs-deleted.yaml")]

@@ -25,7 +25,12 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from memstore.commands._runs import (
+from memstore.commands._shared import CommandError, console, plain
+from memstore.errors import ScenarioError
+from memstore.harness.evaluate import evaluate, run_part
+from memstore.harness.report.terminal import print_summary
+from memstore.harness.run.runner import RunConfig, check_config
+from memstore.harness.runfolder.manifest import (
     DEFAULT_STORE,
     IDENTITY,
     Recipe,
@@ -34,12 +39,7 @@ from memstore.commands._runs import (
     same_run,
     write_manifest,
 )
-from memstore.commands._shared import CommandError, console, plain
-from memstore.errors import ScenarioError
-from memstore.harness.analysis.results import load_baseline
-from memstore.harness.evaluate import evaluate, run_part
-from memstore.harness.report.terminal import print_summary
-from memstore.harness.run.runner import RunConfig, check_config
+from memstore.harness.runfolder.results import load_baseline
 from memstore.harness.scenarios.sample import QUICK
 
 __all__ = ["eval_command"]

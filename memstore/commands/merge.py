@@ -9,12 +9,12 @@ from pathlib import Path
 
 import click
 
-from memstore.commands._runs import prepare_folder, read_manifest, same_run, write_manifest
 from memstore.commands._shared import CommandError, console, plain
 from memstore.harness.evaluate import assemble, collect
 from memstore.harness.report.terminal import print_summary
 from memstore.harness.run.runner import units
-from memstore.harness.run.shards import BadShard, check_shard, shard_path, unit_id
+from memstore.harness.runfolder.manifest import prepare_folder, read_manifest, same_run, write_manifest
+from memstore.harness.runfolder.shards import BadShard, check_shard, shard_path, unit_id
 
 __all__ = ["merge_command"]
 

@@ -9,8 +9,8 @@ import click
 
 from memstore.harness.analysis.compare import compare_runs
 from memstore.harness.analysis.model import RunResults
-from memstore.harness.analysis.results import check_same_scenarios, load_baseline, load_results, load_tables
 from memstore.harness.report import gates, render_markdown, write_reports
+from memstore.harness.runfolder.results import check_same_scenarios, load_baseline, load_results, load_tables
 
 __all__ = ["compare", "report"]
 

@@ -23,12 +23,12 @@ import pandas as pd
 
 from memstore.harness.analysis.compare import Comparison, compare_runs
 from memstore.harness.analysis.model import RunResults
-from memstore.harness.analysis.results import Baseline, check_same_scenarios, metadata, write_run
 from memstore.harness.report import Gate, gates, write_reports
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner import RunConfig, check_config, merge_outputs, run, units
-from memstore.harness.run.shards import read_shard, shard_path
-from memstore.harness.scenarios.data import scenarios_dir
+from memstore.harness.run.runner import RunConfig, check_config, merge_outputs, units
+from memstore.harness.runfolder.results import Baseline, check_same_scenarios, write_run
+from memstore.harness.runfolder.shards import read_shard, run_in_folder, shard_path
+from memstore.harness.scenarios.data import scenario_set_hash, scenarios_dir
 from memstore.harness.scenarios.loader import ScenarioError
 from memstore.harness.world import check_labels
 
@@ -103,7 +103,12 @@ def _checked(
     config = kept_apart(config, out)
     check_config(config)
     if baseline is not None:
-        check_same_scenarios(metadata(config), baseline.results.run, force=force, what="the baseline")
+        check_same_scenarios(
+            {"scenario_set_hash": scenario_set_hash(config.scenarios)},
+            baseline.results.run,
+            force=force,
+            what="the baseline",
+        )
     problems = check_labels(config.scenarios, progress=(lambda d, t: progress("build", d, t)) if progress else None)
     if problems:
         raise ScenarioError(problems)
@@ -137,10 +142,10 @@ def evaluate(
     if starting is not None:
         starting(config)
     started = time.perf_counter()
-    output: RunOutput = run(
+    output: RunOutput = run_in_folder(
         config,
-        progress=(lambda d, t: progress("run", d, t)) if progress else None,
-        shards=out / "shards",
+        out / "shards",
+        (lambda d, t: progress("run", d, t)) if progress else None,
         retry_errors=retry_errors,
     )
     return assemble(config, out, output, time.perf_counter() - started, baseline=baseline)
@@ -160,10 +165,10 @@ def run_part(
     config = _checked(config, out, None, False, progress)
     if starting is not None:
         starting(config)
-    return run(
+    return run_in_folder(
         config,
-        progress=(lambda d, t: progress("run", d, t)) if progress else None,
-        shards=out / "shards",
+        out / "shards",
+        (lambda d, t: progress("run", d, t)) if progress else None,
         retry_errors=retry_errors,
         part=part,
     )

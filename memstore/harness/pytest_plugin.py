@@ -27,10 +27,10 @@ import pytest
 
 if TYPE_CHECKING:
     from memstore.harness.analysis.model import ArmResult, RunResults
-    from memstore.harness.analysis.results import Baseline
     from memstore.harness.evaluate import Evaluation
     from memstore.harness.report.gates import Gate
     from memstore.harness.run.runner import RunConfig
+    from memstore.harness.runfolder.results import Baseline
 
 __all__ = ["EvalRun", "GateItem", "enable_gates", "memstore_run"]
 
@@ -260,7 +260,7 @@ def _asked(config: pytest.Config) -> _Asked:
     found = config.stash.get(_ASKED, None)
     if found is not None:
         return found
-    from memstore.harness.analysis.results import load_baseline
+    from memstore.harness.runfolder.results import load_baseline
     from memstore.harness.scenarios.data import scenario_set_hash
 
     run_config = _run_config(config)
@@ -314,9 +314,9 @@ def _once(config: RunConfig, folder: Path, lock: Path, baseline: Baseline | None
     (under a file lock) and read back from the folder by the others (pytest removes the folder
     with its other old temporary folders, three sessions later)."""
     from memstore.harness.analysis.compare import compare_runs
-    from memstore.harness.analysis.results import load_results, load_tables
     from memstore.harness.evaluate import Evaluation, evaluate
     from memstore.harness.report import gates
+    from memstore.harness.runfolder.results import load_results, load_tables
 
     done = folder / ".memstore-evals-done"
     with lock.open("w") as held:

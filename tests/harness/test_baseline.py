@@ -8,8 +8,8 @@ import pandas as pd
 
 from memstore.harness.analysis.compare import UNPAIRED, Verdict, compare_runs
 from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults
-from memstore.harness.analysis.results import load_baseline
 from memstore.harness.report import gates
+from memstore.harness.runfolder.results import load_baseline
 
 ARM = "jit-verify/sqlite"
 

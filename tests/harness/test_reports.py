@@ -90,7 +90,7 @@ def test_junit_has_one_case_per_gate(run_folder: Folder) -> None:
 
 def test_results_json_round_trips(run_folder: Folder) -> None:
     folder, results, _ = run_folder
-    from memstore.harness.analysis.results import load_results
+    from memstore.harness.runfolder.results import load_results
 
     again = load_results(folder)
     assert again.arms == results.arms

@@ -19,7 +19,7 @@ import pandas as pd
 
 from memstore.harness.analysis.metrics import BAD, USABLE
 from memstore.harness.analysis.model import Comparison, Rate, Role, RunResults, Verdict
-from memstore.harness.analysis.pairs import memory_pairs, task_groups, with_roles
+from memstore.harness.analysis.pairs import memory_pairs, task_groups
 from memstore.harness.analysis.registry import Direction, Metric, Test, Unit, metrics
 from memstore.harness.stats import (
     adjust_pvalues,
@@ -198,7 +198,7 @@ def compare_within(
 ) -> list[Comparison]:
     """Every comparison of a run's arms (see the module docstring), on every metric the
     registry says is compared within a run."""
-    sessions = with_roles(tables["sessions"])
+    sessions = tables["sessions"]
     events = tables.get("events")
     paired: Tables = {
         "sessions": sessions,
@@ -225,7 +225,7 @@ def compare_groups(
     scenario, each stratum of discoverability), paired as `compare_within` pairs them; Holm
     adjusts this family apart from the run's own. Where memory's benefit comes from: a pooled
     effect says nothing of whether it is knowledge the repository does not offer."""
-    sessions = with_roles(tables["sessions"])
+    sessions = tables["sessions"]
     roles = dict(zip(sessions.arm, sessions.role, strict=False))
     success = next(m for m in metrics(test=Test.MCNEMAR) if m.name == "task_success_rate")
     found: list[Comparison] = []

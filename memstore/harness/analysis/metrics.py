@@ -10,6 +10,7 @@ the agent without memory) on the same task.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import pandas as pd
@@ -22,7 +23,6 @@ from memstore.harness.analysis.pairs import (
     memory_pairs,
     paired_with_control,
     task_groups,
-    with_roles,
 )
 from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Slice, Test, Unit, metric, metrics
 from memstore.harness.run.events import EventKind
@@ -264,8 +264,10 @@ def _by_scenario(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {str(name): part for name, part in frame.groupby("scenario", sort=False)}
 
 
-def compute(tables: dict[str, pd.DataFrame]) -> dict[str, ArmResult]:
-    """Every registered metric, per arm: overall, per scenario and per memory origin."""
+def compute(tables: dict[str, pd.DataFrame], roles: Mapping[str, Role] | None = None) -> dict[str, ArmResult]:
+    """Every registered metric, per arm: overall, per scenario and per memory origin. ``roles``
+    are the arms' declared roles (`metadata`'s ``arms``): an arm whose every unit failed has no
+    session to carry its role (a treatment when it is not given)."""
     sessions, trials = tables["sessions"], tables["trials"]
     failures = tables.get("failures", pd.DataFrame())
     if failures.empty:
@@ -274,12 +276,11 @@ def compute(tables: dict[str, pd.DataFrame]) -> dict[str, ArmResult]:
     result: dict[str, ArmResult] = {}
     for arm in sorted(set(failures.arm) - set(sessions.arm if "arm" in sessions else ())):
         first = failures[failures.arm == arm].iloc[0]  # every unit failed: reported all the same
-        role = with_roles(pd.DataFrame({"agent": [first.agent], "store": [first.store]})).role.iloc[0]
+        role = (roles or {}).get(arm, Role.TREATMENT)
         overall = {"failed_units": int((failures.arm == arm).sum()), "sessions": 0}
         result[arm] = ArmResult(str(first.agent), str(first.store), Role(role), overall)
     if "arm" not in sessions or sessions.empty:
         return dict(sorted(result.items()))
-    sessions = with_roles(sessions)
     for arm in sorted(sessions.arm.unique()):
         whole = Slice(
             sessions[sessions.arm == arm],

@@ -1,7 +1,8 @@
 """What a run's analysis produces, as values: rates with their counts, each arm's metrics, the
 run's description, its comparisons and results; serialized to and from ``results.json``.
 
-The JSON layout: ``{"run": {...}, "arms": {ARM: {"agent", "store", "role", "overall",
+The JSON layout (format `memstore.harness.run.records.FORMAT`; older ones are read through
+`memstore.harness.runfolder.upgrade`): ``{"format": N, "run": {...}, "arms": {ARM: {"agent", "store", "role", "overall",
 "per_scenario", "per_origin", "per_group"}}, "comparisons": [...], "groups": [...]}``, a rate
 as ``{"value", "k", "n"}``.
 """
@@ -14,7 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from memstore.harness.run.records import Role
+from memstore.harness.run.records import FORMAT, Role
 
 __all__ = [
     "ArmResult",
@@ -169,20 +170,13 @@ class ArmResult:
         return cls(
             agent=str(data.get("agent", "")),
             store=str(data.get("store", "")),
-            role=Role(data["role"]) if "role" in data else _guessed_role(data),
+            role=Role(data["role"]),
             overall=_metrics_from_json(data.get("overall", {})),
             per_scenario={k: _metrics_from_json(v) for k, v in data.get("per_scenario", {}).items()},
             per_origin={k: _metrics_from_json(v) for k, v in data.get("per_origin", {}).items()},
             per_group={k: _metrics_from_json(v) for k, v in data.get("per_group", {}).items()},
             errors=tuple((str(e["message"]), int(e["sessions"])) for e in data.get("errors", [])),
         )
-
-
-def _guessed_role(data: Mapping[str, Any]) -> Role:
-    """The role of an arm in a results file written before roles were recorded."""
-    if data.get("store") == "naive":
-        return Role.NEGATIVE_CONTROL
-    return {"no-memory": Role.CONTROL, "trusting": Role.HARM_PROBE}.get(str(data.get("agent")), Role.TREATMENT)
 
 
 @dataclass(frozen=True)
@@ -200,6 +194,7 @@ class RunResults:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "format": FORMAT,
             "run": dict(self.run),
             "arms": {name: arm.to_json() for name, arm in self.arms.items()},
             "comparisons": [c.to_dict() for c in self.comparisons],

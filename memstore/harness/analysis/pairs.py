@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memstore.harness.analysis.model import Role, _guessed_role
+from memstore.harness.analysis.model import Role
 from memstore.harness.run.events import EventKind
 
 __all__ = [
@@ -17,7 +17,6 @@ __all__ = [
     "memory_pairs",
     "paired_with_control",
     "task_groups",
-    "with_roles",
 ]
 
 SESSION_KEY = ["arm", "scenario", "trial", "task"]
@@ -64,7 +63,7 @@ def memory_pairs(events: pd.DataFrame) -> pd.DataFrame:
 def control_arm(sessions: pd.DataFrame, arm: str) -> str | None:
     """The control arm ``arm`` is paired with: the one on the same store, else the first; None
     for a control arm itself, or a run without one."""
-    arms = with_roles(sessions)[["arm", "store", "role"]].drop_duplicates("arm").set_index("arm")
+    arms = sessions[["arm", "store", "role"]].drop_duplicates("arm").set_index("arm")
     if arm not in arms.index or arms.loc[arm, "role"] == Role.CONTROL:
         return None
     controls = arms[arms.role == Role.CONTROL]
@@ -104,12 +103,3 @@ def paired_with_control(sessions: pd.DataFrame, arm: str) -> pd.DataFrame:
 def column(frame: pd.DataFrame, name: str) -> pd.Series:
     """A column, or zeros for tables written before it existed."""
     return frame[name].fillna(0) if name in frame else pd.Series(0, index=frame.index)
-
-
-def with_roles(sessions: pd.DataFrame) -> pd.DataFrame:
-    """Sessions with a ``role`` column (tables written before roles were recorded get them
-    from the built-in agents' and stores' declarations)."""
-    if "role" in sessions and sessions.role.notna().all():
-        return sessions
-    roles = [_guessed_role({"agent": a, "store": s}).value for a, s in zip(sessions.agent, sessions.store, strict=True)]
-    return sessions.assign(role=roles)

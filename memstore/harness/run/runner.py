@@ -21,7 +21,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 
 from memstore import backends
 from memstore.errors import Interrupted
@@ -32,13 +31,12 @@ from memstore.harness.run.output import Arm, RunOutput, Unit
 from memstore.harness.run.records import Role
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.scratch import clean_stale, release_all
-from memstore.harness.run.shards import infrastructure_failed, read_shard, shard_path, write_shard
-from memstore.harness.run.stores import check_store_uri
+from memstore.harness.run.stores import check_store_uri, store_capabilities
 from memstore.harness.run.trial import forget_templates, run_unit
 from memstore.harness.scenarios.model import Scenario
 from memstore.store import DEFAULT_EXPIRY
 
-__all__ = ["Arm", "Interrupted", "RunConfig", "RunOutput", "check_config", "iter_arms", "run", "units"]
+__all__ = ["Arm", "Interrupted", "RunConfig", "RunOutput", "arm_roles", "check_config", "iter_arms", "run", "units"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +95,21 @@ def check_config(config: RunConfig) -> None:
         check_store_uri(arm.store)
     if config.workers > 1 or config.executor != "local":
         _registrations(config)
+
+
+def arm_roles(config: RunConfig) -> dict[str, Role]:
+    """Each arm's role, as its agent and its store declare them (`agents.arm_role`): the run
+    carries them, so that nothing downstream guesses a role from a name."""
+    roles = {}
+    for arm in config.arms:
+        agent = make_agent(arm.agent, config.agent_config, runtime=config.runtime_for(arm.agent))
+        roles[arm.name] = agents.arm_role(agent, _Declared(store_capabilities(arm.store)))
+    return roles
+
+
+@dataclass(frozen=True)
+class _Declared:
+    capabilities: frozenset[str]
 
 
 def _registrations(config: RunConfig) -> tuple[dict[str, str], dict[str, str]]:
@@ -237,17 +250,17 @@ def run(
     config: RunConfig,
     progress: Callable[[int, int], None] | None = None,
     *,
-    shards: Path | None = None,
-    retry_errors: bool = False,
+    done: Callable[[Unit], RunOutput | None] | None = None,
+    keep: Callable[[Unit, RunOutput], None] | None = None,
     part: tuple[int, int] | None = None,
 ) -> RunOutput:
     """Run every unit of ``config``; ``progress(done, total)`` is called as units finish.
 
-    With ``shards`` (a folder), each unit is written there as it finishes, and a unit whose
-    shard is already there is not run again (its rows are read back): an interrupted run
-    resumes where it stopped. ``retry_errors`` runs again the units that failed for
-    infrastructure reasons. ``part=(k, n)`` runs only the k-th of n interleaved parts (for
-    several machines; `memstore merge` assembles them).
+    ``done(unit)`` gives the rows of a unit that already ran (it is not run again), or None;
+    ``keep(unit, rows)`` is called as each unit finishes: the run folder's shards
+    (`memstore.harness.runfolder.shards.run_in_folder`) use both, so an interrupted run resumes
+    where it stopped. ``part=(k, n)`` runs only the k-th of n interleaved parts (for several
+    machines; `memstore merge` assembles them).
 
     A unit that fails is a failure row, not a crash. A worker process that dies (killed by an
     agent, out of memory) costs only the unit it was running: the units it took down with it
@@ -258,28 +271,26 @@ def run(
     work = units(config)
     results: list[RunOutput | None] = [None] * len(work)
     mine = [i for i in range(len(work)) if part is None or i % part[1] == part[0] - 1]
-    if shards is not None:
+    if done is not None:
         for position in mine:
-            found = read_shard(shard_path(shards, work[position]))
-            if found is not None and not (retry_errors and infrastructure_failed(found)):
-                results[position] = found
+            results[position] = done(work[position])
     todo = [i for i in mine if results[i] is None]
-    done, spent = len(mine) - len(todo), 0.0
+    finished, spent = len(mine) - len(todo), 0.0
 
     def finish(position: int, output: RunOutput) -> None:
-        nonlocal done, spent
-        if shards is not None:
-            write_shard(shards, work[position], output)
+        nonlocal finished, spent
+        if keep is not None:
+            keep(work[position], output)
         results[position] = output
-        done += 1
+        finished += 1
         spent += sum(float(row.get("cost_usd") or 0.0) for row in output.sessions)
         if progress:
-            progress(done, len(mine))
-        if config.max_cost is not None and spent >= config.max_cost and done < len(mine):
+            progress(finished, len(mine))
+        if config.max_cost is not None and spent >= config.max_cost and finished < len(mine):
             raise _CostCapReached(spent)
 
     if progress:
-        progress(done, len(mine))
+        progress(finished, len(mine))
     try:
         with _stop_on_sigterm():
             if config.workers <= 1 and config.executor == "local":

@@ -11,22 +11,30 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-import click
-
 from memstore.backends import without_password
-from memstore.commands._shared import CommandError
-from memstore.errors import ConfigurationError, ScenarioError
-from memstore.harness.analysis.results import TABLES
+from memstore.errors import ConfigurationError, RunFolderError, ScenarioError
 from memstore.harness.run.agents import BUILT_IN, AgentConfig
+from memstore.harness.run.output import TABLES
 from memstore.harness.run.process import read_bounded
+from memstore.harness.run.records import FORMAT
 from memstore.harness.run.runner import RunConfig, iter_arms
 from memstore.harness.run.sandbox import DEFAULT_TIMEOUT, AgentRuntime, Network, SandboxMode
-from memstore.harness.run.shards import ENGINE
+from memstore.harness.runfolder.shards import ENGINE
 from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.harness.scenarios.loader import load_library
 from memstore.harness.scenarios.sample import sample_tasks
 
-__all__ = ["DEFAULT_AGENTS", "DEFAULT_STORE", "Recipe", "prepare_folder", "read_manifest", "write_manifest"]
+__all__ = [
+    "DEFAULT_AGENTS",
+    "DEFAULT_STORE",
+    "Recipe",
+    "RunFolderError",
+    "parse_timeouts",
+    "build_config",
+    "prepare_folder",
+    "read_manifest",
+    "write_manifest",
+]
 
 DEFAULT_AGENTS = BUILT_IN
 DEFAULT_STORE = "sqlite:"
@@ -36,7 +44,7 @@ _MANIFEST_CAP = 16 * 1024 * 1024
 IDENTITY = ("scenarios", "stores", "agents", "trials", "seed", "limit", "agent_params", "sample")
 
 
-def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], ...]]:
+def parse_timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], ...]]:
     """``--agent-timeout`` values: ``SECONDS`` for every agent, ``AGENT=SECONDS`` for one."""
     default, per_agent = None, []
     for value in values:
@@ -44,9 +52,9 @@ def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], 
         try:
             number = float(seconds)
         except ValueError as exc:
-            raise click.BadParameter(f"{value!r}: give SECONDS or AGENT=SECONDS", param_hint="--agent-timeout") from exc
+            raise ConfigurationError(f"--agent-timeout {value!r}: give SECONDS or AGENT=SECONDS") from exc
         if not 0 < number <= 86_400:
-            raise click.BadParameter(f"{value!r}: seconds from 0 to 86400", param_hint="--agent-timeout")
+            raise ConfigurationError(f"--agent-timeout {value!r}: seconds from 0 to 86400")
         if agent:
             per_agent.append((agent, number))
         else:
@@ -55,27 +63,7 @@ def _timeouts(values: tuple[str, ...]) -> tuple[float, tuple[tuple[str, float], 
     return (default if default is not None else DEFAULT_TIMEOUT), tuple(per_agent)
 
 
-_RUN_FILES = {"results.json", "timings.json", "report.html", "report.md", "report.json", "junit.xml"} | {
-    f"{name}.{ext}" for name in TABLES for ext in ("csv", "csv.gz")
-}
-
-
-def _prepare_folder(folder: Path, overwrite: bool) -> None:
-    """Refuse a folder that already holds something, unless told to replace a run folder."""
-    if not folder.exists() or not any(folder.iterdir()):
-        return
-    if not overwrite:
-        raise CommandError(f"the run folder {folder} is not empty; pass --overwrite to replace it, or another --out")
-    strangers = sorted(p.name for p in folder.iterdir() if p.name not in _RUN_FILES)
-    if strangers:
-        raise CommandError(
-            f"{folder} does not look like a run folder (it holds {', '.join(strangers[:5])}); not overwriting it"
-        )
-    for name in _RUN_FILES:
-        (folder / name).unlink(missing_ok=True)
-
-
-def _build(
+def build_config(
     scenarios: tuple[Path, ...],
     stores: tuple[str, ...],
     agents: tuple[str, ...],
@@ -92,7 +80,7 @@ def _build(
 ) -> RunConfig:
     """The run the options describe (scenarios loaded and checked as files)."""
 
-    timeout, per_agent = _timeouts(agent_timeouts)
+    timeout, per_agent = parse_timeouts(agent_timeouts)
     sandbox, network, env_names = isolation
     missing = [name for name in env_names if name not in os.environ]
     if missing:
@@ -107,7 +95,7 @@ def _build(
     try:
         library = tuple(load_library(scenarios))
     except ScenarioError as exc:
-        raise CommandError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
+        raise ConfigurationError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
     sampled = ""
     if sample:
         chosen, drawn = sample_tasks(library, sample, seed)
@@ -155,7 +143,7 @@ class Recipe:
 
     def config(self) -> RunConfig:
         """The run (scenarios loaded and checked as files)."""
-        return _build(
+        return build_config(
             tuple(Path(p) for p in self.scenarios),
             self.stores,
             self.agents,
@@ -213,6 +201,7 @@ def write_manifest(folder: Path, recipe: Recipe, config: RunConfig) -> None:
     # No password is written to disk: a resumed run connects with PGPASSWORD or ~/.pgpass.
     written["stores"] = [without_password(s) for s in written["stores"]]
     data = {
+        "format": FORMAT,
         "engine": ENGINE,
         "recipe": written,
         "scenario_set_hash": scenario_set_hash(config.scenarios),
@@ -226,23 +215,23 @@ def read_manifest(folder: Path) -> tuple[Recipe, RunConfig]:
     """The recipe of a run folder and its run, checked against what made the folder.
 
     Raises:
-        CommandError: a folder with no manifest, of another engine, or whose scenarios changed.
+        RunFolderError: a folder with no manifest, of another engine, or whose scenarios changed.
     """
     try:
         data = json.loads(read_bounded(folder / MANIFEST, cap=_MANIFEST_CAP))
         recipe = Recipe.from_json(data["recipe"])
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-        raise CommandError(
+        raise RunFolderError(
             f"{folder} is not a run folder made by memstore eval (no readable {MANIFEST}: {exc})"
         ) from exc
     if data.get("engine") != ENGINE:
-        raise CommandError(f"{folder} was made by {data.get('engine')}, not {ENGINE}: its shards cannot be reused")
+        raise RunFolderError(f"{folder} was made by {data.get('engine')}, not {ENGINE}: its shards cannot be reused")
     try:
         config = recipe.config()
     except (ConfigurationError, ValueError, TypeError) as exc:
-        raise CommandError(f"{folder}: its {MANIFEST} describes a run that cannot be made: {exc}") from exc
+        raise RunFolderError(f"{folder}: its {MANIFEST} describes a run that cannot be made: {exc}") from exc
     if scenario_set_hash(config.scenarios) != data.get("scenario_set_hash"):
-        raise CommandError(f"the scenarios of {folder} changed since it was made: start a new run")
+        raise RunFolderError(f"the scenarios of {folder} changed since it was made: start a new run")
     return recipe, config
 
 
@@ -252,7 +241,7 @@ def same_run(recipe: Recipe, other: Recipe, what: str) -> None:
     differ = [k for k in IDENTITY if mine[k] != theirs[k]]
     if differ:
         shown = "; ".join(f"{k}: {mine[k]!r} there, {theirs[k]!r} {what}" for k in differ)
-        raise CommandError(f"not the same run ({shown})")
+        raise RunFolderError(f"not the same run ({shown})")
 
 
 _RUN_FILES = {"results.json", "timings.json", "report.html", "report.md", "report.json", "junit.xml", MANIFEST} | {
@@ -266,13 +255,13 @@ def prepare_folder(folder: Path, overwrite: bool) -> None:
     if not folder.exists() or not any(folder.iterdir()):
         return
     if not overwrite:
-        raise CommandError(
+        raise RunFolderError(
             f"the run folder {folder} is not empty; pass --resume {folder} to finish it, --overwrite to replace it, "
             "or another --out"
         )
     strangers = sorted(p.name for p in folder.iterdir() if p.name not in _RUN_FILES | _RUN_FOLDERS)
     if strangers:
-        raise CommandError(
+        raise RunFolderError(
             f"{folder} does not look like a run folder (it holds {', '.join(strangers[:5])}); not overwriting it"
         )
     for name in _RUN_FILES:

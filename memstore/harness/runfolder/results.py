@@ -25,8 +25,10 @@ from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
 from memstore.harness.run.process import gunzip_bounded, read_bounded
-from memstore.harness.run.runner import RunConfig
+from memstore.harness.run.records import Role
+from memstore.harness.run.runner import RunConfig, arm_roles
 from memstore.harness.run.sandbox import resolve_mode
+from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_tables
 from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.verify.git import source_commit
 
@@ -41,7 +43,6 @@ __all__ = [
     "write_run",
 ]
 
-_OPTIONAL = {"failures"}  # tables a run folder of an older memstore may lack
 _ORDER = {
     "trials": ["arm", "scenario", "trial"],
     "sessions": ["arm", "scenario", "trial", "index"],
@@ -68,8 +69,10 @@ def _frames(output: RunOutput) -> dict[str, pd.DataFrame]:
     return frames
 
 
-def metadata(config: RunConfig) -> dict[str, Any]:
-    """What a run was: enough to rerun it and to refuse comparing it with another kind of run."""
+def metadata(config: RunConfig, roles: Mapping[str, Role] | None = None) -> dict[str, Any]:
+    """What a run was: enough to rerun it and to refuse comparing it with another kind of run
+    (the arms' roles as their agents and stores declare them, `arm_roles`, unless given)."""
+    roles = roles if roles is not None else arm_roles(config)
     stores = sorted({redact(arm.store) for arm in config.arms})
     return {
         "seed": config.seed,
@@ -79,7 +82,10 @@ def metadata(config: RunConfig) -> dict[str, Any]:
         "scenarios": sorted(s.name for s in config.scenarios),
         "tasks": sum(len(s.tasks) for s in config.scenarios) * config.trials,
         **({"sample": config.sample} if config.sample else {}),
-        "arms": [{"name": a.name, "agent": a.agent, "store": redact(a.store)} for a in config.arms],
+        "arms": [
+            {"name": a.name, "agent": a.agent, "store": redact(a.store), "role": roles[a.name].value}
+            for a in config.arms
+        ],
         "stores": stores,
         "agent_config": asdict(config.agent_config),
         "populations": {
@@ -130,9 +136,10 @@ def write_run(
             lineterminator="\n",
             compression={"method": "gzip", "mtime": 0},
         )
+    roles = arm_roles(config)
     results = RunResults(
-        run=metadata(config),
-        arms=compute(frames),
+        run=metadata(config, roles),
+        arms=compute(frames, roles),
         comparisons=tuple(compare_within(frames, seed=config.seed)),
         groups=tuple(compare_groups(frames)),
     )
@@ -196,7 +203,9 @@ def load_results(folder_or_file: Path) -> RunResults:
         what = f"run.{missing[0]}" if missing else "arms"
         raise ConfigurationError(f"{path} is not the results of a memstore run ({what} is missing or malformed)")
     try:
-        return RunResults.from_json(data)
+        return RunResults.from_json(upgrade(data))
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{path}: {exc}") from exc
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigurationError(f"{path} is not the results of a memstore run: {exc}") from exc
 
@@ -237,6 +246,7 @@ def load_baseline(folder_or_file: Path) -> Baseline:
         raise ConfigurationError(f"cannot read the baseline's sessions from {path}: {exc}") from exc
     if not {"arm", "scenario", "trial", "task"} <= set(sessions.columns):
         raise ConfigurationError(f"{path} is not a sessions table of a memstore run")
+    sessions = upgrade_tables({"sessions": sessions}, _tables_format(folder))["sessions"]
     return Baseline(results, sessions, folder_or_file)
 
 
@@ -256,14 +266,23 @@ def read_table(path: Path) -> pd.DataFrame:
     return pd.read_csv(io.BytesIO(data), keep_default_na=True)
 
 
+def _tables_format(folder: Path) -> int:
+    """The format of a run folder's tables: its ``results.json``'s (1 for a folder without one)."""
+    try:
+        data = json.loads(read_bounded(folder / "results.json", cap=_RESULTS_CAP))
+    except (OSError, ValueError, RecursionError):
+        return 1
+    return format_of(data) if isinstance(data, dict) else 1
+
+
 def load_tables(folder: Path) -> dict[str, pd.DataFrame]:
-    """The tables of a run folder."""
+    """The tables of a run folder, in the current format (`upgrade_tables`)."""
+    version = _tables_format(folder)
     tables = {}
     for name in TABLES:
         path = table_path(folder, name)
-        if name in _OPTIONAL and not path.exists():
-            tables[name] = pd.DataFrame()
-            continue
+        if version == 1 and name == "failures" and not path.exists():
+            continue  # format 1 could lack it: upgrade_tables gives an empty one
         try:
             tables[name] = read_table(path)
         except pd.errors.EmptyDataError:  # a table with no rows (no review findings, say)
@@ -273,4 +292,4 @@ def load_tables(folder: Path) -> dict[str, pd.DataFrame]:
     if "events" in tables and "truth" in tables["events"]:
         for column in ("truth", "origin", "detail", "memory_id"):
             tables["events"][column] = tables["events"][column].fillna("").astype(str)
-    return tables
+    return upgrade_tables(tables, version)

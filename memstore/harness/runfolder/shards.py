@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from memstore import __version__
 from memstore.backends import without_password
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.process import gunzip_bounded, read_bounded
+from memstore.harness.run.records import FORMAT
+from memstore.harness.run.runner import RunConfig, run
 from memstore.harness.scenarios.data import scenario_set_hash
 
 __all__ = [
@@ -33,12 +36,13 @@ __all__ = [
     "check_shard",
     "infrastructure_failed",
     "read_shard",
+    "run_in_folder",
     "shard_path",
     "unit_id",
     "write_shard",
 ]
 
-ENGINE = f"memstore-{__version__}/shards-1"  # a shard from another engine is never reused
+ENGINE = f"memstore-{__version__}/shards-{FORMAT}"  # a shard from another engine is never reused
 _TABLES = ("trials", "sessions", "events", "findings", "timings", "failures")
 
 
@@ -75,7 +79,7 @@ def write_shard(folder: Path, unit: Unit, output: RunOutput) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     target = shard_path(folder, unit)
     partial = target.with_name(f".{target.name}.{os.getpid()}.part")
-    data = {"engine": ENGINE, "unit": unit_id(unit), **{name: getattr(output, name) for name in _TABLES}}
+    data = {"format": FORMAT, "engine": ENGINE, "unit": unit_id(unit), **{n: getattr(output, n) for n in _TABLES}}
     raw = json.dumps(data, default=_plain).encode()
     with open(partial, "wb") as handle:
         handle.write(gzip.compress(raw, mtime=0))
@@ -137,3 +141,22 @@ def infrastructure_failed(output: RunOutput) -> bool:
     died, the cost cap stopped it, the harness failed) or a session lost its agent to a timeout
     or a model endpoint. Those are what ``--retry-errors`` runs again."""
     return bool(output.failures) or any(bool(s.get("infra_error")) for s in output.sessions)
+
+
+def run_in_folder(
+    config: RunConfig,
+    shards: Path,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    retry_errors: bool = False,
+    part: tuple[int, int] | None = None,
+) -> RunOutput:
+    """`memstore.harness.run.runner.run`, each unit written to ``shards`` as it finishes, and a
+    unit whose shard is already there read back, not run again: an interrupted run resumes where
+    it stopped. ``retry_errors`` runs again the units that failed for infrastructure reasons."""
+
+    def done(unit: Unit) -> RunOutput | None:
+        found = read_shard(shard_path(shards, unit))
+        return None if found is None or (retry_errors and infrastructure_failed(found)) else found
+
+    return run(config, progress, done=done, keep=lambda unit, output: write_shard(shards, unit, output), part=part)

@@ -1,0 +1,7 @@
+"""The run folder: what a run is (`manifest`), each finished unit (`shards`), the tables and
+``results.json`` (`results`), all in a versioned format read back through `upgrade`.
+
+The one library the CLI, the pytest plugin and `memstore.harness.evaluate` use for run folders:
+resume (``--resume``), parts run on several machines and assembled (``memstore merge``), and
+the rule that a folder which is not a run folder is never overwritten.
+"""

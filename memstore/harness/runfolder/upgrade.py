@@ -1,0 +1,79 @@
+"""Reading what an older memstore wrote: one place for every difference between formats.
+
+`results.json`, the manifest and every shard carry the format of the layout they were written
+in (`memstore.harness.run.records.FORMAT`); the tables of a run folder are in the format of its
+``results.json``. A document without one is format 1: what memstore wrote before formats were
+recorded. `upgrade` brings a ``results.json`` document to the current format and
+`upgrade_tables` a run folder's tables; nothing else in memstore reads an older layout.
+
+Format 1 to 2: an arm's role was not recorded (it is given here as the built-in agents and
+stores declared it when format 1 was written: ``no-memory`` the control, ``trusting`` the harm
+probe, the ``naive`` store a negative control, any other a treatment), nor the sessions' role
+column; a run folder could lack its failures table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from memstore.errors import ConfigurationError
+from memstore.harness.run.records import FORMAT, Role
+
+__all__ = ["format_of", "upgrade", "upgrade_tables"]
+
+
+def format_of(document: Mapping[str, Any]) -> int:
+    """The format a document says it was written in (1 when it says none).
+
+    Raises:
+        ConfigurationError: for a format this memstore does not know (a newer memstore's).
+    """
+    version = document.get("format", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT:
+        raise ConfigurationError(
+            f"written in format {version!r}; this memstore reads formats 1 to {FORMAT} (a newer memstore wrote it?)"
+        )
+    return version
+
+
+def _role_in_format_1(agent: object, store: object) -> Role:
+    """An arm's role as format 1's built-in agents and stores declared it (see the module docstring)."""
+    if store == "naive":
+        return Role.NEGATIVE_CONTROL
+    return {"no-memory": Role.CONTROL, "trusting": Role.HARM_PROBE}.get(str(agent), Role.TREATMENT)
+
+
+def upgrade(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``results.json`` document of any known format, in the current one (a new object).
+
+    Raises:
+        ConfigurationError: for a format this memstore does not know.
+    """
+    version = format_of(document)
+    data = dict(document)
+    if version == 1:
+        arms = data.get("arms")
+        if isinstance(arms, dict):
+            data["arms"] = {
+                name: {"role": _role_in_format_1(arm.get("agent"), arm.get("store")).value, **arm}
+                if isinstance(arm, dict)
+                else arm
+                for name, arm in arms.items()
+            }
+    data["format"] = FORMAT
+    return data
+
+
+def upgrade_tables(tables: Mapping[str, pd.DataFrame], version: int) -> dict[str, pd.DataFrame]:
+    """A run folder's tables, written in format ``version``, in the current one."""
+    upgraded = dict(tables)
+    if version == 1:
+        upgraded.setdefault("failures", pd.DataFrame())
+        sessions = upgraded.get("sessions")
+        if sessions is not None and not sessions.empty and "role" not in sessions:
+            roles = [_role_in_format_1(a, s).value for a, s in zip(sessions.agent, sessions.store, strict=True)]
+            upgraded["sessions"] = sessions.assign(role=roles)
+    return upgraded
