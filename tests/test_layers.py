@@ -207,3 +207,35 @@ def test_imports_inside_functions_are_the_listed_ones() -> None:
 def test_every_stage_exists() -> None:
     for stage in STAGES:
         assert stage in MODULES, stage
+
+
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def too_long(source: str, name: str) -> list[str]:
+    """What in ``source`` (the module ``name``) is over the size limits: the module itself past
+    `MAX_MODULE_LINES` lines, a function or method past `MAX_FUNCTION_LINES` (decorators aside,
+    its docstring in)."""
+    found = []
+    lines = len(source.splitlines())
+    if lines > MAX_MODULE_LINES:
+        found.append(f"{name}: {lines} lines")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                found.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+    return found
+
+
+def test_no_module_over_400_lines_and_no_function_over_60() -> None:
+    found = [p for m, path in MODULES.items() for p in too_long(path.read_text(encoding="utf-8"), m)]
+    assert found == []
+
+
+def test_the_size_check_sees_a_long_module_and_a_long_function() -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(61))
+    assert too_long(f"def f():\n{body}\n", "m") == ["m:1 f: 62 lines"]
+    assert too_long("x = 1\n" * 401, "m") == ["m: 401 lines"]
+    assert too_long("def f():\n    return 1\n", "m") == []

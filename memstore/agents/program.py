@@ -17,6 +17,17 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from memstore.agents import craft
+from memstore.agents.reading import (
+    DEFINES,
+    changed_places,
+    entry_additions,
+    names_in,
+    names_path,
+    places_text,
+    renamed,
+    used_outside,
+    value_changes,
+)
 from memstore.harness.run.boundary import AgentSession, Hit, PullRequest
 from memstore.harness.scenarios.model import Intent, IntentAction
 from memstore.model import Citation, Memory, Surface
@@ -88,7 +99,7 @@ class Program:
         value under a key that shares a word with the subject. A value under an unrelated name is
         not: nothing says it is the same setting (it may be a constant that happens to agree)."""
         hits = self._search(craft.name_pattern(subject))
-        found = [h for h in hits if _names(h.text, subject, strict=True)]
+        found = [h for h in hits if names_in(h.text, subject, strict=True)]
         aliases = list(dict.fromkeys(a for h in hits if h not in found for a in craft.linked_names(h.text, subject)))
         values = list(dict.fromkeys([*also, *(d.bare for h in found if (d := craft.definition(h.text)) is not None)]))
         if not values and not aliases:
@@ -114,7 +125,7 @@ class Program:
         return unique
 
     def _skipped(self, path: str) -> bool:
-        return any(_names_path(instruction, path) for instruction in self.skips)
+        return any(names_path(instruction, path) for instruction in self.skips)
 
     def _left_out(self) -> bool:
         """Whether a memory's citation was left out: the place it named must be looked for."""
@@ -150,7 +161,9 @@ class Program:
     def _learn_places(self, subject: str, places: list[tuple[str, int]], says: str) -> None:
         """Store what exploring found: the places that hold one setting, named by their keys (no
         value: the places keep agreeing when the value changes)."""
-        named = [f"`{d.key}` ({path})" for path, _, text in _places_text(self, places) if (d := craft.definition(text))]
+        named = [
+            f"`{d.key}` ({path})" for path, _, text in places_text(self.tools, places) if (d := craft.definition(text))
+        ]
         if len(named) < 2:
             return
         self.tools.store_memory(
@@ -212,15 +225,15 @@ class Program:
         for index, new_line, old_root, shown_root in changes:
             # A memory that names the helper is believed over the example it cites.
             root = named or shown_root
-            new_lines[index] = _renamed(new_line, shown_root, root)
+            new_lines[index] = renamed(new_line, shown_root, root)
             if craft.import_of(root, new_lines) is not None:
                 continue
             provider = next((ex[i] for ex in examples if (i := craft.import_of(shown_root, ex)) is not None), None)
             if provider is None:
                 continue
-            provider = _renamed(provider, shown_root, root)
+            provider = renamed(provider, shown_root, root)
             old_import = craft.import_of(old_root, new_lines)
-            if old_import is not None and not _used_outside(new_lines, old_root, old_import):
+            if old_import is not None and not used_outside(new_lines, old_root, old_import):
                 new_lines[old_import] = provider
             else:
                 new_lines.insert(0, provider)
@@ -283,7 +296,7 @@ class Program:
         if elsewhere and not self._left_out():
             return
         flagged: list[Hit] = []
-        for entry, siblings in _entry_additions(pr.diff):
+        for entry, siblings in entry_additions(pr.diff):
             pattern = "|".join(rf"(?<![\w]){re.escape(s)}(?![\w])" for s in siblings)
             for path in dict.fromkeys(h.path for h in self._search(pattern) if h.path not in changed):
                 text = self.tools.read(path) or ""
@@ -291,7 +304,7 @@ class Program:
                     note = f"lists {', '.join(siblings[:3])} but not {entry}, which the pull request adds"
                     self.tools.flag(path, note)
                     flagged.append(Hit(path, 1, ""))
-        for key, old in _value_changes(pr.diff):
+        for key, old in value_changes(pr.diff):
             # The places that hold what the pull request changes, found as for a change (the
             # key's name, what the repository says it is called elsewhere, its old value).
             for hit in self._definitions(key, also=(old,)):
@@ -301,8 +314,10 @@ class Program:
                 self.tools.flag(hit.path, f"still holds {old}, which the pull request changes in {key}")
                 flagged.append(hit)
         if self.learn and flagged:
-            places = [(h.path, h.line) for h in flagged if h.text] + _changed_places(pr.diff)
-            keys = ", ".join(sorted({d.key for _, _, t in _places_text(self, places) if (d := craft.definition(t))}))
+            places = [(h.path, h.line) for h in flagged if h.text] + changed_places(pr.diff)
+            keys = ", ".join(
+                sorted({d.key for _, _, t in places_text(self.tools, places) if (d := craft.definition(t))})
+            )
             self._learn_places(f"{keys or 'Files'} change together", places, "hold the same value and change together")
 
     # -- CLI: answer a question -------------------------------------------------------------
@@ -316,7 +331,7 @@ class Program:
             for k in self.relevant
             if (s := craft.answer_from_fact(k.fact, question) or (None if kind else self._value_at(k.citations)))
         ]
-        if not said and kind == "file" and (defined := _DEFINES.search(question)) is not None:
+        if not said and kind == "file" and (defined := DEFINES.search(question)) is not None:
             said = self._defining_file(defined.group("name"))
         if not said and kind is not None:
             said = self._name_by_exploring(kind, intent.subject)
@@ -327,7 +342,7 @@ class Program:
         # A qualified name (``Class.CONSTANT``) is written as its last part where it is defined.
         subject = intent.subject.rpartition(".")[2] if craft.identifiers(intent.subject) else intent.subject
         hits = self._search(craft.name_pattern(subject))
-        named = [h for h in hits if _names(h.text, subject, strict=True)]
+        named = [h for h in hits if names_in(h.text, subject, strict=True)]
         if not named:  # a key that is one of the subject's words: the ``test`` script for "test command"
             words = craft.subject_words(subject)
             pattern = "|".join(rf"(?<![A-Za-z0-9]){re.escape(w)}(?![A-Za-z0-9])" for w in words)
@@ -353,90 +368,3 @@ class Program:
         """The file that defines ``name`` (a function, a class), read off a search for its definition."""
         pattern = rf"^\s*(?:async\s+)?(?:def|class|function)\s+{re.escape(name)}\b"
         return list(dict.fromkeys(h.path for h in self._search(pattern)))[:1]
-
-
-_DEFINES = re.compile(r"(?i)\bdefines?\s+`?(?P<name>[A-Za-z_][\w.]*)`?")
-
-
-def _names(text: str, subject: str, *, strict: bool) -> bool:
-    found = craft.definition(text)
-    if found is None:
-        return False
-    return craft.names_like(found.key, subject) if strict else craft.shares_a_word(found.key, subject)
-
-
-def _value_in(text: str, values: list[str]) -> bool:
-    found = craft.definition(text)
-    return found is not None and found.bare in values
-
-
-def _names_path(instruction: str, path: str) -> bool:
-    """Whether an instruction's object ("the docs", "docs/") names ``path``."""
-    named = [w for w in re.findall(r"[\w./-]+", instruction.lower()) if w not in {"the", "any", "a", "files", "file"}]
-    parts = [p.lower() for p in PurePosixPath(path).parts]
-    return any(w.strip("/") in parts or path.lower().startswith(w) for w in named)
-
-
-def _renamed(line: str, old: str, new: str) -> str:
-    return re.sub(rf"(?<![\w.]){re.escape(old)}(?![\w])", new, line) if old != new else line
-
-
-def _used_outside(lines: list[str], name: str, import_line: int) -> bool:
-    return any(re.search(rf"(?<![\w.]){re.escape(name)}\b", line) for i, line in enumerate(lines) if i != import_line)
-
-
-def _entry_additions(diff: str) -> list[tuple[str, list[str]]]:
-    """(entry, its siblings) for each entry a unified diff adds to a list whose other entries it shows."""
-    added: list[str] = []
-    kept: list[str] = []
-    for line in diff.splitlines():
-        if line.startswith(("---", "+++", "@@")):
-            continue
-        name = craft.field_name(line[1:]) if line[:1] in {"+", " ", "-"} else None
-        if name is None:
-            continue
-        (added if line.startswith("+") else kept).append(name)
-    siblings = [name for name in dict.fromkeys(kept) if name not in added]
-    return [(entry, siblings) for entry in dict.fromkeys(added) if entry not in kept and siblings]
-
-
-def _places_text(program: Program, places: list[tuple[str, int]]) -> list[tuple[str, int, str]]:
-    """(path, line, text) of each place, as the working copy has it."""
-    found = []
-    for path, line in places:
-        lines = program.tools.lines(path) or []
-        if 1 <= line <= len(lines):
-            found.append((path, line, lines[line - 1]))
-    return found
-
-
-def _changed_places(diff: str) -> list[tuple[str, int]]:
-    """(path, line on the base) of each definition a unified diff changes."""
-    places: list[tuple[str, int]] = []
-    path, line = "", 0
-    for raw in diff.splitlines():
-        if raw.startswith("--- "):
-            path = raw[6:] if raw.startswith("--- a/") else ""
-        elif (hunk := re.match(r"^@@ -(\d+)", raw)) is not None:
-            line = int(hunk.group(1))
-        elif raw.startswith("-") and not raw.startswith("---"):
-            if path and craft.definition(raw[1:]) is not None:
-                places.append((path, line))
-            line += 1
-        elif raw.startswith(" "):
-            line += 1
-    return places
-
-
-def _value_changes(diff: str) -> list[tuple[str, str]]:
-    """(key, old value) for each key whose value a unified diff changes."""
-    removed: dict[str, str] = {}
-    added: dict[str, str] = {}
-    for line in diff.splitlines():
-        if line.startswith(("---", "+++")):
-            continue
-        if line.startswith("-") and (found := craft.definition(line[1:])) is not None:
-            removed.setdefault(found.key, found.bare)
-        elif line.startswith("+") and (found := craft.definition(line[1:])) is not None:
-            added.setdefault(found.key, found.bare)
-    return [(key, old) for key, old in removed.items() if key in added and added[key] != old]

@@ -11,8 +11,8 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -27,37 +27,19 @@ from rich.progress import (
 
 from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import ScenarioError
-from memstore.harness.evaluate import evaluate, run_part
+from memstore.harness.evaluate import Evaluation, evaluate, run_part
 from memstore.harness.report.terminal import print_summary
 from memstore.harness.run.runner import RunConfig, check_config
-from memstore.harness.runfolder.manifest import (
-    DEFAULT_STORE,
-    IDENTITY,
-    Recipe,
-    prepare_folder,
-    read_manifest,
-    same_run,
-    write_manifest,
-)
+from memstore.harness.runfolder.manifest import DEFAULT_STORE, Recipe, open_run, write_manifest
 from memstore.harness.runfolder.results import load_baseline
 from memstore.harness.scenarios.sample import QUICK
 
 __all__ = ["eval_command"]
 
 
-def _resumed(ctx: click.Context, folder: Path, given: Recipe, named_scenarios: bool) -> tuple[Recipe, RunConfig]:
-    """The run in ``folder``, refusing options that name another run; options given on the
-    command line that only say how it runs (workers, executor, timeouts) apply."""
-    recipe, config = read_manifest(folder)
-    fields = set(Recipe.__dataclass_fields__) - {"scenarios"}
-    explicit = {k for k in fields if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE}
-    if named_scenarios:
-        explicit.add("scenarios")
-    asked = Recipe(**{**recipe.to_json(), **{k: getattr(given, k) for k in explicit}})
-    same_run(recipe, asked, "asked for now")
-    if explicit - set(IDENTITY):
-        return asked, asked.config()
-    return recipe, config
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether option ``name`` was set on the command line."""
+    return ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
 
 
 def _part(value: str | None) -> tuple[int, int] | None:
@@ -244,30 +226,18 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
 def eval_command(
     ctx: click.Context,
     scenarios: tuple[Path, ...],
-    stores: tuple[str, ...],
-    agents: tuple[str, ...],
-    trials: int,
-    seed: int,
-    workers: int,
-    limit: int,
     sample: int | None,
     quick: bool,
-    agent_params: tuple[str, ...],
     out: Path | None,
     baseline: Path | None,
     no_fail: bool,
-    fail_on_regression: bool,
     force: bool,
-    agent_timeouts: tuple[str, ...],
-    agent_sandbox: str,
-    agent_network: str,
-    agent_env: tuple[str, ...],
-    max_cost: float | None,
-    executor: str,
     resume: Path | None,
     retry_errors: bool,
     part: str | None,
     overwrite: bool,
+    fail_on_regression: bool,  # the default now; kept so old scripts run
+    **recipe: Any,  # the run's other options: Recipe's fields of the same names
 ) -> None:
     """Run agents through SCENARIOS (files or folders; the shipped library by default).
 
@@ -278,59 +248,22 @@ def eval_command(
     """
     if quick and sample is not None:
         raise CommandError(f"--quick is --sample {QUICK}: give one of them")
-    given = Recipe(
-        scenarios=tuple(str(p.resolve()) for p in scenarios),
-        stores=stores,
-        agents=agents,
-        trials=trials,
-        seed=seed,
-        workers=workers,
-        limit=limit,
-        sample=QUICK if quick else sample or 0,
-        agent_params=agent_params,
-        agent_timeouts=agent_timeouts,
-        agent_sandbox=agent_sandbox,
-        agent_network=agent_network,
-        agent_env=agent_env,
-        max_cost=max_cost,
-        executor=executor,
-    )
     if retry_errors and resume is None:
         raise CommandError("--retry-errors goes with --resume RUN")
-    if resume is not None:
-        if out is not None and out.resolve() != resume.resolve():
-            raise CommandError("--resume names the run folder: leave out --out")
-        recipe, config = _resumed(ctx, resume, given, bool(scenarios))
-        folder = resume
-    else:
-        recipe, config = given, given.config()
-        folder = out or Path("reports") / "runs" / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-seed{seed}"
-        prepare_folder(folder, overwrite)
+    scenario_paths = tuple(str(p.resolve()) for p in scenarios)
+    given = Recipe(scenarios=scenario_paths, sample=QUICK if quick else sample or 0, **recipe)
+    explicit = {k for k in Recipe.__dataclass_fields__ if _given(ctx, k) or (k == "scenarios" and scenarios)}
+    made, config, folder = open_run(given, out=out, resume=resume, explicit=explicit, overwrite=overwrite)
     shown_part = _part(part)
 
     def starting(_: object) -> None:  # everything was checked: the run is about to start
         if resume is None:
-            write_manifest(folder, recipe, config)
+            write_manifest(folder, made, config)
 
     check_config(config)  # a store or an agent that cannot be used is refused before a word of the run
-    console(stderr=True).print(
-        f"memstore eval: {len(config.scenarios)} scenarios, {_tasks(config)}, "
-        f"{len(config.arms)} arms, {config.workers} worker(s) -> {folder}"
-        + (" (resuming)" if resume is not None else "")
-        + (f" (part {shown_part[0]}/{shown_part[1]})" if shown_part else "")
-    )
-    if config.sample:
-        console(stderr=True).print(plain(f"  {config.sample}"))
+    _banner(config, folder, resumed=resume is not None, part=shown_part)
     if shown_part is not None:
-        with _progress() as update:
-            output = run_part(config, folder, shown_part, progress=update, retry_errors=retry_errors, starting=starting)
-        units = len(output.trials) + len(output.failures)
-        console().print(
-            plain(
-                f"part {shown_part[0]}/{shown_part[1]}: {units} unit(s) in {folder / 'shards'}; "
-                "assemble the parts with `memstore merge RUN... --out DIR`"
-            )
-        )
+        _run_part(config, folder, shown_part, retry_errors, starting)
         return
     previous = load_baseline(baseline) if baseline is not None else None  # a bad baseline is refused first
     try:
@@ -346,6 +279,11 @@ def eval_command(
             )
     except ScenarioError as exc:
         raise CommandError(f"the scenarios do not build as their labels say:\n{exc}") from exc
+    _finish(evaluation, folder, no_fail)
+
+
+def _finish(evaluation: Evaluation, folder: Path, no_fail: bool) -> None:
+    """The summary; exit 1 for a failed gate (unless ``no_fail``) or an arm that measured nothing."""
     print_summary(console(), evaluation.results, evaluation.gates, str(folder), evaluation.seconds)
     for failure in evaluation.failures[:5]:
         console().print(
@@ -353,3 +291,30 @@ def eval_command(
         )
     if evaluation.measured_nothing or (evaluation.failed and not no_fail):
         sys.exit(1)
+
+
+def _banner(config: RunConfig, folder: Path, *, resumed: bool, part: tuple[int, int] | None) -> None:
+    """What the run holds and where it goes, before it starts."""
+    console(stderr=True).print(
+        f"memstore eval: {len(config.scenarios)} scenarios, {_tasks(config)}, "
+        f"{len(config.arms)} arms, {config.workers} worker(s) -> {folder}"
+        + (" (resuming)" if resumed else "")
+        + (f" (part {part[0]}/{part[1]})" if part else "")
+    )
+    if config.sample:
+        console(stderr=True).print(plain(f"  {config.sample}"))
+
+
+def _run_part(
+    config: RunConfig, folder: Path, part: tuple[int, int], retry_errors: bool, starting: Callable[[object], None]
+) -> None:
+    """``--part K/N``: this machine's units, into the folder's shards."""
+    with _progress() as update:
+        output = run_part(config, folder, part, progress=update, retry_errors=retry_errors, starting=starting)
+    units = len(output.trials) + len(output.failures)
+    console().print(
+        plain(
+            f"part {part[0]}/{part[1]}: {units} unit(s) in {folder / 'shards'}; "
+            "assemble the parts with `memstore merge RUN... --out DIR`"
+        )
+    )

@@ -133,23 +133,8 @@ def mine_command(
     console().print(plain(f"mined {len(items)} memories ({_tally(items, 'kind')}) from {_files(before, prose)}"))
     console().print(plain(f"  the verdict benchmark file holds all {len(items)}: {_tally(items, 'truth')} -> {bench}"))
     console().print(plain(f"  the scenario holds {len(kept)}: {_tally(kept, 'truth')} -> {target}"))
-    gone = sum(m.truth == "contradicted" and not m.new_value for m in items)
     if unreadable or dropped:
-        reasons = [
-            f"{gone} contradicted with nothing at --to to read a current value from (gone: a definition, a value)"
-            if gone
-            else "",
-            f"{unreadable - gone} contradicted defaults (a session's answer is checked against constants only)"
-            if unreadable > gone
-            else "",
-            f"{dropped} whose claimed value the built scenario's files do not hold" if dropped else "",
-        ]
-        console().print(
-            plain(
-                f"  left out of the scenario, kept in the benchmark file: {unreadable + dropped} "
-                f"({'; '.join(r for r in reasons if r)})"
-            )
-        )
+        console().print(plain(_left_out(items, unreadable, dropped)))
     console().print(plain(f"check it: memstore scenarios validate {target}; read them: head {bench}"))
 
 
@@ -169,3 +154,21 @@ def _files(codebase: GitCodebase, prose: bool) -> str:
     if prose:
         return f"{code} code and {docs} documentation files"
     return f"{code} code and configuration files" + (f" ({docs} documentation files left out: --prose)" if docs else "")
+
+
+def _left_out(items: list[Mined], unreadable: int, dropped: int) -> str:
+    """Why memories of the benchmark file are not in the scenario, each reason with its count."""
+    gone = sum(m.truth == "contradicted" and not m.new_value for m in items)
+    reasons = [
+        f"{gone} contradicted with nothing at --to to read a current value from (gone: a definition, a value)"
+        if gone
+        else "",
+        f"{unreadable - gone} contradicted defaults (a session's answer is checked against constants only)"
+        if unreadable > gone
+        else "",
+        f"{dropped} whose claimed value the built scenario's files do not hold" if dropped else "",
+    ]
+    return (
+        f"  left out of the scenario, kept in the benchmark file: {unreadable + dropped} "
+        f"({'; '.join(r for r in reasons if r)})"
+    )

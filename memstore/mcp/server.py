@@ -91,10 +91,19 @@ def build_server(service: MemoryService, *, name: str = "memstore") -> MCPServer
     server = _Server(
         name, can_search=service.can_search, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
-    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
-    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    _memory_tools(server, service)
+    _upkeep_tools(server, service)
+    return server
 
-    @server.tool(annotations=writes)
+
+_WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+_READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+def _memory_tools(server: MCPServer, service: MemoryService) -> None:
+    """store, recent, search (where the store searches) and verify."""
+
+    @server.tool(annotations=_WRITES)
     @_tool_errors
     def store_memory(
         subject: str,
@@ -117,7 +126,7 @@ def build_server(service: MemoryService, *, name: str = "memstore") -> MCPServer
         """
         return service.store_memory(subject, fact, citations, reason, kind, supersedes)
 
-    @server.tool(annotations=reads)
+    @server.tool(annotations=_READS)
     @_tool_errors
     def recent_memories(limit: StrictInt = 50) -> dict[str, Any]:
         """The repository's memories you may see, most recently validated first (at most `limit`, 1 to 200).
@@ -128,13 +137,13 @@ def build_server(service: MemoryService, *, name: str = "memstore") -> MCPServer
 
     if service.can_search:
 
-        @server.tool(annotations=reads)
+        @server.tool(annotations=_READS)
         @_tool_errors
         def search_memories(query: str, limit: StrictInt = 20) -> dict[str, Any]:
             """The repository's memories most relevant to `query` (words of your task, names of files or code)."""
             return {"memories": service.search_memories(query, limit)}
 
-    @server.tool(annotations=reads)
+    @server.tool(annotations=_READS)
     @_tool_errors
     def verify_memory(memory_id: str) -> dict[str, Any]:
         """Check a memory against the code as it is now, before relying on it.
@@ -145,6 +154,10 @@ def build_server(service: MemoryService, *, name: str = "memstore") -> MCPServer
         version to store with store_memory(..., supersedes=memory_id) when one can be derived.
         """
         return service.verify_memory(memory_id)
+
+
+def _upkeep_tools(server: MCPServer, service: MemoryService) -> None:
+    """refresh and retire, and the memories as a resource."""
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
     @_tool_errors
@@ -165,5 +178,3 @@ def build_server(service: MemoryService, *, name: str = "memstore") -> MCPServer
             return service.listing()
         except MemstoreError as exc:
             raise ToolError(str(exc)) from exc
-
-    return server

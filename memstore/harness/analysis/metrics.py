@@ -303,23 +303,7 @@ def compute(tables: dict[str, pd.DataFrame], roles: Mapping[str, Role] | None = 
             )
             for origin in sorted(whole.pairs.origin.unique())
         }
-        per_group = {}
-        for group, mask in task_groups(whole.sessions):
-            sessions_in = whole.sessions[mask]
-            keys = sessions_in[PAIR_KEY].drop_duplicates()
-            scenarios = set(sessions_in.scenario)
-            # A stratum cuts across a trial: what is counted per trial (healing) is left out there.
-            trials_in = whole.trials[whole.trials.scenario.isin(scenarios)] if group in KINDS else whole.trials[:0]
-            per_group[group] = _evaluate(
-                Level.SCENARIO,
-                replace(
-                    whole,
-                    sessions=sessions_in,
-                    pairs=whole.pairs.merge(keys, on=PAIR_KEY),
-                    trials=trials_in,
-                    paired=whole.paired.merge(keys, on=PAIR_KEY),
-                ),
-            )
+        per_group = _per_group(whole)
         first = whole.sessions.iloc[0]
         errors = _first_errors(tables["events"], arm)
         result[arm] = ArmResult(
@@ -333,6 +317,28 @@ def compute(tables: dict[str, pd.DataFrame], roles: Mapping[str, Role] | None = 
             errors,
         )
     return dict(sorted(result.items()))
+
+
+def _per_group(whole: Slice) -> dict[str, dict[str, Value]]:
+    """The metrics within each group of tasks (each kind of scenario, each stratum)."""
+    per_group = {}
+    for group, mask in task_groups(whole.sessions):
+        sessions_in = whole.sessions[mask]
+        keys = sessions_in[PAIR_KEY].drop_duplicates()
+        scenarios = set(sessions_in.scenario)
+        # A stratum cuts across a trial: what is counted per trial (healing) is left out there.
+        trials_in = whole.trials[whole.trials.scenario.isin(scenarios)] if group in KINDS else whole.trials[:0]
+        per_group[group] = _evaluate(
+            Level.SCENARIO,
+            replace(
+                whole,
+                sessions=sessions_in,
+                pairs=whole.pairs.merge(keys, on=PAIR_KEY),
+                trials=trials_in,
+                paired=whole.paired.merge(keys, on=PAIR_KEY),
+            ),
+        )
+    return per_group
 
 
 ERRORS_SHOWN = 3

@@ -31,10 +31,19 @@ from memstore.harness.run.trial import Played
 from memstore.harness.scenarios.model import SeedMemory, Task
 from memstore.harness.scenarios.values import read_value
 from memstore.harness.world import Template, World
+from memstore.model import Memory
 from memstore.verify import GitCodebase
 from memstore.verify.workspace import Workspace
 
 __all__ = ["TrialGrading"]
+
+
+_OUTCOMES = ("merged", "findings", "correct_findings", "expected_findings", "answer_correct", "task_success")
+
+
+def _chars(memory: Memory) -> int:
+    """A memory's size as text, as it reaches the agent."""
+    return len(memory.subject) + len(memory.fact) + len(memory.reason) + sum(len(str(c)) for c in memory.citations)
 
 
 class TrialGrading:
@@ -123,9 +132,7 @@ class TrialGrading:
             for k in RECALL_KS
         }
         infra = any(kind == EventKind.INFRA_ERROR for kind, _, _ in played.events)
-        found = scoring.outcome(task, actions, played.merged, self.expected_answer(task))
-        outcome = {**dict.fromkeys(("merged", "findings", "correct_findings", "expected_findings", "answer_correct"))}
-        outcome |= {"task_success": None} | ({} if infra else found)
+        outcome = self._outcome(task, actions, played.merged, infra)
         contract = played.contract
         record = SessionRecord(
             **self.unit.key(),
@@ -137,9 +144,7 @@ class TrialGrading:
             stratum=task.stratum,
             index=played.index,
             handed=len(handed),
-            injected_chars=sum(
-                len(m.subject) + len(m.fact) + len(m.reason) + sum(len(str(c)) for c in m.citations) for m in handed
-            ),
+            injected_chars=sum(_chars(m) for m in handed),
             verify_reads=played.counts["verify_reads"],
             searches=played.counts["searches"],
             reads=played.counts["reads"],
@@ -164,6 +169,12 @@ class TrialGrading:
         for path, note in actions.findings:
             finding = FindingRecord(**self.unit.key(), **key, path=path, correct=path in expected, note=note)
             self.out.findings.append(row(finding))
+
+    def _outcome(self, task: Task, actions: Actions, merged: bool | None, infra: bool) -> dict[str, bool | int | None]:
+        """The task's outcome on its surface; none at all when the session failed for an
+        infrastructure reason (a timeout, a model endpoint down): it did not run, it did not fail."""
+        outcome: dict[str, bool | int | None] = dict.fromkeys(_OUTCOMES)
+        return outcome if infra else outcome | scoring.outcome(task, actions, merged, self.expected_answer(task))
 
     def expected_answer(self, task: Task) -> str | None:
         """The answer read off ``main`` now, for a task that says where it is."""

@@ -79,6 +79,23 @@ def render_markdown(
     comparisons_title: str = "Paired comparisons",
 ) -> str:
     """A summary fit for a CI job summary: the verdict and every failed gate first, then the headline."""
+    lines = _verdict(results, gate_list)
+    lines += _groups(results)
+    notes = simulation_notes(results)
+    if notes:
+        lines += ["## What is simulated", "", *[f"- {_md(n)}" for n in notes], ""]
+    lines += _harm(results)
+    lines += _costs(results, timings)
+    lines += comparison_table(
+        results.comparisons, title=comparisons_title, note="Holm-adjusted across the family of comparisons."
+    )
+    passed = sum(g.passed for g in gate_list)
+    lines += ["## Gates", "", f"{passed} of {len(gate_list)} passed.", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _verdict(results: RunResults, gate_list: list[Gate]) -> list[str]:
+    """PASS or FAIL with every failed gate, the run, the headline, agent errors and the arms' table."""
     shown = [m for m in metrics(level=Level.OVERALL) if m.summary]
     shown = [m for m in shown if any(a.overall.get(m.name) is not None for a in results.arms.values())]
     failed = failures(results, gate_list)
@@ -103,42 +120,50 @@ def render_markdown(
     for name, arm in results.arms.items():
         cells = " | ".join(fmt_ci(arm.overall.get(m.name)) for m in shown)
         lines.append(f"| {_md(arm_label(name, arm))} | {cells} |")
-    lines += ["", "Rates with Wilson 95% intervals and their counts.", ""]
+    return [*lines, "", "Rates with Wilson 95% intervals and their counts.", ""]
+
+
+def _groups(results: RunResults) -> list[str]:
     groups = group_rows(results)
-    if groups:
-        lines += [
-            "## Where memory's effect comes from",
-            "",
-            "| arm | tasks of | tasks | task success | control | difference, points [95% CI] | adjusted p | verdict "
-            "| detection | false invalidation |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-            *[
-                f"| {_md(r['arm'])} | {r['group']} | {r['tasks']} | {r['success']} | {r['control']} | "
-                f"{r['difference']} | {r['p']} | {r['verdict']} | {r['detection']} | {r['false_invalidation']} |"
-                for r in groups
-            ],
-            "",
-            GROUPS_NOTE,
-            "",
-        ]
-    notes = simulation_notes(results)
-    if notes:
-        lines += ["## What is simulated", "", *[f"- {_md(n)}" for n in notes], ""]
+    if not groups:
+        return []
+    return [
+        "## Where memory's effect comes from",
+        "",
+        "| arm | tasks of | tasks | task success | control | difference, points [95% CI] | adjusted p | verdict "
+        "| detection | false invalidation |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        *[
+            f"| {_md(r['arm'])} | {r['group']} | {r['tasks']} | {r['success']} | {r['control']} | "
+            f"{r['difference']} | {r['p']} | {r['verdict']} | {r['detection']} | {r['false_invalidation']} |"
+            for r in groups
+        ],
+        "",
+        GROUPS_NOTE,
+        "",
+    ]
+
+
+def _harm(results: RunResults) -> list[str]:
     harm = harm_rows(results)
-    if harm:
-        lines += [
-            "## Harm and rescue against the control",
-            "",
-            "| arm | memories of origin | harm | rescue |",
-            "|---|---|---|---|",
-            *[f"| {_md(r['arm'])} | {_md(r['origin'])} | {r['harm']} | {r['rescue']} |" for r in harm],
-            "",
-            "Harm: paired tasks the control (no memory) got right and the arm got wrong; rescue: the reverse. Per "
-            "origin: over the tasks handed a memory of that origin, harm counted where an action repeated such a "
-            "memory's error.",
-            "",
-        ]
-    lines += [
+    if not harm:
+        return []
+    return [
+        "## Harm and rescue against the control",
+        "",
+        "| arm | memories of origin | harm | rescue |",
+        "|---|---|---|---|",
+        *[f"| {_md(r['arm'])} | {_md(r['origin'])} | {r['harm']} | {r['rescue']} |" for r in harm],
+        "",
+        "Harm: paired tasks the control (no memory) got right and the arm got wrong; rescue: the reverse. Per "
+        "origin: over the tasks handed a memory of that origin, harm counted where an action repeated such a "
+        "memory's error.",
+        "",
+    ]
+
+
+def _costs(results: RunResults, timings: dict[str, Any] | None) -> list[str]:
+    lines = [
         "## Retrieval and cost",
         "",
         "| arm | needed recall at 5 | at 10 | at 20 | at 50 | injected chars / session | verify reads / session "
@@ -153,10 +178,4 @@ def render_markdown(
             f"| {_md(row['arm'])} | {recall} | {row['chars']} | {row['reads']} | {store_ms} | {row['tokens']} "
             f"| {row['cost']} | {row['cost_per_merge']} | {seconds} |"
         )
-    lines.append("")
-    lines += comparison_table(
-        results.comparisons, title=comparisons_title, note="Holm-adjusted across the family of comparisons."
-    )
-    passed = sum(g.passed for g in gate_list)
-    lines += ["## Gates", "", f"{passed} of {len(gate_list)} passed.", ""]
-    return "\n".join(lines).rstrip() + "\n"
+    return [*lines, ""]

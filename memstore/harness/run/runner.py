@@ -5,6 +5,11 @@ seed is derived from the run seed and the trial's identity (scenario, trial numb
 the agents draw their chances from streams of that seed, so outcomes pair up task by
 task. A trial is one world (`memstore.harness.run.trial`). Units of work go to a local pool
 of processes; their rows come back and are sorted, so the tables do not depend on the pool.
+
+A unit that fails is a failure row, not a crash. A worker process that dies (killed by an
+agent, out of memory) costs only the unit it was running: the units it took down with it run
+again one at a time, and the one that kills its worker again is recorded as lost. A SIGTERM or
+Ctrl-C stops the workers and removes the scratch space before it propagates.
 """
 
 from __future__ import annotations
@@ -261,11 +266,7 @@ def run(
     (`memstore.harness.runfolder.shards.run_in_folder`) use both, so an interrupted run resumes
     where it stopped. ``part=(k, n)`` runs only the k-th of n interleaved parts (for several
     machines; `memstore merge` assembles them).
-
-    A unit that fails is a failure row, not a crash. A worker process that dies (killed by an
-    agent, out of memory) costs only the unit it was running: the units it took down with it
-    run again one at a time, and the one that kills its worker again is recorded as lost. A
-    SIGTERM or Ctrl-C stops the workers and removes the scratch space before it propagates.
+    Failures are rows, not crashes (see the module docstring).
     """
     clean_stale()
     work = units(config)
@@ -293,19 +294,7 @@ def run(
         progress(finished, len(mine))
     try:
         with _stop_on_sigterm():
-            if config.workers <= 1 and config.executor == "local":
-                for position in todo:
-                    finish(position, run_unit(work[position]))
-            elif todo:
-                # Contiguous batches keep one scenario's trials in one process, so its template is built once there.
-                size = max(1, len(todo) // (config.workers * 8))
-                batches = [todo[i : i + size] for i in range(0, len(todo), size)]
-                registered = _registrations(config)
-                execute = _executor(config)
-                lost = execute(work, batches, finish, registered, config.workers)
-                for position in sorted(lost):  # again, alone: a death now names its unit
-                    if execute(work, [[position]], finish, registered, 1):
-                        finish(position, _lost(work[position]))
+            _execute(config, work, todo, finish)
     except _CostCapReached as reached:
         forget_templates()
         release_all()
@@ -321,6 +310,25 @@ def run(
     finally:
         clean_stale()  # the folders of workers that were killed
     return merge_outputs([r for r in results if r is not None])
+
+
+def _execute(config: RunConfig, work: list[Unit], todo: list[int], finish: Callable[[int, RunOutput], None]) -> None:
+    """Run the units at ``todo``: here, one by one, or in batches on the run's executor."""
+    if config.workers <= 1 and config.executor == "local":
+        for position in todo:
+            finish(position, run_unit(work[position]))
+        return
+    if not todo:
+        return
+    # Contiguous batches keep one scenario's trials in one process, so its template is built once there.
+    size = max(1, len(todo) // (config.workers * 8))
+    batches = [todo[i : i + size] for i in range(0, len(todo), size)]
+    registered = _registrations(config)
+    execute = _executor(config)
+    lost = execute(work, batches, finish, registered, config.workers)
+    for position in sorted(lost):  # again, alone: a death now names its unit
+        if execute(work, [[position]], finish, registered, 1):
+            finish(position, _lost(work[position]))
 
 
 def merge_outputs(results: Sequence[RunOutput]) -> RunOutput:

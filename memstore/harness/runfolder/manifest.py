@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 from dataclasses import asdict, dataclass, fields
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,8 @@ __all__ = [
     "DEFAULT_STORE",
     "Recipe",
     "RunFolderError",
-    "parse_timeouts",
     "build_config",
+    "parse_timeouts",
     "prepare_folder",
     "read_manifest",
     "write_manifest",
@@ -268,3 +269,40 @@ def prepare_folder(folder: Path, overwrite: bool) -> None:
         (folder / name).unlink(missing_ok=True)
     for name in _RUN_FOLDERS:
         shutil.rmtree(folder / name, ignore_errors=True)
+
+
+def resumed(folder: Path, given: Recipe, explicit: set[str]) -> tuple[Recipe, RunConfig]:
+    """The run in ``folder``, refusing options (``explicit``: the fields of ``given`` the user
+    set) that name another run; options that only say how it runs (workers, executor, timeouts)
+    apply.
+
+    Raises:
+        RunFolderError: not a run folder, another engine's, or asked to be another run.
+    """
+    recipe, config = read_manifest(folder)
+    asked = Recipe(**{**recipe.to_json(), **{k: getattr(given, k) for k in explicit}})
+    same_run(recipe, asked, "asked for now")
+    if explicit - set(IDENTITY):
+        return asked, asked.config()
+    return recipe, config
+
+
+def open_run(
+    given: Recipe, *, out: Path | None, resume: Path | None, explicit: set[str], overwrite: bool
+) -> tuple[Recipe, RunConfig, Path]:
+    """The run to make (or, with ``resume``, to finish), its config and its folder: a new run
+    goes to ``out`` (default ``reports/runs/<time>-seed<S>``), which must be empty unless
+    ``overwrite`` replaces a run folder there.
+
+    Raises:
+        RunFolderError: for a folder that cannot be used so; ConfigurationError for a run that cannot be made.
+    """
+    if resume is not None:
+        if out is not None and out.resolve() != resume.resolve():
+            raise RunFolderError("--resume names the run folder: leave out --out")
+        recipe, config = resumed(resume, given, explicit)
+        return recipe, config, resume
+    config = given.config()
+    folder = out or Path("reports") / "runs" / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-seed{given.seed}"
+    prepare_folder(folder, overwrite)
+    return given, config, folder

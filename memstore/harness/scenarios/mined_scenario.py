@@ -44,32 +44,55 @@ def scenario_document(
     for path in [*cited, *landed]:
         now = file_text(after, path)
         upgrade.append({"write": {"path": path, "text": now}} if now is not None else {"remove": {"path": path}})
-    memories: list[dict[str, object]] = []
-    for item in items:
-        memory: dict[str, object] = {
-            "key": item.key,
-            "origin": item.origin,
-            "truth": item.truth,
-            "author": "ana",
-            "surface": "coding_agent",
-            "learned_at": "from",
-            "subject": item.subject,
-            "fact": item.fact,
-            "citations": [f"{item.path}:{item.line}"],
-            "reason": f"Learned while working on the code at {refs[0]}.",
-            "age": "20d",
-        }
-        if item.kind == "constant" and item.truth in {"valid", "moved", "contradicted"} and item.now_path:
-            memory["claim"] = {"states": item.old_value, "at": {"path": item.now_path, "pattern": _pattern_of(item)}}
-        memories.append(memory)
+    memories = [_memory(item, refs[0]) for item in items]
+    task_list = _tasks(items, tasks)
+    return {
+        "name": name,
+        "description": f"Mined from {repo} between {refs[0]} and {refs[1]} by `memstore mine`: memories written "
+        f"the way an agent writes them at {refs[0]}, labelled by the syntax trees of both versions.",
+        "tags": ["mined"],
+        "fixture": "empty",
+        "repo": repo,
+        "users": {"ana": {repo: "admin"}, "dev": {repo: "write"}},
+        "history": [
+            {"commit": f"Import at {refs[0]}", "label": "from", "edits": imported},
+            {"commit": f"Upgrade to {refs[1]}", "label": "to", "edits": upgrade},
+        ],
+        "memories": memories,
+        "tasks": task_list,
+    }
+
+
+def _memory(item: Mined, learned_at: str) -> dict[str, object]:
+    """The scenario's entry for one mined memory (its claim where the code holds a value to check)."""
+    memory: dict[str, object] = {
+        "key": item.key,
+        "origin": item.origin,
+        "truth": item.truth,
+        "author": "ana",
+        "surface": "coding_agent",
+        "learned_at": "from",
+        "subject": item.subject,
+        "fact": item.fact,
+        "citations": [f"{item.path}:{item.line}"],
+        "reason": f"Learned while working on the code at {learned_at}.",
+        "age": "20d",
+    }
+    if item.kind == "constant" and item.truth in {"valid", "moved", "contradicted"} and item.now_path:
+        memory["claim"] = {"states": item.old_value, "at": {"path": item.now_path, "pattern": _pattern_of(item)}}
+    return memory
+
+
+def _tasks(items: Sequence[Mined], count: int) -> list[dict[str, object]]:
+    """CLI questions about what the memories state: values first (what the stubs and most agents
+    answer); a question of where a definition lives only when there is no value to ask about, so
+    every scenario hands its memories to a session."""
     values = [m for m in items if m.kind == "constant" and m.now_path and m.truth in {"contradicted", "moved", "valid"}]
     values.sort(key=lambda m: (m.truth != "contradicted", m.key))
     places = [m for m in items if m.kind == "definition" and m.now_path and m.truth in {"moved", "valid"}]
     places.sort(key=lambda m: (m.truth != "moved", m.key))
     task_list: list[dict[str, object]] = []
-    # Values first (what the stubs and most agents answer); a question of where a definition lives
-    # only when there is no value to ask about, so every scenario hands its memories to a session.
-    for item in (values or places[:1])[:tasks]:
+    for item in (values or places[:1])[:count]:
         name_of = item.subject.split(" ")[-2] if item.kind == "definition" else item.subject.split(" ")[0]
         n = len(task_list)
         task: dict[str, object] = {"key": f"ask-{n}", "surface": "cli", "user": "dev", "after": f"{n + 1}h"}
@@ -88,18 +111,4 @@ def scenario_document(
                 "answer": item.now_path,
             }
         task_list.append({**task, "needs": [item.key]})
-    return {
-        "name": name,
-        "description": f"Mined from {repo} between {refs[0]} and {refs[1]} by `memstore mine`: memories written "
-        f"the way an agent writes them at {refs[0]}, labelled by the syntax trees of both versions.",
-        "tags": ["mined"],
-        "fixture": "empty",
-        "repo": repo,
-        "users": {"ana": {repo: "admin"}, "dev": {repo: "write"}},
-        "history": [
-            {"commit": f"Import at {refs[0]}", "label": "from", "edits": imported},
-            {"commit": f"Upgrade to {refs[1]}", "label": "to", "edits": upgrade},
-        ],
-        "memories": memories,
-        "tasks": task_list,
-    }
+    return task_list

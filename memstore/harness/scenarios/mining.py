@@ -29,20 +29,24 @@ import ast
 import hashlib
 import random
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from memstore.verify.codebase import Codebase, ReadStatus
+from memstore.harness.scenarios.mined_facts import (
+    CODE_SUFFIXES,
+    PROSE_SUFFIXES,
+    STOP_WORDS,
+    Fact,
+    facts_in,
+    file_lines,
+    mined_file,
+)
+from memstore.verify.codebase import Codebase
 
 __all__ = ["CODE_SUFFIXES", "KINDS", "PROSE_SUFFIXES", "STOP_WORDS", "Mined", "file_text", "mine", "mined_file"]
 
 KINDS = ("constant", "default", "definition", "adversarial", "hard")
-_MAX_FILE_LINES = 20_000
-_PATTERN_CONSTANT = re.compile(
-    r"^\s*(?:export\s+)?(?:const\s+|final\s+|static\s+|var\s+|let\s+)*"
-    r"(?P<name>[A-Z][A-Z0-9_]{2,})\s*(?::\s*[\w.\[\]]+\s*)?[:=]\s*(?P<value>\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|v?\d+(?:\.\d+)*)\s*[;,]?\s*$"
-)
 
 
 @dataclass(frozen=True)
@@ -65,153 +69,6 @@ class Mined:
     @property
     def origin(self) -> str:
         return {"unsupported": "adversarial", "contradicted": "stale", "missing": "stale"}.get(self.truth, "genuine")
-
-
-@dataclass(frozen=True)
-class _Fact:
-    """One thing the code at --from says, with how to find it again at --to."""
-
-    kind: str
-    name: str  # the constant, function or class (qualified within its module)
-    path: str
-    line: int
-    value: str | None  # a constant's value or a default, as written in the code
-    param: str | None = None  # for a default
-
-
-def _lines(codebase: Codebase, path: str) -> tuple[str, ...] | None:
-    read = codebase.read(path)
-    if read.status is not ReadStatus.OK or len(read.lines) > _MAX_FILE_LINES:
-        return None
-    return read.lines
-
-
-def _python_facts(path: str, lines: Sequence[str], cited: bool = True) -> Iterator[_Fact]:
-    try:
-        tree = ast.parse("\n".join(lines))
-    except (SyntaxError, ValueError, RecursionError):
-        return
-    for node in tree.body:
-        yield from _node_facts(path, lines, node, "", cited)
-        if isinstance(node, ast.ClassDef):
-            for inner in node.body:
-                yield from _node_facts(path, lines, inner, f"{node.name}.", cited)
-
-
-def _literal(lines: Sequence[str], node: ast.expr, *, flags: bool = False) -> str | None:
-    """The source text of a simple literal (a string or a number; with ``flags``, ``True``,
-    ``False`` and ``None`` too, as a parameter's default often is)."""
-    if isinstance(node, ast.Constant) and (
-        (isinstance(node.value, str | int | float) and not isinstance(node.value, bool))
-        or (flags and (node.value is None or isinstance(node.value, bool)))
-    ):
-        segment = ast.get_source_segment("\n".join(lines), node)
-        if segment is not None and "\n" not in segment and len(segment) <= 60:
-            return segment
-    return None
-
-
-def _node_facts(path: str, lines: Sequence[str], node: ast.stmt, prefix: str, cited: bool) -> Iterator[_Fact]:
-    """The facts a statement holds, each at the line that shows it (a default at its parameter's
-    line, which is the ``def`` line only in a one-line signature); ``cited``: only those whose
-    line holds the whole literal, as when writing memories; otherwise all (when labelling them)."""
-    if isinstance(node, ast.Assign | ast.AnnAssign):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        value = node.value
-        if len(targets) == 1 and isinstance(targets[0], ast.Name) and value is not None:
-            name = targets[0].id
-            literal = _literal(lines, value)
-            if literal is not None and (name.isupper() or name.startswith("__")) and len(name) >= 3:
-                yield _Fact("constant", prefix + name, path, node.lineno, literal)
-    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        if not node.name.startswith("__") or node.name == "__init__":
-            yield _Fact("definition", prefix + node.name, path, node.lineno, None)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            arguments = node.args
-            positional = [*arguments.posonlyargs, *arguments.args]
-            defaults = list(
-                zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True)
-            )
-            defaults += [
-                (a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is not None
-            ]
-            for argument, default in defaults:
-                literal = _literal(lines, default, flags=True)
-                if literal is not None and (argument.lineno == default.lineno or not cited):
-                    yield _Fact("default", prefix + node.name, path, default.lineno, literal, argument.arg)
-
-
-# What is mined by default: source code, and the configuration that pins versions and settings.
-CODE_SUFFIXES = frozenset(
-    ".py .pyi .js .jsx .mjs .cjs .ts .tsx .go .rs .java .kt .kts .scala .c .h .cc .cpp .hpp .cs .rb .php "  # noqa: SIM905
-    ".swift .m .lua .sh .toml .cfg .ini .json .yaml .yml".split()
-)
-# Prose, mined only when asked (``--prose``): docs say ``the class was`` as often as code says ``class Was``.
-PROSE_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
-# English words a pattern reads as a name in a sentence (``class was``, ``function and``): never a name.
-STOP_WORDS = frozenset(
-    """a about after all also an and any are as at be been before being both but by can could did do does each
-    either for from had has have here how if in into is it its may might more most must no nor not now of on
-    once only or other our out over same shall should so some such than that the their them then there these
-    they this those through to too under until up upon very was we were what when where whether which while who
-    whom why will with within without would yet you your based called named used using defined instead itself
-    new old one two first last next""".split()  # noqa: SIM905
-)
-
-
-def mined_file(path: str, *, prose: bool = False) -> bool:
-    """Whether ``path`` is mined: code and configuration, and prose (with the examples and docs
-    folders) only when asked; never tests, hidden files, lock files or assets (images, SVG, HTML, data)."""
-    if path.startswith((".", "tests/", "test/")) or "/tests/" in path or path.endswith(".lock"):
-        return False
-    if not prose and PurePosixPath(path).parts[0] in _NOT_THE_PROJECT:
-        return False
-    if any(part.startswith(".") for part in PurePosixPath(path).parts):
-        return False
-    suffix = PurePosixPath(path).suffix.lower()
-    return suffix in CODE_SUFFIXES or (prose and suffix in PROSE_SUFFIXES)
-
-
-# Folders of code that is not the project's own (examples, documentation builds, benchmarks):
-# memories an agent writes are about the project; these are mined only with ``prose``.
-_NOT_THE_PROJECT = frozenset({"examples", "example", "docs", "doc", "benchmarks", "bench", "artwork"})
-_COMMENT = re.compile(r"^\s*(?://|#|\*|/\*|--|;)")
-
-
-_PATTERN_VERSION = re.compile(
-    r"^\s*\"?(?P<name>version)\"?\s*[:=]\s*(?P<value>\"[^\"\n]{1,40}\"|'[^'\n]{1,40}')\s*,?\s*$"
-)
-_PATTERN_DEFINITION = re.compile(
-    r"^\s*(?:export\s+)?(?:default\s+)?(?:pub\s+)?(?:public\s+|private\s+)?(?:abstract\s+)?(?:async\s+)?"
-    r"(?:class|function|interface|struct|enum|trait|fn|func)\s+(?P<name>[A-Za-z_]\w{2,})"
-)
-
-
-def _pattern_facts(path: str, lines: Sequence[str]) -> Iterator[_Fact]:
-    """What files other than Python say, by pattern: constants (``MAX_SIZE = 10``), version
-    strings (``"version": "1.2.0"``) and definitions (``export class Client``, ``fn parse``)."""
-    prose = PurePosixPath(path).suffix.lower() in PROSE_SUFFIXES
-    for number, text in enumerate(lines, 1):
-        if _COMMENT.match(text):
-            continue
-        match = _PATTERN_CONSTANT.match(text) or _PATTERN_VERSION.match(text)
-        if match:
-            yield _Fact("constant", match["name"], path, number, match["value"])
-            continue
-        match = _PATTERN_DEFINITION.match(text)
-        if match and match["name"].lower() not in STOP_WORDS and not (prose and match["name"].islower()):
-            yield _Fact("definition", match["name"], path, number, None)
-
-
-def _facts(codebase: Codebase, path: str, *, cited: bool = True, unique: bool = True) -> list[_Fact]:
-    lines = _lines(codebase, path)
-    if lines is None:
-        return []
-    found = list(_python_facts(path, lines, cited) if path.endswith(".py") else _pattern_facts(path, lines))
-    if not unique:
-        return found
-    names = [(f.kind, f.name, f.param) for f in found]
-    return [f for f in found if names.count((f.kind, f.name, f.param)) == 1]  # overloads, conditional defs: ambiguous
 
 
 def _package(path: str) -> str:
@@ -240,11 +97,11 @@ def _value(text: str) -> object:
         return text
 
 
-def _same(fact: _Fact, now: list[_Fact]) -> list[_Fact]:
+def _same(fact: Fact, now: list[Fact]) -> list[Fact]:
     return [f for f in now if f.kind == fact.kind and f.name == fact.name and f.param == fact.param]
 
 
-def _elsewhere(fact: _Fact, after: Codebase, after_paths: set[str], cache: dict[str, list[_Fact]]) -> str | None:
+def _elsewhere(fact: Fact, after: Codebase, after_paths: set[str], cache: dict[str, list[Fact]]) -> str | None:
     """The one file of the same package at --to that defines what ``fact`` names (a module merged
     into another: ``__about__.py`` into ``__init__.py``), or None."""
     package = _package(fact.path)
@@ -254,15 +111,15 @@ def _elsewhere(fact: _Fact, after: Codebase, after_paths: set[str], cache: dict[
     for path in sorted(after_paths):
         if path.endswith(".py") and _package(path) == package:
             if path not in cache:
-                cache[path] = _facts(after, path, cited=False, unique=False)
+                cache[path] = facts_in(after, path, cited=False, unique=False)
             if _same(fact, cache[path]):
                 hits.append(path)
     return hits[0] if len(hits) == 1 else None
 
 
 def _label(
-    fact: _Fact, now: list[_Fact], moved_to: str | None, texts: tuple[str, str] = ("", "")
-) -> tuple[str, _Fact | None]:
+    fact: Fact, now: list[Fact], moved_to: str | None, texts: tuple[str, str] = ("", "")
+) -> tuple[str, Fact | None]:
     """The truth of what was said about ``fact`` at --to, and the fact it became there."""
     if moved_to is None:
         return "missing", None
@@ -278,7 +135,7 @@ def _label(
     return ("valid" if unchanged else "moved"), found  # moved: still true, its citation to update
 
 
-def _say(fact: _Fact, module: str) -> tuple[str, str]:
+def _say(fact: Fact, module: str) -> tuple[str, str]:
     """The subject and fact an agent would write."""
     if fact.kind == "constant":
         return f"{fact.name} in {module}", f"`{fact.name}` is set to `{fact.value}` in `{fact.path}`."
@@ -306,57 +163,19 @@ def mine(
     the benchmark draws without it, so its classes are as the history has them)."""
     rng = random.Random(seed)
     after_paths = set(after.paths())
-    facts: list[_Fact] = []
+    facts: list[Fact] = []
     for path in sorted(before.paths()):
         if mined_file(path, prose=prose):
-            facts += [f for f in _facts(before, path) if f.kind in kinds]
+            facts += [f for f in facts_in(before, path) if f.kind in kinds]
     rng.shuffle(facts)
-    # Balance the kinds: constants and defaults carry values (the contradictions), definitions the moves.
-    by_kind: dict[str, list[_Fact]] = {}
-    for fact in facts:
-        by_kind.setdefault(fact.kind, []).append(fact)
     budget = max(1, int(limit * (1 - adversarial_share))) if "adversarial" in kinds else limit
-    draw = len(facts) if balance else budget
-    chosen: list[_Fact] = []
-    while len(chosen) < draw and any(by_kind.values()):
-        for kind in sorted(by_kind):
-            if by_kind[kind] and len(chosen) < draw:
-                chosen.append(by_kind[kind].pop())
-    now_cache: dict[str, list[_Fact]] = {}
+    chosen = _in_turn(facts, len(facts) if balance else budget)
+    now_cache: dict[str, list[Fact]] = {}
     mined: list[Mined] = []
     for fact in sorted(chosen, key=lambda f: (f.path, f.line, f.kind, f.name, f.param or "")):
-        targets = _candidates(fact.path, after_paths)
-        moved_to = targets[0] if targets else None
-        if moved_to is not None and moved_to not in now_cache:
-            now_cache[moved_to] = _facts(after, moved_to, cited=False, unique=False)
-        if moved_to is None:  # its file is gone: was it merged into another of the package?
-            elsewhere = _elsewhere(fact, after, after_paths, now_cache)
-            if elsewhere is not None:
-                moved_to = elsewhere
-        lines = _lines(before, fact.path) or ()
-        now_lines = _lines(after, moved_to) or () if moved_to else ()
-        cited = lines[fact.line - 1] if fact.line <= len(lines) else ""
-        same_place = now_lines[fact.line - 1] if moved_to == fact.path and fact.line <= len(now_lines) else ""
-        if len(_same(fact, now_cache.get(moved_to or "", []))) > 1:
-            continue  # overloads or conditional definitions at --to: no one truth to label
-        truth, found = _label(fact, now_cache.get(moved_to or "", []), moved_to, (cited, same_place))
-        subject, said = _say(fact, PurePosixPath(fact.path).stem)
-        mined.append(
-            Mined(
-                key=_key(fact),
-                kind=fact.kind,
-                subject=subject,
-                fact=said,
-                path=fact.path,
-                line=fact.line,
-                snippet=lines[fact.line - 1] if fact.line <= len(lines) else "",
-                truth=truth,
-                now_path=moved_to if found is not None else None,
-                now_line=found.line if found is not None else None,
-                old_value=fact.value,
-                new_value=found.value if truth == "contradicted" and found is not None else None,
-            )
-        )
+        found = _labelled(fact, before, after, after_paths, now_cache)
+        if found is not None:
+            mined.append(found)
     labelled = mined
     if balance:
         mined = _by_truth(mined, budget)
@@ -365,6 +184,56 @@ def mine(
     if "hard" in kinds:
         mined += _hard(labelled, max(2, limit // 10), rng)
     return mined
+
+
+def _in_turn(facts: list[Fact], draw: int) -> list[Fact]:
+    """Up to ``draw`` facts, the kinds in turn: constants and defaults carry values (the
+    contradictions), definitions the moves."""
+    by_kind: dict[str, list[Fact]] = {}
+    for fact in facts:
+        by_kind.setdefault(fact.kind, []).append(fact)
+    chosen: list[Fact] = []
+    while len(chosen) < draw and any(by_kind.values()):
+        for kind in sorted(by_kind):
+            if by_kind[kind] and len(chosen) < draw:
+                chosen.append(by_kind[kind].pop())
+    return chosen
+
+
+def _labelled(
+    fact: Fact, before: Codebase, after: Codebase, after_paths: set[str], now_cache: dict[str, list[Fact]]
+) -> Mined | None:
+    """The memory ``fact`` makes, labelled at ``after``; None where no one truth can be given."""
+    targets = _candidates(fact.path, after_paths)
+    moved_to = targets[0] if targets else None
+    if moved_to is not None and moved_to not in now_cache:
+        now_cache[moved_to] = facts_in(after, moved_to, cited=False, unique=False)
+    if moved_to is None:  # its file is gone: was it merged into another of the package?
+        elsewhere = _elsewhere(fact, after, after_paths, now_cache)
+        if elsewhere is not None:
+            moved_to = elsewhere
+    lines = file_lines(before, fact.path) or ()
+    now_lines = file_lines(after, moved_to) or () if moved_to else ()
+    cited = lines[fact.line - 1] if fact.line <= len(lines) else ""
+    same_place = now_lines[fact.line - 1] if moved_to == fact.path and fact.line <= len(now_lines) else ""
+    if len(_same(fact, now_cache.get(moved_to or "", []))) > 1:
+        return None  # overloads or conditional definitions at --to: no one truth to label
+    truth, found = _label(fact, now_cache.get(moved_to or "", []), moved_to, (cited, same_place))
+    subject, said = _say(fact, PurePosixPath(fact.path).stem)
+    return Mined(
+        key=_key(fact),
+        kind=fact.kind,
+        subject=subject,
+        fact=said,
+        path=fact.path,
+        line=fact.line,
+        snippet=cited,
+        truth=truth,
+        now_path=moved_to if found is not None else None,
+        now_line=found.line if found is not None else None,
+        old_value=fact.value,
+        new_value=found.value if truth == "contradicted" and found is not None else None,
+    )
 
 
 def _hard(genuine: list[Mined], count: int, rng: random.Random) -> list[Mined]:
@@ -428,7 +297,7 @@ def _by_truth(mined: list[Mined], budget: int) -> list[Mined]:
     return sorted(kept, key=lambda m: (m.path, m.line, m.key))
 
 
-def _key(fact: _Fact) -> str:
+def _key(fact: Fact) -> str:
     digest = hashlib.sha256(f"{fact.kind}|{fact.path}|{fact.name}|{fact.param}".encode()).hexdigest()[:8]
     stem = re.sub(r"[^a-z0-9]+", "-", f"{fact.kind}-{fact.name}".lower()).strip("-")[:40]
     return f"{stem}-{digest}"
@@ -447,7 +316,7 @@ def _adversarial(
         if not others:
             continue
         path = rng.choice(others)
-        lines = _lines(before, path) or ()
+        lines = file_lines(before, path) or ()
         words = set(re.findall(r"[a-z]{3,}", f"{source.subject} {source.fact}".lower()))
         plain = [
             (n, t)
@@ -476,5 +345,5 @@ def _adversarial(
 
 def file_text(codebase: Codebase, path: str) -> str | None:
     """A file's text as a scenario writes it (None when it cannot be read)."""
-    lines = _lines(codebase, path)
+    lines = file_lines(codebase, path)
     return None if lines is None else "\n".join(lines) + "\n"
