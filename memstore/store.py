@@ -161,12 +161,11 @@ def resolve_backend(uri: str) -> BackendFactory:
     """
     if not isinstance(uri, str) or not uri:
         raise ConfigurationError("a store URI is needed, such as 'sqlite:///path/to/memories.db'")
+    scheme = scheme_of(uri)
+    if scheme and scheme in BACKENDS.names():
+        return BACKENDS.find(scheme)  # type: ignore[return-value]
     if "://" not in uri and REFERENCE.match(uri):
         return import_reference(uri, BACKENDS.kind)  # type: ignore[no-any-return]
-    scheme = scheme_of(uri)
-    found = BACKENDS.find(scheme) if scheme and not REFERENCE.match(scheme) else None
-    if found is not None:
-        return found
     known = ", ".join(f"{s}://" for s in BACKENDS.names() if s != "mutant")
     raise ConfigurationError(
         f"unknown store URI {uri!r}: known schemes are {known}, or name a factory as 'package.module:function'"

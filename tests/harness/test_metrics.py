@@ -10,12 +10,16 @@ from memstore.harness.analysis.registry import REGISTRY
 from memstore.harness.run.output import SESSION_COLUMNS
 
 
+ROLES = {"no-memory": "control", "trusting": "harm-probe"}  # as those agents declare them
+
+
 def _session(task: str, surface: str, **values: object) -> dict[str, object]:
     row: dict[str, object] = dict.fromkeys(SESSION_COLUMNS)
     row.update(
         arm="a/memory",
         agent="a",
         store="memory",
+        role="treatment",
         scenario="s",
         trial=0,
         task=task,
@@ -156,7 +160,7 @@ def _paired(arm: str, agent: str, outcomes: list[bool], **columns: list[str]) ->
     rows = []
     for i, ok in enumerate(outcomes):
         row = _session(f"t{i}", "cli", answer_correct=ok, task_success=ok)
-        row.update(arm=arm, agent=agent, store="sqlite")
+        row.update(arm=arm, agent=agent, store="sqlite", role=ROLES.get(agent, "treatment"))
         for name, values in columns.items():
             row[name] = values[i]
         rows.append(row)

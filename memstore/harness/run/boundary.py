@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from memstore.errors import MemstoreError
 from memstore.harness.run.events import EventKind
-from memstore.harness.run.gateway import Event, Gateway, Usage, citation, compile_pattern, tree
+from memstore.harness.run.gateway import Event, Gateway, Usage, citation, compile_pattern
 from memstore.harness.run.mcp_bridge import WRITES, logged_ids, read_events, replay_kind, snapshot, unexplained
 from memstore.harness.scenarios.model import Intent
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
@@ -112,7 +112,7 @@ class Tools:
         if pattern:
             g.counts["searches"] += 1
         compiled = compile_pattern(pattern) if pattern else None
-        return [p for p in tree(g.workspace.path) if compiled is None or compiled.search(p)]
+        return [p for p in g.files() if compiled is None or compiled.search(p)]
 
     def search(self, pattern: str, *, literal: bool = False) -> list[Hit]:
         """Lines of the working copy that match ``pattern`` (a case-insensitive regular expression,
@@ -121,8 +121,8 @@ class Tools:
         g.counts["searches"] += 1
         compiled = compile_pattern(re.escape(pattern) if literal else pattern)
         hits: list[Hit] = []
-        for path in tree(g.workspace.path):
-            text = g.workspace.read(path)
+        for path in g.files():
+            text = g.text(path)
             if text is None or "\x00" in text[:8000]:
                 continue
             for number, line in enumerate(text.splitlines(), 1):
@@ -138,7 +138,7 @@ class Tools:
         if path not in g._read:
             g._read.add(path)
             g.counts["reads"] += 1
-        return g.workspace.read(path)
+        return g.text(path)
 
     def lines(self, path: str) -> list[str] | None:
         """A file's lines (without line ends), or None."""
@@ -169,14 +169,16 @@ class Tools:
         """Write a whole file of the working copy (never outside it, never into ``.git``)."""
         g = self._gateway
         done = g.workspace.write(path, text)
+        g.wrote(path)
         g.record(EventKind.EDIT, "", path if done else f"{path} (refused)")
         return done
 
     def _write(self, path: str, lines: list[str], where: str) -> bool:
         g = self._gateway
-        original = g.workspace.read(path) or ""
+        original = g.text(path) or ""
         ending = "\n" if original.endswith("\n") or not original else ""
         done = g.workspace.write(path, "\n".join(lines) + ending)
+        g.wrote(path)
         g.record(EventKind.EDIT, "", where if done else f"{where} (refused)")
         return done
 

@@ -7,6 +7,7 @@ surface), where memories are verified, the event log and the session's counts; t
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +81,26 @@ class Gateway:
     written: dict[str, MemoryDraft] = field(default_factory=dict)  # memory id -> the draft it was stored from
     _codebase: GitCodebase | None = None
     _read: set[str] = field(default_factory=set)
+    _texts: dict[str, str | None] = field(default_factory=dict)  # the session's reads, until the tools write
+    _tree: list[str] | None = None
+
+    def text(self, path: str) -> str | None:
+        """A file of the working copy as the session's tools last saw it (read once; every write
+        through the tools forgets what it changed: nothing else writes during a tools session)."""
+        if path not in self._texts:
+            self._texts[path] = self.workspace.read(path)
+        return self._texts[path]
+
+    def files(self) -> list[str]:
+        """`tree` of the working copy, listed once until the tools write."""
+        if self._tree is None:
+            self._tree = tree(self.workspace.path)
+        return self._tree
+
+    def wrote(self, path: str) -> None:
+        """The tools wrote ``path``: what was read of it, and the listing, are out of date."""
+        self._texts.pop(path, None)
+        self._tree = None
 
     def record(self, kind: str, memory_id: str = "", detail: str = "") -> None:
         self.events.append(Event(kind, memory_id, detail))
@@ -113,11 +134,16 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 
 
 def tree(root: Path) -> list[str]:
-    """Every file of a working copy by repository-relative path, ``.git`` aside, sorted."""
+    """Every regular file of a working copy by repository-relative path, sorted as paths (by
+    their parts), ``.git`` aside and never entered; links are neither listed nor followed."""
     found: list[str] = []
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if relative.parts[0] == ".git" or not path.is_file() or path.is_symlink():
-            continue
-        found.append(relative.as_posix())
-    return found
+    top = str(root)
+    for folder, dirs, files in os.walk(top):
+        prefix = "" if folder == top else os.path.relpath(folder, top).replace(os.sep, "/") + "/"
+        if not prefix:
+            dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            path = os.path.join(folder, name)
+            if (prefix or name != ".git") and not os.path.islink(path) and os.path.isfile(path):
+                found.append(prefix + name)
+    return sorted(found, key=lambda p: p.split("/"))

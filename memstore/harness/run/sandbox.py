@@ -146,6 +146,17 @@ def agent_environment(names: Sequence[str], extra: Mapping[str, str]) -> dict[st
     return {**{k: v for k, v in os.environ.items() if k in keep}, **extra}
 
 
+def _canonical(path: Path) -> Path:
+    """``path`` resolved; a folder found by globbing an already resolved parent is its own
+    canonical form unless it is a link (a lstat, not a walk of every component)."""
+    if path.parent in _RESOLVED_PARENTS and not path.is_symlink():
+        return path
+    return path.resolve()
+
+
+_RESOLVED_PARENTS: set[Path] = set()  # the temporary directories, resolved, as `_scratch_folders` globbed them
+
+
 def _outermost(paths: Sequence[Path]) -> list[Path]:
     """``paths`` without those inside another of them, in their order (linear in their number:
     a machine may hold thousands of scratch folders)."""
@@ -156,7 +167,12 @@ def _outermost(paths: Sequence[Path]) -> list[Path]:
 def _scratch_folders() -> list[Path]:
     """Every memstore scratch folder and relay in the temporary directories (this run's, its
     workers', other runs')."""
-    return sorted({*Path(tempfile.gettempdir()).glob("memstore-*"), *_SOCKETS.glob("memstore-*")})
+    found = set()
+    for parent in (Path(tempfile.gettempdir()), _SOCKETS):
+        resolved = parent.resolve()
+        _RESOLVED_PARENTS.add(resolved)
+        found |= {resolved / p.name for p in resolved.glob("memstore-*")}
+    return sorted(found)
 
 
 def _homes() -> list[Path]:
@@ -197,7 +213,7 @@ def wrap(
             args += ["--ro-bind", str(top), str(top)]
     args += ["--dev", "/dev", "--proc", "/proc"]
     temp = Path(tempfile.gettempdir()).resolve()
-    every = list(dict.fromkeys(p.resolve() for p in [temp, *_scratch_folders(), *_homes(), *runtime.hidden]))
+    every = list(dict.fromkeys(_canonical(p) for p in [temp, *_scratch_folders(), *_homes(), *runtime.hidden]))
     hide = _outermost(every)
     # What the agent needs to run stays readable even where it lies in a hidden folder: its
     # program and script, this Python and memstore (the MCP relay); what they hold is hidden again.
