@@ -5,7 +5,7 @@ invariants (one gate per promise: no leaks, no expiry breaches, nothing forgotte
 handed out after it was retired or superseded...), the no-harm gate for every treatment arm (not significantly worse
 than the control on any outcome) and, given a baseline, one gate per comparison with it.
 `harm_seen_gate` and `verifier_gates` are for suites that assert on a known scenario set
-(``evals/``). `tests/harness/test_reports.py` feeds each gate a run where it must fail.
+(``evals/``). `tests/harness/report/test_reports.py` feeds each gate a run where it must fail.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_table
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file
 
-FORMAT_1 = Path(__file__).resolve().parents[1] / "fixtures" / "format-1"
+FORMAT_1 = Path(__file__).resolve().parents[2] / "fixtures" / "format-1"
 
 
 def _copy(tmp_path: Path) -> Path:

@@ -13,7 +13,7 @@ import pytest
 
 from memstore.harness.run.scratch import clean_stale
 
-LIBRARY = Path(__file__).resolve().parents[2] / "scenarios"
+LIBRARY = Path(__file__).resolve().parents[3] / "scenarios"
 pytestmark = pytest.mark.slow
 
 
