@@ -9,7 +9,6 @@ from memstore.harness.analysis.model import ArmResult, Rate
 from memstore.harness.analysis.registry import REGISTRY
 from memstore.harness.run.output import SESSION_COLUMNS
 
-
 ROLES = {"no-memory": "control", "trusting": "harm-probe"}  # as those agents declare them
 
 
