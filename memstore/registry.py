@@ -91,6 +91,12 @@ class Registry(Generic[F]):
     def _entry_points(self) -> dict[str, Any]:
         return {self._key(ep.name): ep for ep in entry_points(group=self.group)}
 
+    def knows(self, name: str) -> bool:
+        """Whether ``name`` is registered, built in or an entry point (the entry points, the slow
+        part, looked at last)."""
+        key = self._key(name)
+        return key in self.registered or key in self.built_in or key in self._entry_points()
+
     def names(self) -> list[str]:
         """Every name this registry knows, sorted (``module:attr`` references aside)."""
         return sorted({*self.built_in, *self.registered, *self._entry_points()})

@@ -162,7 +162,7 @@ def resolve_backend(uri: str) -> BackendFactory:
     if not isinstance(uri, str) or not uri:
         raise ConfigurationError("a store URI is needed, such as 'sqlite:///path/to/memories.db'")
     scheme = scheme_of(uri)
-    if scheme and scheme in BACKENDS.names():
+    if scheme and BACKENDS.knows(scheme):
         return BACKENDS.find(scheme)  # type: ignore[return-value]
     if "://" not in uri and REFERENCE.match(uri):
         return import_reference(uri, BACKENDS.kind)  # type: ignore[no-any-return]

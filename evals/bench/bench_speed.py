@@ -4,8 +4,10 @@ Run:  python evals/bench/bench_speed.py                 (about eight minutes: bo
       python evals/bench/bench_speed.py --against COMMIT --workers 2 --seed 0 [--quick]
 
 The earlier commit (11ea0a9 by default, issue 23's reference) is checked out in a temporary git
-worktree and run from there with the same interpreter, the same seed and the same number of
-workers, on the same machine, one after the other: first the earlier commit, then this checkout.
+worktree and run from there with the same interpreter, the same seed, the same number of
+workers and the same agents (the three 11ea0a9 ran by default; later commits add a fourth, so a
+run of the default arms does a third more work), on the same machine, one after the other:
+first the earlier commit, then this checkout.
 Each run's wall time (the command, from start to exit) and run time (the units, from
 ``timings.json``) are printed, with the ratio earlier / now. ``results.json`` is compared too:
 equal where the engine did not change on purpose; where it did, the arms whose overall figures
@@ -38,7 +40,7 @@ def _git(*args: str) -> str:
 def timed_run(label: str, tree: Path, out: Path, args: argparse.Namespace, extra: list[str]) -> dict[str, object]:
     """One ``memstore eval`` from ``tree``'s code; its wall and run seconds."""
     argv = [sys.executable, "-m", "memstore", "eval", "--out", str(out), "--seed", str(args.seed)]
-    argv += ["--workers", str(args.workers), *extra]
+    argv += ["--workers", str(args.workers), *(a for agent in args.agents for a in ("--agent", agent)), *extra]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     helped = subprocess.run([*argv[:4], "--help"], cwd=tree, env=env, capture_output=True, text=True).stdout
     if "--no-fail" in helped:  # a failed gate is a finished run here (older commits lack the flag)
@@ -70,10 +72,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="(default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     parser.add_argument("--quick", action="store_true", help="this checkout with --quick (a try-out, not a measure)")
+    parser.add_argument(
+        "--agent",
+        dest="agents",
+        action="append",
+        default=None,
+        help="an agent both runs use; repeat (default: no-memory, trusting and jit-verify, the arms 11ea0a9 ran "
+        "by default, so both runs do the same work; later commits add blind-trusting to the default)",
+    )
     args = parser.parse_args(argv)
+    args.agents = args.agents or ["no-memory", "trusting", "jit-verify"]
     commit = _git("rev-parse", "--short", args.against)
     head = _git("rev-parse", "--short", "HEAD")
-    print(f"memstore default run: {commit} against this checkout ({head}), seed {args.seed}, {args.workers} workers")
+    print(
+        f"memstore default run: {commit} against this checkout ({head}), seed {args.seed}, {args.workers} workers, "
+        f"agents {', '.join(args.agents)} on the default store"
+    )
     with tempfile.TemporaryDirectory(prefix="memstore-bench-speed-") as folder:
         tree = Path(folder) / "tree"
         _git("worktree", "add", "--detach", str(tree), commit)

@@ -73,6 +73,7 @@ class _Stub:
 
     name = "stub"
     uses_memory = True
+    simulated = True  # a deterministic program standing in for a real agent: every report says so
 
     def __init__(self, config: AgentConfig | None = None) -> None:
         self.config = config or AgentConfig()

@@ -187,6 +187,8 @@ class RunResults:
     arms: Mapping[str, ArmResult]
     comparisons: tuple[Comparison, ...] = ()
     groups: tuple[Comparison, ...] = ()  # task success against the control within each group of tasks
+    confusion: Mapping[str, Mapping[str, Mapping[str, int]]] = field(default_factory=dict)  # arm -> origin -> counts
+    healing: Mapping[str, list[float]] = field(default_factory=dict)  # arm -> share healed after each session
 
     def arms_of(self, role: Role) -> list[str]:
         """The names of the arms with ``role``."""
@@ -199,6 +201,8 @@ class RunResults:
             "arms": {name: arm.to_json() for name, arm in self.arms.items()},
             "comparisons": [c.to_dict() for c in self.comparisons],
             "groups": [c.to_dict() for c in self.groups],
+            "confusion": {arm: dict(origins) for arm, origins in self.confusion.items()},
+            "healing": dict(self.healing),
         }
 
     @classmethod
@@ -208,6 +212,8 @@ class RunResults:
             arms={name: ArmResult.from_json(arm) for name, arm in data["arms"].items()},
             comparisons=tuple(Comparison.from_dict(c) for c in data.get("comparisons", [])),
             groups=tuple(Comparison.from_dict(c) for c in data.get("groups", [])),
+            confusion=dict(data.get("confusion", {})),
+            healing={arm: [float(v) for v in curve] for arm, curve in data.get("healing", {}).items()},
         )
 
 

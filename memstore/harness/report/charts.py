@@ -17,14 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
-import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from memstore.harness.analysis.compare import Comparison, Verdict
 from memstore.harness.analysis.model import ArmResult, RunResults
 from memstore.harness.analysis.registry import Direction, Metric, metrics
-from memstore.harness.report.content import confusion, healing_curves
 from memstore.harness.stats import wilson_ci
 
 __all__ = ["CHARTS", "Chart", "ChartData", "chart", "confusion_chart", "forest_chart", "healing_chart", "rates_chart"]
@@ -36,10 +34,9 @@ _VERDICT_COLORS = {Verdict.IMPROVED: "#55a868", Verdict.REGRESSED: "#c44e52"}
 
 @dataclass(frozen=True)
 class ChartData:
-    """What a chart is drawn from: the run's results and tables, and each arm's label."""
+    """What a chart is drawn from: the run's results (never its raw tables), and each arm's label."""
 
     results: RunResults
-    tables: dict[str, pd.DataFrame]
     labels: Mapping[str, str]
 
 
@@ -231,7 +228,7 @@ def _forest(data: ChartData) -> str:
 )
 def _confusion(data: ChartData) -> str:
 
-    return confusion_chart(confusion(data.tables))
+    return confusion_chart(data.results.confusion)
 
 
 @chart(
@@ -243,4 +240,4 @@ def _confusion(data: ChartData) -> str:
 )
 def _healing(data: ChartData) -> str:
 
-    return healing_chart(healing_curves(data.tables))
+    return healing_chart(data.results.healing)

@@ -7,14 +7,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
-
 from memstore.harness.analysis.compare import Comparison, Verdict
-from memstore.harness.analysis.metrics import memory_pairs
 from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults, Value
 from memstore.harness.analysis.pairs import STRATA
 from memstore.harness.report.gates import Gate
-from memstore.harness.run.agents import BUILT_IN
 from memstore.harness.run.records import RECALL_KS
 from memstore.harness.stats import wilson_ci
 
@@ -23,7 +19,6 @@ __all__ = [
     "ROLE_NOTE",
     "Headline",
     "arm_label",
-    "confusion",
     "cost_rows",
     "error_lines",
     "failures",
@@ -33,7 +28,6 @@ __all__ = [
     "group_rows",
     "harm_rows",
     "headlines",
-    "healing_curves",
     "simulation_notes",
     "usage_lines",
 ]
@@ -128,7 +122,7 @@ def simulation_notes(results: RunResults, *, brief: bool = False) -> list[str]:
     (``brief``: a population's description and parameters left to the reports, for the terminal)."""
     run = results.run
     notes = []
-    stubs = [a for a in BUILT_IN if any(arm.agent == a for arm in results.arms.values())]
+    stubs = list(dict.fromkeys(a["agent"] for a in run.get("arms", []) if a.get("simulated")))
     if stubs:
         budget = ", ".join(f"{k}={v}" for k, v in run.get("agent_config", {}).items())
         one = len(stubs) == 1
@@ -277,39 +271,6 @@ def usage_lines(results: RunResults) -> list[str]:
             + (f", ${per_merge:.4f} per merged change" if isinstance(per_merge, int | float) else "")
         )
     return lines
-
-
-def confusion(tables: dict[str, pd.DataFrame]) -> dict[str, dict[str, dict[str, int]]]:
-    """Per arm and memory origin: memories handed that were refused, that misled an action, or neither."""
-    pairs = memory_pairs(tables["events"])
-    result: dict[str, dict[str, dict[str, int]]] = {}
-    for (arm, origin), rows in pairs.groupby(["arm", "origin"]):
-        result.setdefault(str(arm), {})[str(origin)] = {
-            "refused": int(rows.refused.sum()),
-            "misled": int((rows.misled & ~rows.refused).sum()),
-            "other": int((~rows.misled & ~rows.refused).sum()),
-        }
-    return result
-
-
-def healing_curves(tables: dict[str, pd.DataFrame]) -> dict[str, list[float]]:
-    """Per arm: the share of the initial pool's bad memories healed by the end of each session
-    (the harness's own count after every session; the last point is the self-heal rate)."""
-    sessions, trials = tables["sessions"], tables["trials"]
-    if sessions.empty or "healed" not in sessions or trials.empty:
-        return {}
-    curves = {}
-    depth = int(sessions["index"].max()) + 1
-    for arm in sorted(sessions.arm.unique()):
-        total = int(trials[trials.arm == arm].bad_initial.sum())
-        if not total:
-            continue
-        mine = sessions[sessions.arm == arm].pivot_table(
-            index=["scenario", "trial"], columns="index", values="healed", aggfunc="max"
-        )
-        mine = mine.reindex(columns=range(depth)).ffill(axis=1).fillna(0)
-        curves[arm] = [round(float(mine[i].sum()) / total, 4) for i in range(depth)]
-    return curves
 
 
 def _finite(value: Any) -> bool:

@@ -119,7 +119,7 @@ def render_html(
     head = order.sort_values("_ok", kind="stable").drop(columns="_ok").head(_DRILL_TASKS).astype(object)
     memories, memory_total = _memories(tables["events"])
     labels = {name: arm_label(name, arm) for name, arm in arms.items()}
-    data = ChartData(results, tables, labels)
+    data = ChartData(results, labels)
     charts = [(c, c.draw(data)) for c in CHARTS.values()]
     return (
         _environment()

@@ -127,7 +127,7 @@ def _scheme(spec: str) -> tuple[SchemeFactory, str] | None:
     """The scheme factory of a ``scheme:ARGUMENT`` spec (``command:``, ``llm:``, ``mutant:``, a registered
     one), with its argument; None for any other spec."""
     found = _SCHEME.match(spec)
-    if found is None or found["scheme"] not in AGENT_SCHEMES.names():
+    if found is None or not AGENT_SCHEMES.knows(found["scheme"]):
         return None
     factory = AGENT_SCHEMES.find(found["scheme"])
     return (factory, found["rest"]) if factory is not None else None

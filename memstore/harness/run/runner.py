@@ -41,7 +41,17 @@ from memstore.harness.run.trial import forget_templates, run_unit
 from memstore.harness.scenarios.model import Scenario
 from memstore.store import DEFAULT_EXPIRY
 
-__all__ = ["Arm", "Interrupted", "RunConfig", "RunOutput", "arm_roles", "check_config", "iter_arms", "run", "units"]
+__all__ = [
+    "Arm",
+    "Interrupted",
+    "RunConfig",
+    "RunOutput",
+    "check_config",
+    "declared",
+    "iter_arms",
+    "run",
+    "units",
+]
 
 
 @dataclass(frozen=True)
@@ -102,14 +112,15 @@ def check_config(config: RunConfig) -> None:
         _registrations(config)
 
 
-def arm_roles(config: RunConfig) -> dict[str, Role]:
-    """Each arm's role, as its agent and its store declare them (`agents.arm_role`): the run
-    carries them, so that nothing downstream guesses a role from a name."""
-    roles = {}
+def declared(config: RunConfig) -> dict[str, tuple[Role, bool]]:
+    """What each arm's agent and store declare: its role, and whether its agent is a simulation
+    (an agent's ``simulated``: the stubs are)."""
+    found = {}
     for arm in config.arms:
         agent = make_agent(arm.agent, config.agent_config, runtime=config.runtime_for(arm.agent))
-        roles[arm.name] = agents.arm_role(agent, _Declared(store_capabilities(arm.store)))
-    return roles
+        role = agents.arm_role(agent, _Declared(store_capabilities(arm.store)))
+        found[arm.name] = (role, bool(getattr(agent, "simulated", False)))
+    return found
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +21,13 @@ from memstore import __version__
 from memstore.backends import redact
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis.compare import compare_groups, compare_within
+from memstore.harness.analysis.curves import confusion, healing_curves
 from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
 from memstore.harness.run.process import gunzip_bounded, read_bounded
 from memstore.harness.run.records import Role
-from memstore.harness.run.runner import RunConfig, arm_roles
+from memstore.harness.run.runner import RunConfig, declared
 from memstore.harness.run.sandbox import resolve_mode
 from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_tables
 from memstore.harness.scenarios.data import scenario_set_hash
@@ -69,10 +70,10 @@ def _frames(output: RunOutput) -> dict[str, pd.DataFrame]:
     return frames
 
 
-def metadata(config: RunConfig, roles: Mapping[str, Role] | None = None) -> dict[str, Any]:
+def metadata(config: RunConfig, arms: Mapping[str, tuple[Role, bool]] | None = None) -> dict[str, Any]:
     """What a run was: enough to rerun it and to refuse comparing it with another kind of run
-    (the arms' roles as their agents and stores declare them, `arm_roles`, unless given)."""
-    roles = roles if roles is not None else arm_roles(config)
+    (what the arms' agents and stores declare, `declared`, unless given: roles, simulations)."""
+    arms = arms if arms is not None else declared(config)
     stores = sorted({redact(arm.store) for arm in config.arms})
     return {
         "seed": config.seed,
@@ -83,7 +84,13 @@ def metadata(config: RunConfig, roles: Mapping[str, Role] | None = None) -> dict
         "tasks": sum(len(s.tasks) for s in config.scenarios) * config.trials,
         **({"sample": config.sample} if config.sample else {}),
         "arms": [
-            {"name": a.name, "agent": a.agent, "store": redact(a.store), "role": roles[a.name].value}
+            {
+                "name": a.name,
+                "agent": a.agent,
+                "store": redact(a.store),
+                "role": arms[a.name][0].value,
+                "simulated": arms[a.name][1],
+            }
             for a in config.arms
         ],
         "stores": stores,
@@ -136,12 +143,14 @@ def write_run(
             lineterminator="\n",
             compression={"method": "gzip", "mtime": 0},
         )
-    roles = arm_roles(config)
+    arms = declared(config)
     results = RunResults(
-        run=metadata(config, roles),
-        arms=compute(frames, roles),
+        run=metadata(config, arms),
+        arms=compute(frames, {name: role for name, (role, _) in arms.items()}),
         comparisons=tuple(compare_within(frames, seed=config.seed)),
         groups=tuple(compare_groups(frames)),
+        confusion=confusion(frames),
+        healing=healing_curves(frames),
     )
     (folder / "results.json").write_text(json.dumps(results.to_json(), indent=2, sort_keys=True) + "\n")
     timings = pd.DataFrame(output.timings)
@@ -203,7 +212,11 @@ def load_results(folder_or_file: Path) -> RunResults:
         what = f"run.{missing[0]}" if missing else "arms"
         raise ConfigurationError(f"{path} is not the results of a memstore run ({what} is missing or malformed)")
     try:
-        return RunResults.from_json(upgrade(data))
+        results = RunResults.from_json(upgrade(data))
+        if format_of(data) == 1 and folder_or_file.is_dir():  # format 1 kept the charts' data in its tables only
+            tables = load_tables(folder_or_file)
+            results = replace(results, confusion=confusion(tables), healing=healing_curves(tables))
+        return results
     except ConfigurationError as exc:
         raise ConfigurationError(f"{path}: {exc}") from exc
     except (KeyError, TypeError, ValueError) as exc:

@@ -6,10 +6,11 @@ in (`memstore.harness.run.records.FORMAT`); the tables of a run folder are in th
 recorded. `upgrade` brings a ``results.json`` document to the current format and
 `upgrade_tables` a run folder's tables; nothing else in memstore reads an older layout.
 
-Format 1 to 2: an arm's role was not recorded (it is given here as the built-in agents and
-stores declared it when format 1 was written: ``no-memory`` the control, ``trusting`` the harm
-probe, the ``naive`` store a negative control, any other a treatment), nor the sessions' role
-column; a run folder could lack its failures table.
+Format 1 to 2: an arm's role was not always recorded (it is given here as the built-in agents
+and stores declared it when format 1 was written: ``no-memory`` the control, ``trusting`` the
+harm probe, the ``naive`` store a negative control, any other a treatment), nor whether its
+agent was a simulation (the four built-in stubs were), nor the sessions' role column; a run
+folder could lack its failures table.
 """
 
 from __future__ import annotations
@@ -46,6 +47,17 @@ def _role_in_format_1(agent: object, store: object) -> Role:
     return {"no-memory": Role.CONTROL, "trusting": Role.HARM_PROBE}.get(str(agent), Role.TREATMENT)
 
 
+_STUBS_IN_FORMAT_1 = ("no-memory", "trusting", "blind-trusting", "jit-verify")  # its built-in stub agents
+
+
+def _arm_in_format_1(arm: object) -> object:
+    """A run's arm as format 1 described it, with what its agent and store declared then."""
+    if not isinstance(arm, dict):
+        return arm
+    role = _role_in_format_1(arm.get("agent"), arm.get("store"))
+    return {"role": role.value, "simulated": arm.get("agent") in _STUBS_IN_FORMAT_1, **arm}
+
+
 def upgrade(document: Mapping[str, Any]) -> dict[str, Any]:
     """A ``results.json`` document of any known format, in the current one (a new object).
 
@@ -55,6 +67,9 @@ def upgrade(document: Mapping[str, Any]) -> dict[str, Any]:
     version = format_of(document)
     data = dict(document)
     if version == 1:
+        run = data.get("run")
+        if isinstance(run, dict) and isinstance(run.get("arms"), list):
+            run = data["run"] = {**run, "arms": [_arm_in_format_1(a) for a in run["arms"]]}
         arms = data.get("arms")
         if isinstance(arms, dict):
             data["arms"] = {
