@@ -97,8 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             _git("worktree", "remove", "--force", str(tree))
     same = before["results"] == now["results"]
-    print(f"  wall: {before['wall']:.1f} s -> {now['wall']:.1f} s: {before['wall'] / now['wall']:.2f}x faster")  # type: ignore[operator]
-    print(f"  run:  {before['run']:.1f} s -> {now['run']:.1f} s: {before['run'] / now['run']:.2f}x faster")  # type: ignore[operator]
+    for key in ("wall", "run"):
+        ratio = before[key] / now[key]  # type: ignore[operator]
+        print(f"  {key + ':':<5} {before[key]:.1f} s -> {now[key]:.1f} s: speed-up {commit} / now = {ratio:.2f}x")
     if same:
         print("  results.json: equal, byte for byte in content")
     else:
