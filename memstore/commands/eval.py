@@ -225,6 +225,7 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
 @click.pass_context
 def eval_command(
     ctx: click.Context,
+    /,
     scenarios: tuple[Path, ...],
     sample: int | None,
     quick: bool,

@@ -12,6 +12,9 @@ own diff of ``main``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from memstore.harness.grading import scoring
 from memstore.harness.grading.actions import Actions, parse_diff
 from memstore.harness.grading.merge_checks import check_change
@@ -73,7 +76,7 @@ class TrialGrading:
 
         self.in_force = {i: spec for i, spec in self.labels.items() if not depends_on(spec) & self.lapsed}
 
-    def event(self, key: dict[str, str], kind: str, memory_id: str, detail: str) -> None:
+    def event(self, key: Mapping[str, str], kind: str, memory_id: str, detail: str) -> None:
         """An event row, with the memory's origin and its label in force when the session began
         (``lapsed`` once the trial's own merges changed what the memory cites). A correction
         inherits the seeded key of the memory it corrects; a stored memory is what its task learned."""
@@ -134,6 +137,7 @@ class TrialGrading:
         infra = any(kind == EventKind.INFRA_ERROR for kind, _, _ in played.events)
         outcome = self._outcome(task, actions, played.merged, infra)
         contract = played.contract
+        counted: dict[str, Any] = {**contract, **outcome, **recall, **played.usage}  # columns named by their maps
         record = SessionRecord(
             **self.unit.key(),
             role=played.role,
@@ -150,24 +154,22 @@ class TrialGrading:
             reads=played.counts["reads"],
             leaks=sum(contract[p] for p in LEAK_PROMISES),
             expiry_violations=sum(contract[p] for p in EXPIRY_PROMISES),
-            **contract,
             agent_error=any(kind == EventKind.AGENT_ERROR for kind, _, _ in played.events),
             infra_error=infra,
             tampered=sum(kind == EventKind.TAMPERED for kind, _, _ in played.events),
             origins=";".join(sorted({self.labels[i].origin.value for i in handed_ids if i in self.labels})),
-            **outcome,
-            **recall,
             moved_given=moved_given,
             moved_reanchored=moved_right,
             stale_use=bool(misled),
             misled_origins=";".join(sorted({self.labels[i].origin.value for i in misled})),
             healed=len(healing),
-            **played.usage,
+            **counted,
         )
         self.out.sessions.append(row(record))
         expected = {f.path for f in task.findings}
         for path, note in actions.findings:
-            finding = FindingRecord(**self.unit.key(), **key, path=path, correct=path in expected, note=note)
+            where: dict[str, Any] = dict(key)
+            finding = FindingRecord(**self.unit.key(), **where, path=path, correct=path in expected, note=note)
             self.out.findings.append(row(finding))
 
     def _outcome(self, task: Task, actions: Actions, merged: bool | None, infra: bool) -> dict[str, bool | int | None]:

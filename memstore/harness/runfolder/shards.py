@@ -159,4 +159,7 @@ def run_in_folder(
         found = read_shard(shard_path(shards, unit))
         return None if found is None or (retry_errors and infrastructure_failed(found)) else found
 
-    return run(config, progress, done=done, keep=lambda unit, output: write_shard(shards, unit, output), part=part)
+    def keep(unit: Unit, output: RunOutput) -> None:
+        write_shard(shards, unit, output)
+
+    return run(config, progress, done=done, keep=keep, part=part)

@@ -84,7 +84,7 @@ class Reporter:
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's where PyYAML was built with it
 
 
-class _Loader(_SafeLoader):  # type: ignore[misc,valid-type]
+class _Loader(_SafeLoader):  # type: ignore[misc]
     """YAML's safe loader (libyaml's, about ten times faster, where PyYAML has it), with dates
     left as the strings they were written as (the scenario checks parse them, with their own
     error messages)."""
