@@ -1,5 +1,10 @@
 """One registry for what memstore plugs in by name: store backends, agents, metrics and charts.
 
+Backends and agents are factories found by name; metrics and charts register themselves with a
+decorator (`memstore.harness.analysis.registry.metric`, `memstore.harness.report.charts.chart`)
+when their module is imported, so their registries import the built-in modules and every module
+of their entry-point group (``memstore.metrics``, ``memstore.charts``) on first use (`Registry.load`).
+
 A `Registry` turns a name into a factory, looking in this order:
 
 1. a factory registered in this process (``@registry.register(name)``, a decorator);
@@ -27,7 +32,7 @@ from memstore.errors import ConfigurationError
 
 __all__ = ["REFERENCE", "Registry", "import_reference"]
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F")
 REFERENCE = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_][\w.]*)$")
 
 
@@ -57,10 +62,37 @@ def import_reference(reference: str, kind: str) -> Any:
 class Registry(Generic[F]):
     """Names to factories of one kind (``kind`` names it in messages: "store", "agent", ...)."""
 
-    def __init__(self, kind: str, group: str, built_in: Mapping[str, str], *, fold_case: bool = False) -> None:
+    def __init__(
+        self,
+        kind: str,
+        group: str,
+        built_in: Mapping[str, str],
+        *,
+        fold_case: bool = False,
+        modules: tuple[str, ...] = (),
+    ) -> None:
         self.kind, self.group, self.built_in = kind, group, dict(built_in)
         self.registered: dict[str, F] = {}
         self._fold = fold_case
+        self._modules = modules  # for kinds that register by decorator: the built-in modules to import
+        self._loaded = False
+
+    def load(self) -> None:
+        """For a kind that registers itself by decorator (metrics, charts): import the built-in
+        modules, then every module the entry-point group names, once; what they register is then
+        in `registered`, in that order."""
+        if self._loaded:
+            return
+        self._loaded = True
+        for module in self._modules:
+            importlib.import_module(module)
+        for entry in sorted(self._entry_points().values(), key=lambda ep: ep.name):
+            try:
+                entry.load()
+            except (ImportError, AttributeError) as exc:
+                raise ConfigurationError(
+                    f"the {self.kind} plug-in {entry.name!r} ({entry.value}) cannot be loaded: {exc}"
+                ) from exc
 
     def _key(self, name: str) -> str:
         return name.lower() if self._fold else name

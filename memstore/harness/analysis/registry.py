@@ -14,7 +14,6 @@ decorated function::
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -22,7 +21,21 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["REGISTRY", "Direction", "Level", "Metric", "Slice", "Test", "Unit", "metric", "metric_table", "metrics"]
+from memstore.registry import Registry
+
+__all__ = [
+    "METRICS",
+    "REGISTRY",
+    "Direction",
+    "Level",
+    "Metric",
+    "Slice",
+    "Test",
+    "Unit",
+    "metric",
+    "metric_table",
+    "metrics",
+]
 
 
 class Direction(StrEnum):
@@ -120,7 +133,9 @@ class Slice:
     origin: str | None = None
 
 
-REGISTRY: dict[str, Metric] = {}
+BUILT_IN = ("memstore.harness.analysis.metrics", "memstore.harness.analysis.health", "memstore.harness.analysis.usage")
+METRICS: Registry[Metric] = Registry("metric", "memstore.metrics", {}, modules=BUILT_IN)
+REGISTRY = METRICS.registered  # every metric, in registration order (the built-ins first)
 
 
 def metric(
@@ -143,9 +158,9 @@ def metric(
         raise ValueError(f"metric {name!r}: a McNemar comparison needs the session column it counts")
 
     def register(compute: Callable[[Slice], Any]) -> Callable[[Slice], Any]:
-        if name in REGISTRY:
+        if name in METRICS.registered:
             raise ValueError(f"metric {name!r} is registered twice")
-        REGISTRY[name] = Metric(
+        METRICS.registered[name] = Metric(
             name, label, counts, direction, test, column, unit, surface, chart, summary, rate, levels, compute
         )
         return compute
@@ -160,7 +175,7 @@ def metrics(
     _load()
     return [
         m
-        for m in REGISTRY.values()
+        for m in METRICS.registered.values()
         if (test is None or m.test is test)
         and (rate is None or m.rate is rate)
         and (level is None or level in m.levels)
@@ -179,11 +194,7 @@ def metric_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-BUILT_IN = ("memstore.harness.analysis.metrics", "memstore.harness.analysis.health", "memstore.harness.analysis.usage")
-
-
 def _load() -> None:
-    """Import the built-in modules whose decorators fill the registry (by name, as
-    `memstore.registry` loads every built-in: the registry sits below what it registers)."""
-    for module in BUILT_IN:
-        importlib.import_module(module)
+    """The built-in metric modules and every ``memstore.metrics`` plug-in, imported once (their
+    decorators fill the registry; by name, as `memstore.registry` loads every built-in)."""
+    METRICS.load()

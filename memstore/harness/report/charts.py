@@ -24,8 +24,20 @@ from memstore.harness.analysis.compare import Comparison, Verdict
 from memstore.harness.analysis.model import ArmResult, RunResults
 from memstore.harness.analysis.registry import Direction, Metric, metrics
 from memstore.harness.stats import wilson_ci
+from memstore.registry import Registry
 
-__all__ = ["CHARTS", "Chart", "ChartData", "chart", "confusion_chart", "forest_chart", "healing_chart", "rates_chart"]
+__all__ = [
+    "CHARTS",
+    "CHART_REGISTRY",
+    "Chart",
+    "ChartData",
+    "chart",
+    "confusion_chart",
+    "every_chart",
+    "forest_chart",
+    "healing_chart",
+    "rates_chart",
+]
 
 _STYLE: dict[str, Any] = {"svg.hashsalt": "memstore", "font.size": 9, "svg.fonttype": "none"}
 _COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
@@ -50,14 +62,21 @@ class Chart:
     draw: Callable[[ChartData], str]
 
 
-CHARTS: dict[str, Chart] = {}
+CHART_REGISTRY: Registry[Chart] = Registry("chart", "memstore.charts", {})  # the built-ins are this module's
+CHARTS = CHART_REGISTRY.registered  # every chart, in registration order
+
+
+def every_chart() -> list[Chart]:
+    """The built-in charts, then those of every ``memstore.charts`` plug-in."""
+    CHART_REGISTRY.load()
+    return list(CHART_REGISTRY.registered.values())
 
 
 def chart(name: str, *, title: str, note: str) -> Callable[[Callable[[ChartData], str]], Callable[[ChartData], str]]:
     """Register the decorated function as the chart ``name``; it returns SVG, or "" for nothing to draw."""
 
     def register(draw: Callable[[ChartData], str]) -> Callable[[ChartData], str]:
-        CHARTS[name] = Chart(name, title, note, draw)
+        CHART_REGISTRY.registered[name] = Chart(name, title, note, draw)
         return draw
 
     return register

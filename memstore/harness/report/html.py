@@ -16,7 +16,7 @@ import pandas as pd
 
 from memstore.harness.analysis.model import Rate, RunResults, Value
 from memstore.harness.analysis.registry import Level, metrics
-from memstore.harness.report.charts import CHARTS, ChartData
+from memstore.harness.report.charts import ChartData, every_chart
 from memstore.harness.report.content import (
     GROUPS_NOTE,
     arm_label,
@@ -120,7 +120,7 @@ def render_html(
     memories, memory_total = _memories(tables["events"])
     labels = {name: arm_label(name, arm) for name, arm in arms.items()}
     data = ChartData(results, labels)
-    charts = [(c, c.draw(data)) for c in CHARTS.values()]
+    charts = [(c, c.draw(data)) for c in every_chart()]
     return (
         _environment()
         .get_template("report.html.j2")
