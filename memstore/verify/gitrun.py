@@ -73,22 +73,22 @@ def git_env() -> dict[str, str]:
     return env
 
 
+def _answer(where: str | Path, *args: str) -> list[str] | None:
+    """The lines git prints for ``git -C where ARGS`` (None when it fails or cannot start)."""
+    try:
+        done = subprocess.run(git_argv(where, *args), capture_output=True, text=True, env=git_env(), check=False)
+    except OSError:
+        return None
+    return (done.stdout.split("\n")[:-1] or None) if done.returncode == 0 else None
+
+
 def repository_root(cwd: str | Path) -> Path | None:
     """The root of the repository ``cwd`` is in, shared by all its worktrees (from git's common
     directory), or None outside a repository."""
-    try:
-        done = subprocess.run(
-            git_argv(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir"),
-            capture_output=True,
-            text=True,
-            env=git_env(),
-            check=False,
-        )
-    except OSError:
+    found = _answer(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    if not found:
         return None
-    if done.returncode != 0 or not done.stdout.strip():
-        return None
-    common = Path(done.stdout.strip())
+    common = Path(found[0])
     return common.parent if common.name == ".git" else common
 
 
@@ -96,18 +96,8 @@ def source_commit(package: Path) -> str | None:
     """The commit a package directory was loaded from, when it is the ``memstore/`` folder of a
     git checkout (its parent is the work tree's top level); None for an installed copy, even one
     inside someone else's repository, and when git cannot tell."""
-    try:
-        done = subprocess.run(
-            git_argv(package, "rev-parse", "--show-toplevel", "HEAD"),
-            capture_output=True,
-            text=True,
-            env=git_env(),
-            check=False,
-        )
-    except OSError:
-        return None
-    lines = done.stdout.split()
-    if done.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != package.resolve().parent:
+    lines = _answer(package, "rev-parse", "--show-toplevel", "HEAD") or []
+    if len(lines) != 2 or Path(lines[0]).resolve() != package.resolve().parent:
         return None
     return lines[1]
 

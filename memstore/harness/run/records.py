@@ -24,7 +24,6 @@ __all__ = [
     "Role",
     "SessionRecord",
     "TrialRecord",
-    "UnitKey",
     "columns",
     "row",
 ]
@@ -40,17 +39,6 @@ class Role(StrEnum):
     TREATMENT = "treatment"  # an agent with memory, under evaluation
     HARM_PROBE = "harm-probe"  # an agent that trusts memory as stored: it shows what bad memory does
     NEGATIVE_CONTROL = "negative-control"  # a store built to break the rules: it shows the checks catch it
-
-
-@dataclass(frozen=True)
-class UnitKey:
-    """Which unit a row belongs to: the first columns of every table."""
-
-    arm: str
-    agent: str
-    store: str
-    scenario: str
-    trial: int
 
 
 @dataclass(frozen=True)
