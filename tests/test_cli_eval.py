@@ -81,8 +81,12 @@ def test_agents_stores_and_params_are_chosen(tmp_path: Path) -> None:
         "learn=false",
     )
     results = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert sorted(results["arms"]) == ["jit-verify/memory", "jit-verify/sqlite"]
-    assert results["run"]["agent_config"] == {"learn": False, "reads": 8, "searches": 1}
+    assert sorted(results["arms"]) == [
+        "jit-verify[learn=false,searches=1]/memory",
+        "jit-verify[learn=false,searches=1]/sqlite",
+    ]
+    assert [a["params"] for a in results["run"]["arms"]] == [{"searches": 1, "reads": 8, "learn": False}] * 2
+    assert "agent_config" not in results["run"]
 
 
 def test_bad_arguments_are_clean_errors(tmp_path: Path) -> None:

@@ -371,6 +371,6 @@ def make(spec: str) -> LlmAgent:
     return LlmAgent(LlmSettings.parse(spec))
 
 
-def llm_agent(spec: str, config: object, runtime: object) -> LlmAgent:
+def llm_agent(spec: str, runtime: object) -> LlmAgent:
     """The ``llm:`` agent scheme's factory (`memstore.harness.run.agents.AGENT_SCHEMES`)."""
     return make(spec)

@@ -33,7 +33,7 @@ from memstore.harness.scenarios.model import Intent, IntentAction
 from memstore.model import Citation, Memory, Surface
 
 if TYPE_CHECKING:
-    from memstore.harness.run.agents import AgentConfig
+    from memstore.agents.params import StubParams
 
 __all__ = ["Budget", "Known", "Program"]
 
@@ -51,7 +51,7 @@ class Known:
 
 
 class Budget:
-    def __init__(self, config: AgentConfig) -> None:
+    def __init__(self, config: StubParams) -> None:
         self.searches, self.reads = config.searches, config.reads
 
     def search(self) -> bool:
@@ -65,7 +65,7 @@ class Program:
     """One session's work, by surface and intent."""
 
     def __init__(
-        self, session: AgentSession, config: AgentConfig, relevant: list[Known], skips: list[str], *, learn: bool
+        self, session: AgentSession, config: StubParams, relevant: list[Known], skips: list[str], *, learn: bool
     ) -> None:
         self.session, self.tools, self.relevant, self.skips, self.learn = session, session.tools, relevant, skips, learn
         self.budget = Budget(config)

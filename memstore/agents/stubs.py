@@ -6,10 +6,11 @@ check, the expected findings or answer, or any memory's truth.
 
 Unaided, a stub explores: it searches the working copy for the task's subject, follows the
 value it finds to the other places that value is kept, reads the files, and acts. Exploration
-is bounded by a budget (`AgentConfig`): ``searches`` (greps of the working copy, default 2:
+is bounded by a budget, each agent's own parameters (`StubParams`): ``searches`` (greps of the working copy, default 2:
 one for the subject's name, one for the value found there) and ``reads`` (files opened,
 default 8: every place a setting is kept in this library, not a sweep of the repository).
 These are modelling choices, not measurements; the README shows how results move with them.
+An arm sets them in its agent spec (``jit-verify[reads=4]``).
 
 With memory, a stub acts on the memories it finds relevant (they share words with the task,
 or cite a file the pull request changes) and does not explore what they cover:
@@ -31,9 +32,11 @@ Both memory-using stubs store, after a task, what they found by exploring (the w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from memstore.agents import craft
+from memstore.agents.params import StubParams
 from memstore.agents.program import Known, Program
-from memstore.harness.run.agents import AgentConfig
 from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.events import EventKind
 from memstore.harness.run.records import Role
@@ -41,7 +44,7 @@ from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify import VerdictStatus
 from memstore.verify.claims import terms
 
-__all__ = ["AgentConfig", "BlindTrustingAgent", "JitVerifyAgent", "NoMemoryAgent", "TrustingAgent"]
+__all__ = ["BlindTrustingAgent", "JitVerifyAgent", "NoMemoryAgent", "StubParams", "TrustingAgent"]
 
 
 def _relevant(session: AgentSession, known: Known) -> bool:
@@ -75,8 +78,17 @@ class _Stub:
     uses_memory = True
     simulated = True  # a deterministic program standing in for a real agent: every report says so
 
-    def __init__(self, config: AgentConfig | None = None) -> None:
-        self.config = config or AgentConfig()
+    def __init__(self, params: Mapping[str, str] | StubParams | None = None) -> None:
+        """``params``: the parameters the agent's spec carries (strings), or a `StubParams`."""
+        if isinstance(params, StubParams):
+            self.config = params
+        else:
+            self.config = StubParams.parse(params or {}, agent=self.name)
+
+    @property
+    def params(self) -> dict[str, object]:
+        """The parameters it runs with (the run's results record them for its arm)."""
+        return self.config.as_dict()
 
     def assess(self, session: AgentSession, memory: Memory) -> Known | None:
         raise NotImplementedError

@@ -140,7 +140,8 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
     "agent_params",
     multiple=True,
     metavar="NAME=VALUE",
-    help='The stub agents\' exploration budget: searches, reads, learn (see README, "The stub agents").',
+    help="A parameter for every agent of the run that takes one (the stubs: searches, reads, learn); "
+    "one agent's own: --agent 'jit-verify[reads=4]' (README, \"The stub agents\").",
 )
 @click.option(
     "--out",

@@ -10,12 +10,14 @@ doubles, simulations like the stubs they come from.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from memstore.agents.params import StubParams
 from memstore.agents.program import Known, Program
 from memstore.agents.stubs import JitVerifyAgent, TrustingAgent, _Stub
 from memstore.errors import ConfigurationError
-from memstore.harness.run.agents import AgentConfig
+from memstore.harness.run.agents import split_params
 from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.records import Role
 from memstore.model import Citation, Kind, Memory, MemoryDraft
@@ -161,13 +163,15 @@ AGENT_MUTANTS: dict[str, AgentMutant] = {
 }
 
 
-def make_agent_mutant(name: str, config: AgentConfig | None = None) -> _Stub:
-    """The agent mutant ``name`` (the agent spec ``mutant:NAME``)."""
-    return AGENT_MUTANTS[name].factory(config)
+def make_agent_mutant(name: str, params: Mapping[str, str] | StubParams | None = None) -> _Stub:
+    """The agent mutant ``name`` (the agent spec ``mutant:NAME``), with the stubs' parameters."""
+    return AGENT_MUTANTS[name].factory(params)
 
 
-def mutant_agent(name: str, config: AgentConfig, runtime: object) -> _Stub:
-    """The ``mutant:`` agent scheme's factory (`memstore.harness.run.agents.AGENT_SCHEMES`)."""
+def mutant_agent(argument: str, runtime: object) -> _Stub:
+    """The ``mutant:`` agent scheme's factory (`memstore.harness.run.agents.AGENT_SCHEMES`):
+    ``NAME`` or ``NAME[searches=1,...]``."""
+    name, params = split_params(argument)
     if name not in AGENT_MUTANTS:
         raise ConfigurationError(f"unknown agent mutant {name!r}; known: {', '.join(AGENT_MUTANTS)}")
-    return make_agent_mutant(name, config)
+    return make_agent_mutant(name, params)

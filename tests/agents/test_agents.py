@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from memstore.agents.params import StubParams
 from memstore.errors import ConfigurationError
-from memstore.harness.run.agents import AgentConfig, make_agent
+from memstore.harness.run.agents import make_agent, split_params, with_params
 from memstore.harness.run.output import Arm, RunOutput
 from tests.harness.conftest import run_arms
 
@@ -104,12 +105,12 @@ def test_exploration_is_bounded_by_the_budget() -> None:
     """With one search, the no-memory stub finds the setting's name but cannot follow its value
     to the places that name it otherwise; with the default two it can."""
     wide = run_arms(["api-version-control"], [Arm("no-memory", "memory://")])
-    narrow = run_arms(["api-version-control"], [Arm("no-memory", "memory://")], agent_config=AgentConfig(searches=1))
+    narrow = run_arms(["api-version-control"], [Arm("no-memory[searches=1]", "memory://")])
     assert wide.sessions[0]["merged"] is True
     assert narrow.sessions[0]["merged"] is False
     assert narrow.sessions[0]["searches"] == 1
     assert wide.sessions[0]["searches"] == 2
-    blind = run_arms(["api-version-control"], [Arm("no-memory", "memory://")], agent_config=AgentConfig(reads=1))
+    blind = run_arms(["api-version-control"], [Arm("no-memory[reads=1]", "memory://")])
     assert blind.sessions[0]["merged"] is False
     assert blind.sessions[0]["reads"] <= 1
 
@@ -134,14 +135,47 @@ def test_same_seed_same_sessions() -> None:
     assert first.events == second.events
 
 
-def test_agent_config_parse() -> None:
-    assert AgentConfig.parse(["searches=1", "reads=3", "learn=false"]) == AgentConfig(searches=1, reads=3, learn=False)
-    with pytest.raises(ConfigurationError, match="unknown agent parameter 'luck'"):
-        AgentConfig.parse(["luck=1"])
+def test_stub_params_parse() -> None:
+    given = {"searches": "1", "reads": "3", "learn": "false"}
+    assert StubParams.parse(given) == StubParams(searches=1, reads=3, learn=False)
+    with pytest.raises(ConfigurationError, match="jit-verify: unknown agent parameter 'luck'"):
+        StubParams.parse({"luck": "1"}, agent="jit-verify")
     with pytest.raises(ConfigurationError, match="whole number from 0 to 100"):
-        AgentConfig.parse(["reads=0.5"])
+        StubParams.parse({"reads": "0.5"})
     with pytest.raises(ConfigurationError, match="true or false"):
-        AgentConfig.parse(["learn=maybe"])
+        StubParams.parse({"learn": "maybe"})
+
+
+def test_an_agent_spec_carries_its_own_parameters() -> None:
+    assert split_params("jit-verify[searches=1,reads=4]") == ("jit-verify", {"searches": "1", "reads": "4"})
+    assert split_params("jit-verify[]") == ("jit-verify", {})
+    assert split_params("jit-verify") == ("jit-verify", {})
+    assert split_params("command:python -c 'x[1]'") == ("command:python -c 'x[1]'", {})
+    agent = make_agent("jit-verify[reads=4,learn=false]")
+    assert agent.params == {"searches": 2, "reads": 4, "learn": False}  # type: ignore[attr-defined]
+    assert make_agent("mutant:never-corrects[searches=1]").params["searches"] == 1  # type: ignore[attr-defined]
+    with pytest.raises(ConfigurationError, match="no-memory: unknown agent parameter 'luck'"):
+        make_agent("no-memory[luck=1]")
+
+
+def test_a_run_wide_parameter_joins_each_agent_that_takes_parameters() -> None:
+    assert with_params("jit-verify", ["searches=1"]) == "jit-verify[searches=1]"
+    assert with_params("jit-verify[searches=3]", ["searches=1", "reads=2"]) == "jit-verify[reads=2,searches=3]"
+    assert with_params("mutant:unverified", ["reads=2"]) == "mutant:unverified[reads=2]"
+    assert with_params("command:python agent.py", ["reads=2"]) == "command:python agent.py"
+    assert with_params("trusting", []) == "trusting"
+    with pytest.raises(ConfigurationError, match="NAME=VALUE"):
+        with_params("trusting", ["reads"])
+
+
+def test_two_arms_run_one_stub_with_two_budgets() -> None:
+    output = run_arms(
+        ["api-version-control"], [Arm("no-memory", "memory://"), Arm("no-memory[searches=1]", "memory://")]
+    )
+    by_arm = {s["arm"]: s for s in output.sessions}
+    assert by_arm["no-memory/memory"]["merged"] is True
+    assert by_arm["no-memory[searches=1]/memory"]["merged"] is False
+    assert (by_arm["no-memory/memory"]["searches"], by_arm["no-memory[searches=1]/memory"]["searches"]) == (2, 1)
 
 
 def test_unknown_agent_names_the_known_ones() -> None:

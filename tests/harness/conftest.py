@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from memstore.harness.run.agents import AgentConfig
 from memstore.harness.run.runner import Arm, RunConfig, RunOutput, run
 from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
 from memstore.harness.scenarios.data import scenarios_dir
@@ -34,7 +33,6 @@ def sessions_of() -> Callable[[RunOutput], pd.DataFrame]:
 
 
 UNBOXED = AgentRuntime(sandbox=SandboxMode.OFF)  # the fallback, for tests of its own defences
-SURE = AgentConfig()  # the stubs' default budget
 
 
 @pytest.fixture

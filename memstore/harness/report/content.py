@@ -18,6 +18,7 @@ __all__ = [
     "GROUPS_NOTE",
     "ROLE_NOTE",
     "Headline",
+    "agent_parameters",
     "arm_label",
     "cost_rows",
     "error_lines",
@@ -117,6 +118,22 @@ def failures(results: RunResults, gate_list: list[Gate]) -> list[str]:
     return [f"{g.name}: {g.message}" for g in gate_list if not g.passed]
 
 
+def agent_parameters(results: RunResults) -> str:
+    """The parameters the run's agents ran with, as the arms record them: once when every agent
+    that has them shares them (``searches=2, reads=8, learn=True``), else per agent; "none" when
+    no agent has any."""
+    given: dict[str, str] = {}
+    for arm in results.run.get("arms", []):
+        params = arm.get("params") or {}
+        if params:
+            given.setdefault(arm["agent"], ", ".join(f"{k}={v}" for k, v in params.items()))
+    if not given:
+        return "none"
+    if len(set(given.values())) == 1:
+        return next(iter(given.values()))
+    return "; ".join(f"{agent}: {text}" for agent, text in given.items())
+
+
 def simulation_notes(results: RunResults, *, brief: bool = False) -> list[str]:
     """What in the run is a simulation, named as one, with its parameters and how they were chosen
     (``brief``: a population's description and parameters left to the reports, for the terminal)."""
@@ -124,7 +141,7 @@ def simulation_notes(results: RunResults, *, brief: bool = False) -> list[str]:
     notes = []
     stubs = list(dict.fromkeys(a["agent"] for a in run.get("arms", []) if a.get("simulated")))
     if stubs:
-        budget = ", ".join(f"{k}={v}" for k, v in run.get("agent_config", {}).items())
+        budget = agent_parameters(results)
         one = len(stubs) == 1
         what = "is a built-in stub agent: a deterministic program that acts on what it reads and what it is"
         if not one:

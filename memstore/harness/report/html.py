@@ -19,6 +19,7 @@ from memstore.harness.analysis.registry import Level, metrics
 from memstore.harness.report.charts import ChartData, every_chart
 from memstore.harness.report.content import (
     GROUPS_NOTE,
+    agent_parameters,
     arm_label,
     cost_rows,
     error_lines,
@@ -142,6 +143,7 @@ def render_html(
             labels=labels,
             costs=cost_rows(results, timings),
             notes=simulation_notes(results),
+            parameters=agent_parameters(results),
             harm=harm_rows(results),
             groups=group_rows(results),
             groups_note=GROUPS_NOTE,

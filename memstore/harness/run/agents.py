@@ -7,13 +7,17 @@ An agent spec is one of:
 - ``llm:SPEC``: the LLM agent (`memstore.agents.llm`);
 - ``mutant:NAME``: jit-verify with one part of its loop broken (`memstore.testing.agent_mutants`);
 - ``SCHEME:ARGUMENT`` for a scheme registered in `AGENT_SCHEMES` (or the ``memstore.agent_schemes``
-  entry-point group): its factory is called as ``factory(argument, config, runtime)``;
+  entry-point group): its factory is called as ``factory(argument, runtime)``;
 - a name registered in this process with `register_agent`;
 - a name in the ``memstore.agents`` entry-point group (name = agent, value = ``module:factory``);
 - ``package.module:factory``: a factory to import.
 
-A factory is called as ``factory(config)`` with the stubs' `AgentConfig` and returns an object
-with ``name``, ``uses_memory`` and ``work(session)`` (and, optionally, its ``role``).
+A name may carry the agent's own parameters: ``jit-verify[searches=1,reads=4]`` (`split_params`;
+``--agent-param NAME=VALUE`` adds one to every agent of a run that takes parameters,
+`with_params`). A factory is called as ``factory(params)`` with them (a ``name -> value`` mapping
+of strings, empty when none were given) and returns an object with ``name``, ``uses_memory`` and
+``work(session)`` (and, optionally, its ``role``, and the ``params`` it runs with, which the
+results record for its arm). ``mutant:NAME[...]`` takes the stubs' parameters the same way.
 
 Runs with several workers start fresh interpreters, so a registration made in this process
 reaches them as the ``module:qualname`` of its factory: a factory spawn workers cannot import
@@ -24,7 +28,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields, replace
 from typing import Protocol, runtime_checkable
 
 from memstore.errors import ConfigurationError
@@ -39,7 +42,6 @@ __all__ = [
     "BUILT_IN",
     "ENTRY_POINT_GROUP",
     "Agent",
-    "AgentConfig",
     "AgentFactory",
     "agent_role",
     "arm_role",
@@ -47,6 +49,8 @@ __all__ = [
     "portable_registrations",
     "register_agent",
     "restore_registrations",
+    "split_params",
+    "with_params",
 ]
 
 ENTRY_POINT_GROUP = "memstore.agents"
@@ -64,36 +68,49 @@ class Agent(Protocol):
     def work(self, session: AgentSession) -> None: ...
 
 
-@dataclass(frozen=True)
-class AgentConfig:
-    """What bounds a stub's exploration (see the module docstring for the defaults' reasons)."""
-
-    searches: int = 2
-    reads: int = 8
-    learn: bool = True
-
-    @classmethod
-    def parse(cls, pairs: Iterable[str]) -> AgentConfig:
-        """From ``name=value`` strings, such as ``searches=1``."""
-        config = cls()
-        known = {f.name: f.type for f in fields(cls)}
-        for pair in pairs:
-            name, _, value = pair.partition("=")
-            if name not in known:
-                raise ConfigurationError(f"unknown agent parameter {name!r}; known: {', '.join(sorted(known))}")
-            if name == "learn":
-                if value.lower() not in {"true", "false", "1", "0"}:
-                    raise ConfigurationError(f"agent parameter learn is true or false, got {value!r}")
-                config = replace(config, learn=value.lower() in {"true", "1"})
-                continue
-            if not value.isdigit() or not 0 <= int(value) <= 100:
-                raise ConfigurationError(f"agent parameter {name} is a whole number from 0 to 100, got {value!r}")
-            config = replace(config, searches=int(value)) if name == "searches" else replace(config, reads=int(value))
-        return config
+_PAIR = r"[a-z_][a-z0-9_]*=[^,\]]*"
+_PARAMS = re.compile(rf"^(?P<base>.*?)\[(?P<pairs>{_PAIR}(?:,{_PAIR})*)?\]$", re.DOTALL)
 
 
-AgentFactory = Callable[[AgentConfig], Agent]
-SchemeFactory = Callable[[str, AgentConfig, AgentRuntime | None], Agent]  # (what follows "scheme:", ...)
+def split_params(spec: str) -> tuple[str, dict[str, str]]:
+    """An agent spec's name and the parameters it carries: ``jit-verify[reads=4]`` is
+    ``("jit-verify", {"reads": "4"})``; a spec without brackets carries none."""
+    found = _PARAMS.match(spec)
+    if found is None:
+        return spec, {}
+    pairs = found["pairs"] or ""
+    return found["base"], dict(pair.split("=", 1) for pair in pairs.split(",") if pair)
+
+
+def _takes_params(spec: str) -> bool:
+    """Whether a spec can carry parameters: a name (built-in, registered, an entry point's, an
+    importable factory) or ``mutant:NAME``, not ``command:`` or another scheme's argument."""
+    found = _SCHEME.match(spec)
+    return found is None or found["scheme"] == "mutant" or not AGENT_SCHEMES.knows(found["scheme"])
+
+
+def with_params(spec: str, pairs: Iterable[str]) -> str:
+    """``spec`` with the ``NAME=VALUE`` parameters of ``pairs`` added where it gives none of its
+    own for that name (agents that take no parameters, such as ``command:``, are left as given).
+
+    Raises:
+        ConfigurationError: for a pair that is not ``NAME=VALUE``.
+    """
+    extra: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or "," in value or "]" in value:
+            raise ConfigurationError(f"--agent-param takes NAME=VALUE (such as searches=1), got {pair!r}")
+        extra[name] = value
+    if not extra or not _takes_params(spec):
+        return spec
+    base, own = split_params(spec)
+    merged = {**extra, **own}
+    return f"{base}[{','.join(f'{k}={v}' for k, v in sorted(merged.items()))}]"
+
+
+AgentFactory = Callable[[Mapping[str, str]], Agent]  # called with the parameters its spec carries
+SchemeFactory = Callable[[str, AgentRuntime | None], Agent]  # (what follows "scheme:", how it runs)
 
 AGENTS: Registry[AgentFactory] = Registry(
     "agent",
@@ -133,19 +150,23 @@ def _scheme(spec: str) -> tuple[SchemeFactory, str] | None:
     return (factory, found["rest"]) if factory is not None else None
 
 
-def make_agent(spec: str, config: AgentConfig | None = None, *, runtime: AgentRuntime | None = None) -> Agent:
+def make_agent(spec: str, *, runtime: AgentRuntime | None = None) -> Agent:
     """An agent by spec (see the module docstring); ``runtime`` says how command agents run
-    (timeout, sandbox, network, environment, what relative paths in the command mean)."""
-    config = config or AgentConfig()
+    (timeout, sandbox, network, environment, what relative paths in the command mean).
+
+    Raises:
+        ConfigurationError: for an unknown agent, or parameters it does not take.
+    """
     schemed = _scheme(spec)
     if schemed is not None:
         factory, argument = schemed
-        return factory(argument, config, runtime)
-    found = AGENTS.find(spec)
+        return factory(argument, runtime)
+    name, params = split_params(spec)
+    found = AGENTS.find(name)
     if found is None:
         known = ", ".join([*AGENTS.built_in, *sorted(AGENTS.registered), "command:CMD", "package.module:factory"])
-        raise ConfigurationError(f"unknown agent {spec!r}; known: {known}")
-    made = found(config)
+        raise ConfigurationError(f"unknown agent {name!r}; known: {known}")
+    made = found(params)
     if not isinstance(made, Agent):
         raise ConfigurationError(f"agent {spec!r}: its factory returned {type(made).__name__}, not an Agent")
     return made
@@ -170,7 +191,7 @@ def portable_registrations(specs: list[str]) -> dict[str, str]:
     Raises:
         ConfigurationError: for a registered factory that a fresh interpreter cannot import.
     """
-    return AGENTS.portable(specs)
+    return AGENTS.portable([split_params(spec)[0] for spec in specs])
 
 
 def restore_registrations(references: Mapping[str, str]) -> None:

@@ -292,6 +292,6 @@ class CommandAgent:
             tools.give_answer(result["answer"])
 
 
-def command_agent(command: str, config: object, runtime: AgentRuntime | None) -> CommandAgent:
+def command_agent(command: str, runtime: AgentRuntime | None) -> CommandAgent:
     """The ``command:`` agent scheme's factory (`memstore.harness.run.agents.AGENT_SCHEMES`)."""
     return CommandAgent(command, runtime)

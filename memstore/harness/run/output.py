@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from memstore.harness.run.agents import AgentConfig
 from memstore.harness.run.records import SessionRecord, columns
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.scenarios.model import Scenario
@@ -46,7 +45,6 @@ class Unit:
     arm: Arm
     seed: int
     limit: int
-    agent_config: AgentConfig
     expiry: timedelta
     runtime: AgentRuntime
 

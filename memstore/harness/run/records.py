@@ -28,7 +28,7 @@ __all__ = [
     "row",
 ]
 
-FORMAT = 2  # 1: the layout before versions were written (no "format" key anywhere)
+FORMAT = 3  # 1: before versions were written (no "format" key); 2: one stubs' budget for the whole run
 RECALL_KS = (5, 10, 20, 50)  # the ranks at which retrieval recall is counted (``needed_at_K``)
 
 

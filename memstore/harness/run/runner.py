@@ -26,11 +26,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any, NamedTuple
 
 from memstore import backends
 from memstore.errors import Interrupted
 from memstore.harness.run import agents
-from memstore.harness.run.agents import AgentConfig, agent_role, make_agent
+from memstore.harness.run.agents import agent_role, make_agent, split_params
 from memstore.harness.run.executors import RayExecutor, check_executor
 from memstore.harness.run.output import Arm, RunOutput, Unit
 from memstore.harness.run.records import Role
@@ -43,6 +44,7 @@ from memstore.store import DEFAULT_EXPIRY
 
 __all__ = [
     "Arm",
+    "Declared",
     "Interrupted",
     "RunConfig",
     "RunOutput",
@@ -64,7 +66,6 @@ class RunConfig:
     seed: int = 0
     workers: int = 1
     limit: int = 50
-    agent_config: AgentConfig = field(default_factory=AgentConfig)
     expiry: timedelta = DEFAULT_EXPIRY
     runtime: AgentRuntime = field(default_factory=AgentRuntime)  # how out-of-process agents run
     agent_timeouts: tuple[tuple[str, float], ...] = ()  # per agent: (agent as given, seconds)
@@ -74,7 +75,8 @@ class RunConfig:
 
     def runtime_for(self, agent: str) -> AgentRuntime:
         """How ``agent`` runs (its own timeout, where one was given)."""
-        timeout = dict(self.agent_timeouts).get(agent)
+        given = dict(self.agent_timeouts)
+        timeout = given.get(agent, given.get(split_params(agent)[0]))
         return self.runtime if timeout is None else self.runtime.with_timeout(timeout)
 
 
@@ -87,7 +89,6 @@ def units(config: RunConfig) -> list[Unit]:
             arm,
             config.seed,
             config.limit,
-            config.agent_config,
             config.expiry,
             config.runtime_for(arm.agent),
         )
@@ -106,20 +107,29 @@ def check_config(config: RunConfig) -> None:
     """
     check_executor(config.executor)
     for arm in config.arms:
-        make_agent(arm.agent, config.agent_config, runtime=config.runtime_for(arm.agent))
+        make_agent(arm.agent, runtime=config.runtime_for(arm.agent))
         check_store_uri(arm.store)
     if config.workers > 1 or config.executor != "local":
         _registrations(config)
 
 
-def declared(config: RunConfig) -> dict[str, tuple[Role, bool]]:
-    """What each arm's agent and store declare: its role, and whether its agent is a simulation
-    (an agent's ``simulated``: the stubs are)."""
+class Declared(NamedTuple):
+    """What an arm's agent and store declare."""
+
+    role: Role
+    simulated: bool  # an agent's ``simulated``: the stubs are
+    params: dict[str, Any]  # the parameters its agent runs with (an agent's ``params``), if it says
+
+
+def declared(config: RunConfig) -> dict[str, Declared]:
+    """What each arm's agent and store declare: its role, whether its agent is a simulation,
+    and the parameters it runs with."""
     found = {}
     for arm in config.arms:
-        agent = make_agent(arm.agent, config.agent_config, runtime=config.runtime_for(arm.agent))
+        agent = make_agent(arm.agent, runtime=config.runtime_for(arm.agent))
         role = agents.arm_role(agent, _Declared(store_capabilities(arm.store)))
-        found[arm.name] = (role, bool(getattr(agent, "simulated", False)))
+        params = getattr(agent, "params", None)
+        found[arm.name] = Declared(role, bool(getattr(agent, "simulated", False)), dict(params or {}))
     return found
 
 
@@ -353,12 +363,10 @@ def merge_outputs(results: Sequence[RunOutput]) -> RunOutput:
     return merged
 
 
-def iter_arms(specs: Sequence[str], stores: Sequence[str], config: AgentConfig | None = None) -> Iterator[Arm]:
+def iter_arms(specs: Sequence[str], stores: Sequence[str]) -> Iterator[Arm]:
     """Every agent with every store (a control only once: it reads no store)."""
     controls = {
-        spec
-        for spec in specs
-        if not spec.startswith("command:") and agent_role(make_agent(spec, config)) is Role.CONTROL
+        spec for spec in specs if not spec.startswith("command:") and agent_role(make_agent(spec)) is Role.CONTROL
     }
     for store in stores:
         for spec in specs:

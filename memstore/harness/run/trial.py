@@ -187,7 +187,7 @@ class _Trial:
     def __init__(self, unit: Unit, template: Template, world: World, guard: StoreGuard, out: RunOutput) -> None:
         self.unit, self.world, self.guard, self.out = unit, world, guard, out
         self.workspace = Workspace(world.path)
-        self.agent = make_agent(unit.arm.agent, unit.agent_config, runtime=unit.runtime)
+        self.agent = make_agent(unit.arm.agent, runtime=unit.runtime)
         self.role = arm_role(self.agent, world.store)
         self.grading: Grading = import_reference(GRADING, "grading")(unit, template, world, self.workspace, out)
         self.audit = StoreAudit(world, unit.expiry)

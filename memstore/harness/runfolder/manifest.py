@@ -14,7 +14,7 @@ from typing import Any
 
 from memstore.backends import without_password
 from memstore.errors import ConfigurationError, RunFolderError, ScenarioError
-from memstore.harness.run.agents import BUILT_IN, AgentConfig
+from memstore.harness.run.agents import BUILT_IN, split_params, with_params
 from memstore.harness.run.output import TABLES
 from memstore.harness.run.process import read_bounded
 from memstore.harness.run.records import FORMAT
@@ -101,22 +101,23 @@ def build_config(
     if sample:
         chosen, drawn = sample_tasks(library, sample, seed)
         library, sampled = tuple(chosen), drawn.describe()
-    agent_config = AgentConfig.parse(agent_params)
+    specs = [with_params(spec, agent_params) for spec in agents or DEFAULT_AGENTS]
     config = RunConfig(
         scenarios=library,
-        arms=tuple(iter_arms(agents or DEFAULT_AGENTS, stores or (DEFAULT_STORE,), agent_config)),
+        arms=tuple(iter_arms(specs, stores or (DEFAULT_STORE,))),
         trials=trials,
         seed=seed,
         workers=workers,
         limit=limit,
-        agent_config=agent_config,
         runtime=runtime,
         agent_timeouts=per_agent,
         max_cost=max_cost,
         executor=executor,
         sample=sampled,
     )
-    unknown = sorted({agent for agent, _ in per_agent} - {arm.agent for arm in config.arms})
+    unknown = sorted(
+        {agent for agent, _ in per_agent} - {a for arm in config.arms for a in (arm.agent, split_params(arm.agent)[0])}
+    )
     if unknown:
         raise ConfigurationError(f"--agent-timeout names agent(s) not in this run: {', '.join(unknown)}")
     return config

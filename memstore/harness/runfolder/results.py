@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,7 @@ from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
 from memstore.harness.run.process import gunzip_bounded, read_bounded
-from memstore.harness.run.records import Role
-from memstore.harness.run.runner import RunConfig, declared
+from memstore.harness.run.runner import Declared, RunConfig, declared
 from memstore.harness.run.sandbox import resolve_mode
 from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_tables
 from memstore.harness.scenarios.data import scenario_set_hash
@@ -70,7 +69,7 @@ def _frames(output: RunOutput) -> dict[str, pd.DataFrame]:
     return frames
 
 
-def metadata(config: RunConfig, arms: Mapping[str, tuple[Role, bool]] | None = None) -> dict[str, Any]:
+def metadata(config: RunConfig, arms: Mapping[str, Declared] | None = None) -> dict[str, Any]:
     """What a run was: enough to rerun it and to refuse comparing it with another kind of run
     (what the arms' agents and stores declare, `declared`, unless given: roles, simulations)."""
     arms = arms if arms is not None else declared(config)
@@ -88,13 +87,13 @@ def metadata(config: RunConfig, arms: Mapping[str, tuple[Role, bool]] | None = N
                 "name": a.name,
                 "agent": a.agent,
                 "store": redact(a.store),
-                "role": arms[a.name][0].value,
-                "simulated": arms[a.name][1],
+                "role": arms[a.name].role.value,
+                "simulated": arms[a.name].simulated,
+                "params": arms[a.name].params,
             }
             for a in config.arms
         ],
         "stores": stores,
-        "agent_config": asdict(config.agent_config),
         "populations": {
             s.population["name"]: s.population for s in sorted(config.scenarios, key=lambda s: s.name) if s.population
         },
@@ -146,7 +145,7 @@ def write_run(
     arms = declared(config)
     results = RunResults(
         run=metadata(config, arms),
-        arms=compute(frames, {name: role for name, (role, _) in arms.items()}),
+        arms=compute(frames, {name: arm.role for name, arm in arms.items()}),
         comparisons=tuple(compare_within(frames, seed=config.seed)),
         groups=tuple(compare_groups(frames)),
         confusion=confusion(frames),

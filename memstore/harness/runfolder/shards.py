@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +57,6 @@ def unit_id(unit: Unit) -> str:
         "store": without_password(unit.arm.store),  # a resumed run has no password to give
         "seed": unit.seed,
         "limit": unit.limit,
-        "agent_config": asdict(unit.agent_config),
         "expiry_s": unit.expiry.total_seconds(),
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]

@@ -11,6 +11,10 @@ and stores declared it when format 1 was written: ``no-memory`` the control, ``t
 harm probe, the ``naive`` store a negative control, any other a treatment), nor whether its
 agent was a simulation (the four built-in stubs were), nor the sessions' role column; a run
 folder could lack its failures table.
+
+Format 2 to 3: the stub agents' parameters were one budget for the whole run
+(``run.agent_config``); they are each arm's own now (``run.arms[].params``, what its agent runs
+with: the budget for a simulated arm, none for any other).
 """
 
 from __future__ import annotations
@@ -78,8 +82,26 @@ def upgrade(document: Mapping[str, Any]) -> dict[str, Any]:
                 else arm
                 for name, arm in arms.items()
             }
+    if version <= 2:
+        data["run"] = _params_per_arm(data.get("run"))
     data["format"] = FORMAT
     return data
+
+
+def _params_per_arm(run: object) -> object:
+    """Format 2's run-wide ``agent_config`` as each simulated arm's ``params`` (format 3)."""
+    if not isinstance(run, dict):
+        return run
+    run = dict(run)
+    budget = run.pop("agent_config", None)
+    if isinstance(run.get("arms"), list):
+        run["arms"] = [
+            {"params": dict(budget) if isinstance(budget, dict) and arm.get("simulated") else {}, **arm}
+            if isinstance(arm, dict)
+            else arm
+            for arm in run["arms"]
+        ]
+    return run
 
 
 def upgrade_tables(tables: Mapping[str, pd.DataFrame], version: int) -> dict[str, pd.DataFrame]:

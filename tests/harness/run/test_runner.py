@@ -9,9 +9,8 @@ import pytest
 from memstore import Actor, Memory, Surface, backends
 from memstore.backends import register_backend
 from memstore.backends.memory import InMemoryStore
-from memstore.harness.run.agents import AgentConfig
 from memstore.harness.run.runner import Arm, iter_arms
-from tests.harness.conftest import SURE, run_arms
+from tests.harness.conftest import run_arms
 
 
 class LeakyStore(InMemoryStore):
@@ -50,9 +49,9 @@ def test_arms_pair_up_across_stores() -> None:
 def test_trials_differ_but_repeat() -> None:
     """With a budget of two files for three places, which two a stub opens is its seeded
     choice: trials differ, and the same seed repeats them."""
-    narrow = AgentConfig(reads=2)
-    one = run_arms(["api-version-control"], [Arm("no-memory", "memory://")], trials=6, seed=1, agent_config=narrow)
-    two = run_arms(["api-version-control"], [Arm("no-memory", "memory://")], trials=6, seed=1, agent_config=narrow)
+    narrow = Arm("no-memory[reads=2]", "memory://")
+    one = run_arms(["api-version-control"], [narrow], trials=6, seed=1)
+    two = run_arms(["api-version-control"], [narrow], trials=6, seed=1)
     assert one.sessions == two.sessions
     assert one.events == two.events
     edited = {}
@@ -65,7 +64,7 @@ def test_trials_differ_but_repeat() -> None:
 
 
 def test_a_leaky_store_is_caught() -> None:
-    output = run_arms(["other-repo-no-leak"], [Arm("trusting", "leaky://")], agent_config=SURE)
+    output = run_arms(["other-repo-no-leak"], [Arm("trusting", "leaky://")])
     assert sum(s["leaks"] for s in output.sessions) > 0
     leaked = {e["memory_id"]: e["detail"].split(":")[0] for e in output.events if e["kind"] == "breach"}
     # the other repository's fact and the other user's preference
@@ -73,7 +72,7 @@ def test_a_leaky_store_is_caught() -> None:
 
 
 def test_a_store_that_never_expires_is_caught() -> None:
-    output = run_arms(["expiry-and-refresh"], [Arm("trusting", "forgetful://")], agent_config=SURE)
+    output = run_arms(["expiry-and-refresh"], [Arm("trusting", "forgetful://")])
     assert sum(s["expiry_violations"] for s in output.sessions) > 0
     details = {e["detail"] for e in output.events if e["kind"] == "breach"}
     assert "expired_returned: expired, still returned by get()" in details
@@ -88,9 +87,7 @@ def test_reference_stores_break_no_rule() -> None:
 
 
 def test_refresh_keeps_a_memory_alive_that_trusting_lets_expire() -> None:
-    output = run_arms(
-        ["expiry-and-refresh"], [Arm("trusting", "memory://"), Arm("jit-verify", "memory://")], agent_config=SURE
-    )
+    output = run_arms(["expiry-and-refresh"], [Arm("trusting", "memory://"), Arm("jit-verify", "memory://")])
     later = {s["arm"]: s for s in output.sessions if s["task"] == "bump-minor"}
     assert later["jit-verify/memory"]["handed"] == 1
     assert later["trusting/memory"]["handed"] == 0

@@ -1,5 +1,7 @@
-"""Results of the previous format load through `upgrade`: a real run folder written in format 1
-(the determinism sample as memstore committed it before formats were recorded, at f3dd331)."""
+"""Results of the previous formats load through `upgrade`: real run folders written in format 1
+(the determinism sample as memstore committed it before formats were recorded, at f3dd331) and
+in format 2 (the same sample as committed at 1e2fa6c, one stubs' budget for the whole run; its
+empty failures table, which the committed sample leaves out, from a run of that commit)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file
 
 FORMAT_1 = Path(__file__).resolve().parents[2] / "fixtures" / "format-1"
+FORMAT_2 = FORMAT_1.with_name("format-2")
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -41,7 +44,7 @@ def test_a_format_1_results_file_loads_with_its_figures_as_written() -> None:
     for name, arm in results.arms.items():
         assert arm.role.value == written["arms"][name]["role"]
         assert arm.to_json()["overall"] == written["arms"][name]["overall"]
-    assert results.to_json()["format"] == FORMAT == 2
+    assert results.to_json()["format"] == FORMAT == 3
 
 
 def test_a_format_1_run_folder_gets_the_tables_it_lacked() -> None:
@@ -82,9 +85,35 @@ def test_the_current_format_round_trips_unchanged() -> None:
     assert upgrade_tables({"sessions": pd.DataFrame({"arm": ["a"]})}, FORMAT)["sessions"].columns.tolist() == ["arm"]
 
 
-@pytest.mark.parametrize("version", [3, 0, "2", True, None])
+def test_a_format_2_run_gives_its_one_budget_to_each_simulated_arm() -> None:
+    written = json.loads((FORMAT_2 / "results.json").read_text())
+    assert written["format"] == 2
+    assert written["run"]["agent_config"] == {"learn": True, "reads": 8, "searches": 2}
+    results = load_results(FORMAT_2)
+    run = results.to_json()["run"]
+    assert "agent_config" not in run
+    assert [(a["name"], a["params"]) for a in run["arms"]] == [
+        (name, {"learn": True, "reads": 8, "searches": 2})
+        for name in ("no-memory/sqlite", "trusting/sqlite", "blind-trusting/sqlite", "jit-verify/sqlite")
+    ]
+    for name, arm in results.arms.items():
+        assert arm.to_json()["overall"] == written["arms"][name]["overall"]
+    document = dict(written)
+    document["run"] = {**written["run"], "arms": [{**written["run"]["arms"][0], "simulated": False}]}
+    assert upgrade(document)["run"]["arms"][0]["params"] == {}  # a real agent's arm had no budget
+
+
+def test_memstore_report_renders_a_format_2_run_folder_with_its_budget(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    shutil.copytree(FORMAT_2, folder)
+    result = CliRunner().invoke(main, ["report", str(folder), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    assert "exploration budget (learn=True, reads=8, searches=2)" in (folder / "report.md").read_text()
+
+
+@pytest.mark.parametrize("version", [4, 0, "2", True, None])
 def test_a_format_this_memstore_does_not_know_is_refused(tmp_path: Path, version: object) -> None:
-    with pytest.raises(ConfigurationError, match="this memstore reads formats 1 to 2"):
+    with pytest.raises(ConfigurationError, match="this memstore reads formats 1 to 3"):
         format_of({"format": version})
     folder = _copy(tmp_path)
     data = json.loads((folder / "results.json").read_text())
