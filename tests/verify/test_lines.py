@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import patiencediff
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memstore.model import Citation
@@ -118,8 +118,9 @@ def test_the_region_lies_between_the_nearest_surviving_lines(old: list[str], new
 
 
 @given(lines, lines)
+@example(["}", "}", "{"], ["  }", "{", "}"])  # a common prefix once whitespace is collapsed (found by hypothesis)
 def test_without_a_common_prefix_the_runs_are_patience_diff_itself(old: list[str], new: list[str]) -> None:
-    if old[:1] == new[:1] and old:
+    if old and new and normalise(old[0]) == normalise(new[0]):  # lines compare with whitespace collapsed
         old = ["unique head", *old]
     alignment = align(lines_of(old), lines_of(new))
     survived, rewritten = _brute_force(old, new)
