@@ -30,7 +30,7 @@ from memstore.harness.scenarios.values import read_value, same_value
 from memstore.model import Citation, Memory, MemoryDraft
 from memstore.store import MemoryStore
 from memstore.verify import GitCodebase, anchor
-from memstore.verify.git import Hunk, map_line
+from memstore.verify.git import GitRepository, Hunk, map_line
 from memstore.verify.history import HistoryBuilder
 
 __all__ = [
@@ -178,16 +178,25 @@ class Template:
     seeds: list[Seed] = field(default_factory=list)
     fingerprint: str = ""
     _true_lines: dict[str, list[tuple[str, int] | None]] | None = field(default=None, repr=False, compare=False)
+    _repo: GitRepository | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def repo(self) -> GitRepository:
+        """The template's repository, one reader for every look at it (a world's repository,
+        a copy, starts from what this one read)."""
+        if self._repo is None:
+            self._repo = GitRepository(self.path)
+        return self._repo
 
     def codebase(self, ref: str | None = None) -> GitCodebase:
-        return GitCodebase(self.path, ref or self.evaluate_at)
+        return GitCodebase(self.repo, ref or self.evaluate_at)
 
     def true_lines(self) -> dict[str, list[tuple[str, int] | None]]:
         """Where git's own diff puts each seeded citation at the evaluation ref (for re-anchoring
         accuracy): seeded key -> one (path, line) per citation, None where the line is gone.
         Computed once per template, one diff per commit the citations were made at."""
         if self._true_lines is None:
-            repo = self.codebase().repo
+            repo = self.repo
             commits = dict.fromkeys(c.commit for c in self._cited() if c.commit)
             diffs = {commit: repo.diff_hunks(commit, self.evaluate_at) for commit in commits}
             truth: dict[str, list[tuple[str, int] | None]] = {}
@@ -274,7 +283,7 @@ def _true_line(cited: Citation, diffs: dict[str, dict[str, tuple[str, list[Hunk]
     return (new_path, new_line) if new_line is not None else None
 
 
-def _seeds(scenario: Scenario, repo: Path, commits: dict[str, str]) -> list[Seed]:
+def _seeds(scenario: Scenario, repo: GitRepository, commits: dict[str, str]) -> list[Seed]:
     seeds = []
     codebases: dict[str, GitCodebase] = {}
     for i, spec in enumerate(scenario.memories):
@@ -348,12 +357,13 @@ def build_template(scenario: Scenario, dest: Path) -> Template:
     built = builder.build(dest)
     commits = dict(built.commits)
     evaluate_at = commits.get(scenario.evaluate_at)
+    repo = GitRepository(dest)
     if evaluate_at is None:
-        codebase = GitCodebase(dest, scenario.evaluate_at)
+        codebase = GitCodebase(repo, scenario.evaluate_at)
         assert codebase.commit is not None
         evaluate_at = codebase.commit
-    template = Template(scenario, dest, commits, evaluate_at)
-    template.seeds = _seeds(scenario, dest, commits)
+    template = Template(scenario, dest, commits, evaluate_at, _repo=repo)
+    template.seeds = _seeds(scenario, repo, commits)
     _check_labels(scenario, template.seeds, template.codebase())
     return template
 

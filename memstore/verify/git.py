@@ -12,6 +12,7 @@ object per round trip, and cold verification needs thousands of reads in one bat
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import subprocess
 import threading
@@ -65,6 +66,20 @@ _BLOB_CACHE_BYTES = 256 * 1024 * 1024
 _CHUNK = 800  # object names per pipelined write: well under a pipe buffer
 _IMMUTABLE = re.compile(r"^[0-9a-f]{40,64}(?::|$)")
 _FOUND = re.compile(rb"^([0-9a-f]{40,64}) ([a-z]+) (\d+)\n\Z")
+_FULL_ID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+
+
+def _plain_git_dir(path: Path) -> Path | None:
+    """The ``.git`` folder of a work tree, when it is a plain folder (not a link, not a ``.git``
+    file pointing elsewhere) holding a ``HEAD``: the folder git itself would find first there.
+    None otherwise, and git is asked."""
+    top = path / ".git"
+    try:
+        if top.is_symlink() or not top.is_dir() or not (top / "HEAD").is_file():
+            return None
+    except OSError:
+        return None
+    return Path(os.path.abspath(top))
 
 
 @dataclass(frozen=True)
@@ -112,11 +127,14 @@ class GitRepository:
         RepositoryError: when ``path`` is not a git repository or git cannot run.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, copied_from: GitRepository | None = None) -> None:
         self.path = Path(path)
         if not self.path.is_dir():
             raise RepositoryError(f"{self.path} is not a directory")
-        self.git_dir = Path(self.run("rev-parse", "--absolute-git-dir").decode().strip())
+        self.git_dir = _plain_git_dir(self.path) or Path(self.run("rev-parse", "--absolute-git-dir").decode().strip())
+        # A copy of another repository (a trial's world of its template) holds every object the
+        # original holds: what the original read by object id holds here too.
+        self._original = copied_from
         self._lock = threading.Lock()
         self._cat: subprocess.Popen[bytes] | None = None
         self._blobs: OrderedDict[str, bytes] = OrderedDict()
@@ -154,6 +172,10 @@ class GitRepository:
 
     def resolve(self, ref: str) -> str | None:
         """The commit id ``ref`` names (branch, tag, sha, ``HEAD~2``...), or None."""
+        if ref not in self._commits and self._original is not None and _FULL_ID.match(ref):
+            known = self._original._commits.get(ref)
+            if known is not None:  # a commit of the original is a commit of the copy
+                self._commits[ref] = known
         if ref not in self._commits:
             if ref.startswith("-") or "\x00" in ref:
                 return None
@@ -186,6 +208,8 @@ class GitRepository:
     def tree(self, commit: str) -> dict[str, TreeEntry]:
         """Every file of ``commit`` by path (one ``ls-tree`` per commit, cached)."""
         found = self._trees.get(commit)
+        if found is None and self._original is not None and _FULL_ID.match(commit):
+            found = self._original._trees.get(commit)  # a commit's tree never changes
         if found is None:
             raw = self.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit)
             found = {}
@@ -293,6 +317,8 @@ class GitRepository:
             pending = []
             for name in wanted:
                 meta = self._names.get(name)
+                if meta is None and self._original is not None:
+                    meta = self._inherited(name)
                 if meta is None:
                     pending.append(name)
                     continue
@@ -307,6 +333,18 @@ class GitRepository:
             for start in range(0, len(pending), _CHUNK):
                 result.update(self._fetch(pending[start : start + _CHUNK], max_size))
         return result
+
+    def _inherited(self, name: str) -> tuple[str, str, int] | None:
+        """What the original read under ``name`` (names by object id only: they mean the same
+        object in the copy), and its blob if the original still keeps it."""
+        assert self._original is not None
+        meta = self._original._names.get(name)
+        if meta is not None:
+            self._names[name] = meta
+            data = self._original._blobs.get(meta[0])
+            if data is not None:
+                self._remember(meta[0], data)
+        return meta
 
     def blob(self, oid: str, *, max_size: int | None = None) -> bytes | None:
         """One blob's contents, or None (missing, not a blob, or over ``max_size``)."""

@@ -36,12 +36,18 @@ class Workspace:
 
     Args:
         path: the work tree.
+        copied_from: the repository this one is a copy of, if it is one (what it read by
+            object id holds here too).
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, copied_from: GitRepository | None = None) -> None:
         self.path = Path(path)
-        self.repo = GitRepository(self.path)
+        self.repo = GitRepository(self.path, copied_from=copied_from)
         self._config = (self.path / ".git" / "config").read_bytes()  # as the harness wrote it
+        # Where the branches point, as this harness moved them since the last `secure` (an agent
+        # that could write ``.git`` may have moved them: `secure` forgets them all).
+        self._heads: dict[str, str] = {}
+        self._branch: str | None = None
 
     def secure(self) -> list[str]:
         """Undo what an agent could leave for the harness's own git to run, before that git
@@ -51,6 +57,7 @@ class Workspace:
         Every call also runs with `memstore.verify.git.HARDENED`. What was undone, one line each.
         """
         undone = []
+        self._heads.clear()
         top = self.path / ".git"
         if top.is_symlink() or not top.is_dir():
             raise RepositoryError(f"{top} was replaced: the working copy cannot be trusted")
@@ -93,11 +100,23 @@ class Workspace:
 
     def head(self, ref: str = "main") -> str:
         """The commit ``ref`` points at now."""
-        return self._git("rev-parse", ref).strip()
+        found = self._heads.get(ref)
+        if found is None:
+            found = self._heads[ref] = self._git("rev-parse", "--verify", "--end-of-options", ref).strip()
+        return found
+
+    def _moved(self, branch: str, to: str | None) -> None:
+        if to is None:
+            self._heads.pop(branch, None)
+        else:
+            self._heads[branch] = to
 
     def start(self, branch: str, base: str = "main") -> None:
         """Check out a new branch ``branch`` from ``base``, discarding stray edits."""
         self._git("checkout", "-q", "-f", "-B", branch, base)
+        self._branch = branch
+        self._heads.pop("HEAD", None)
+        self._moved(branch, self._heads.get(base))
 
     def read(self, path: str) -> str | None:
         """A file of the work tree, or None (outside it, in ``.git``, not a regular file, too
@@ -129,16 +148,25 @@ class Workspace:
         if not self._git("status", "--porcelain", "--ignore-submodules=all").strip():
             return None
         self._git("commit", "-q", "-m", message, when=when, who=who)
-        return self._git("rev-parse", "HEAD").strip()
+        made = self._git("rev-parse", "HEAD").strip()
+        self._heads.pop("HEAD", None)
+        if self._branch is not None:
+            self._moved(self._branch, made)
+        return made
 
     def merge(self, branch: str, into: str = "main") -> None:
         """Fast-forward ``into`` to ``branch`` and check it out."""
         self._git("checkout", "-q", into)
         self._git("merge", "-q", "--ff-only", branch)
+        self._branch = into
+        self._heads.pop("HEAD", None)
+        self._moved(into, self._heads.get(branch))
 
     def abandon(self, into: str = "main") -> None:
         """Go back to ``into``, leaving the task branch unmerged."""
         self._git("checkout", "-q", "-f", into)
+        self._branch = into
+        self._heads.pop("HEAD", None)
 
     def changed(self, base: str, head: str) -> list[str]:
         """Files a pull request from ``head`` into ``base`` changes (from their merge base)."""

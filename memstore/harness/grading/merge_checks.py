@@ -8,12 +8,25 @@ toolchain runs here). The scenario's patterns run under a time limit (the `regex
 it runs as the agent did (`memstore.harness.run.sandbox.run_isolated`: the sandbox, a scrubbed
 environment, no network, bounded): one that reads what it should not sees nothing, and one that
 backtracks or hangs without end fails its check, not the run.
+
+A command's verdict is kept, in each process, by what it ran on: the command, the isolation,
+and every byte of the work tree (paths, modes, contents, links; of ``.git`` only its config).
+Arms and trials that leave the same files get the same verdict without running it again, which
+holds for the deterministic checks a scenario must give (a check whose outcome varies from run
+to run on the same files is a flaky test: its verdict here is its first one). A run that left
+the tree other than it found it (the agent's code wrote files, or planted configuration for
+the harness's git) is never kept, so what it did happens again, and is seen again, in every
+trial: results never depend on which trials shared a process.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
 import sys
 from collections.abc import Collection
+from pathlib import Path
 
 from memstore.harness.run.sandbox import AgentRuntime, run_isolated
 from memstore.harness.scenarios.model import Task
@@ -47,10 +60,61 @@ def check_change(
     return not (check.command and _command_fails(workspace, check.command, runtime or AgentRuntime()))
 
 
+_VERDICTS: dict[str, bool] = {}  # what a command gave on a work tree, by `_ran_on` (see the module docstring)
+
+
+def _ran_on(root: Path, argv: list[str], runtime: AgentRuntime) -> str:
+    """A digest of what a check command's verdict depends on: the command, how it is isolated,
+    and the work tree below ``root`` byte for byte (links read, never followed; ``.git`` aside)."""
+    digest = hashlib.sha256(repr((argv, runtime.sandbox.value, runtime.network.value)).encode())
+    for directory, dirs, files in os.walk(root):
+        here = Path(directory)
+        if here == root:
+            _digest_file(digest, root / ".git" / "config")
+        dirs[:] = sorted(d for d in dirs if not (here == root and d == ".git"))
+        for name in sorted([*files, *(d for d in dirs if (here / d).is_symlink())]):
+            path = here / name
+            info = path.lstat()
+            digest.update(f"\0{path.relative_to(root).as_posix()}\0{info.st_mode:o}\0".encode())
+            if stat.S_ISLNK(info.st_mode):
+                digest.update(os.readlink(path).encode(errors="surrogateescape"))
+            elif stat.S_ISREG(info.st_mode):
+                _digest_file(digest, path)
+    return digest.hexdigest()
+
+
+def _digest_file(digest: hashlib._Hash, path: Path) -> None:
+    """Add the digest of a regular file's bytes (read in chunks, never through a link or from a
+    pipe an agent put in its place meanwhile; what cannot be read counts as a mark of its own)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        digest.update(b"unreadable")
+        return
+    content = hashlib.sha256()
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            digest.update(b"not a file")
+            return
+        while chunk := handle.read(1 << 20):
+            content.update(chunk)
+    digest.update(content.hexdigest().encode())
+
+
 def _command_fails(workspace: Workspace, command: tuple[str, ...], runtime: AgentRuntime) -> bool:
-    """Run the check command in the work tree as the agent ran; it fails on a non-zero exit, a
-    timeout, or a program that cannot start."""
+    """Run the check command in the work tree as the agent ran (or give the verdict it gave on
+    these very files); it fails on a non-zero exit, a timeout, or a program that cannot start."""
     argv = [sys.executable if part == "{python}" else part for part in command]
+    key = _ran_on(workspace.path, argv, runtime)
+    if key in _VERDICTS:
+        return _VERDICTS[key]
+    fails = _run_fails(workspace, argv, runtime)
+    if _ran_on(workspace.path, argv, runtime) == key:  # it changed nothing: the next run would not either
+        _VERDICTS[key] = fails
+    return fails
+
+
+def _run_fails(workspace: Workspace, argv: list[str], runtime: AgentRuntime) -> bool:
     env = {"PYTHONDONTWRITEBYTECODE": "1"}  # a check leaves nothing in the work tree
     try:
         finished = run_isolated(argv, workdir=workspace.path, runtime=runtime, timeout=CHECK_TIMEOUT, env=env)

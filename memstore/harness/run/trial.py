@@ -144,6 +144,7 @@ def _run_unit(unit: Unit) -> RunOutput:
         spent = time.perf_counter() - started
         out.timings.append({**unit.key(), "task": "", "store_s": trial.store_seconds, "trial_s": spent})
     finally:
+        template.repo.close()  # its reader restarts when the next trial reads it; its caches stay
         remove_tree(where)
         remove_tree(store_dir)
     return out
@@ -186,7 +187,7 @@ class _Trial:
 
     def __init__(self, unit: Unit, template: Template, world: World, guard: StoreGuard, out: RunOutput) -> None:
         self.unit, self.world, self.guard, self.out = unit, world, guard, out
-        self.workspace = Workspace(world.path)
+        self.workspace = Workspace(world.path, copied_from=template.repo)
         self.agent = make_agent(unit.arm.agent, runtime=unit.runtime)
         self.role = arm_role(self.agent, world.store)
         self.grading: Grading = import_reference(GRADING, "grading")(unit, template, world, self.workspace, out)
