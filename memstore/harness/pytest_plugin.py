@@ -242,6 +242,18 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     collected: list[pytest.Item | pytest.Collector] = list(gates)
     config.hook.pytest_collectreport(report=pytest.CollectReport(SUITE, "passed", None, collected))  # counted
     items += gates
+    _one_worker(config, items)
+
+
+def _one_worker(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the gates and every test of the session's run go to one worker (with
+    ``--dist loadgroup``), so the others run the rest of the suite meanwhile instead of waiting
+    for that run."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if isinstance(item, GateItem) or "memstore_run" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("memstore-run"))
 
 
 @dataclass(frozen=True)

@@ -307,8 +307,20 @@ class HistoryBuilder:
             raise ValidationError("history", "there are no commits to write")
         marks = target.parent / f".{target.name}.marks"
         try:
-            _git(Path.cwd(), "init", "-q", "--initial-branch=main", *(["--bare"] if bare else []), str(target))
-            _git(target, "fast-import", "--quiet", f"--export-marks={marks}", input=self.stream())
+            # No template (sample hooks, a description: files every copy of the repository would
+            # carry), and the objects in one pack however few (fast-import writes loose objects
+            # below a hundred): a repository of a few files to copy.
+            init = ["init", "-q", "--template=", "--initial-branch=main", *(["--bare"] if bare else []), str(target)]
+            _git(Path.cwd(), *init)
+            _git(
+                target,
+                "-c",
+                "fastimport.unpackLimit=0",
+                "fast-import",
+                "--quiet",
+                f"--export-marks={marks}",
+                input=self.stream(),
+            )
             by_mark = {}
             for line in marks.read_text().splitlines():
                 mark, sha = line.split()

@@ -16,7 +16,7 @@ from memstore.harness.run.runner import Arm, RunConfig, iter_arms
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_library
 from memstore.testing.agent_mutants import AGENT_MUTANTS
-from tests.testing.test_mutants import default_library_without_population
+from tests.testing.test_mutants import hand_written_library
 
 
 def population_sample(folder: Path, name: str, repositories: int, **changed: object) -> Path:
@@ -31,15 +31,16 @@ def population_sample(folder: Path, name: str, repositories: int, **changed: obj
 
 @pytest.fixture(scope="module")
 def agent_run(tmp_path_factory: pytest.TempPathFactory) -> Evaluation:
-    """The library and two population samples (three repositories, two flooded so that retrieval
-    matters) where the repository itself names few copies of a setting (``discoverable`` 0,
-    more aliases): memory is needed there, so what a mutant breaks shows in outcomes.
+    """The hand-written library and two population samples (three repositories, two flooded so
+    that retrieval matters) where the repository itself names few copies of a setting
+    (``discoverable`` 0, more aliases): memory is needed there, so what a mutant breaks shows in
+    outcomes (the mined scenarios, minutes more, tell no mutant apart that these do not).
     jit-verify and every agent mutant on the reference store, and jit-verify on ranked:."""
     folder = tmp_path_factory.mktemp("agent-mutants")
     # (and no memories the reference verifier gets wrong: the mutants are the subject here)
     needs_memory = {"discoverable": 0.0, "aliases": 0.6, "hard": 0.0}
     paths = [
-        *default_library_without_population(),
+        *hand_written_library(),
         population_sample(folder, "population-sample", 3, flood_share=0.0, **needs_memory),
         population_sample(folder, "flooded-sample", 2, flood_share=1.0, **needs_memory),
     ]
