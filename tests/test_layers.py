@@ -28,7 +28,7 @@ STAGES = (
     "memstore.harness.evaluate",
     "memstore.harness.pytest_plugin",
 )
-LEAVES = ("memstore.harness.stats",)  # imports nothing of the harness; any stage may use it
+LEAVES = ("memstore.harness.stats", "memstore.harness.trees")  # import nothing of the harness; any stage may use them
 
 # Imports from a lower stage to a higher one, still to be turned around: none.
 KNOWN_CLIMBS: set[tuple[str, str]] = set()
@@ -52,7 +52,6 @@ LAZY: set[tuple[str, str]] = {
     *((_PLUGIN, f"memstore.harness.{name}") for name in _PLUGIN_NEEDS),
     ("memstore.harness.run.boundary", "memstore.mcp.server"),  # the MCP SDK, only for a session that asks for MCP
     ("memstore.harness.run.boundary", "memstore.mcp.service"),
-    ("memstore.harness.run.stores", "memstore.testing.mutants"),  # the mutants live with pytest's suites
 }
 
 

@@ -32,6 +32,8 @@ __all__ = [
     "resolve_backend",
     "restore_registrations",
     "without_password",
+    "wrapped_of",
+    "wraps",
 ]
 
 ENTRY_POINT_GROUP = BACKENDS.group
@@ -91,6 +93,29 @@ def per_trial_of(uri: str) -> PerTrial | None:
     """What the backend of ``uri`` declares with `per_trial` (None: nothing)."""
     found = getattr(resolve_backend(uri), "per_trial", None)
     return found if isinstance(found, PerTrial) else None
+
+
+def wraps(split: Callable[[str], tuple[str, str]]) -> Callable[[F], F]:
+    """Declare that ``factory``'s URIs wrap another store's (a decorator): ``split(uri)`` gives
+    the wrapper's head and the inner store's URI (``mutant:NAME:`` and ``sqlite:``), and refuses
+    a head it does not know. ``memstore eval`` checks the inner store and makes it per trial as
+    its own backend declares."""
+
+    def decorate(factory: F) -> F:
+        factory.wraps = split  # type: ignore[attr-defined]
+        return factory
+
+    return decorate
+
+
+def wrapped_of(uri: str) -> tuple[str, str] | None:
+    """(head, inner URI) of a URI whose backend wraps another store (`wraps`); None for any other.
+
+    Raises:
+        ConfigurationError: for a wrapper's URI its backend refuses.
+    """
+    split = getattr(resolve_backend(uri), "wraps", None)
+    return split(uri) if callable(split) else None
 
 
 _AUTHORITY = re.compile(r"://(?P<authority>[^/?#]*)")

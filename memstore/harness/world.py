@@ -9,10 +9,6 @@ and the users' access levels.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
-import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,6 +23,7 @@ from memstore.harness.scenarios.loader import read_file
 from memstore.harness.scenarios.model import Edit, Scenario, SeedMemory, Step, Truth
 from memstore.harness.scenarios.source import Positions, Problem, Reporter, load_yaml
 from memstore.harness.scenarios.values import read_value, same_value
+from memstore.harness.trees import copy_tree, fingerprint, make_read_only
 from memstore.model import Citation, Memory, MemoryDraft
 from memstore.store import MemoryStore
 from memstore.verify import GitCodebase, anchor
@@ -106,61 +103,6 @@ class Seed:
     stored_at: datetime
 
 
-def _digest(root: Path) -> str:
-    """A fingerprint of every file under ``root``: path, kind, mode, content (links by target)."""
-    digest = hashlib.sha256()
-    for directory, dirs, files in os.walk(root):
-        dirs.sort()
-        for name in sorted(files):
-            path = Path(directory, name)
-            info = path.lstat()
-            digest.update(f"{path.relative_to(root).as_posix()}\0{stat.S_IFMT(info.st_mode)}\0".encode())
-            digest.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
-            digest.update(b"x" if info.st_mode & stat.S_IXUSR else b"-")
-    return digest.hexdigest()
-
-
-def _copy_tree(source: Path, dest: Path) -> None:
-    """Copy a template: contents, symbolic links and the executable bit, but not its read-only
-    modes (the copy is the trial's to write)."""
-    for directory, _, files in os.walk(source):
-        target = dest / Path(directory).relative_to(source)
-        target.mkdir(parents=True, exist_ok=True)
-        for name in files:
-            path, copy = Path(directory, name), target / name
-            if path.is_symlink():
-                os.symlink(os.readlink(path), copy)
-                continue
-            shutil.copyfile(path, copy)
-            if path.stat().st_mode & stat.S_IXUSR:
-                copy.chmod(0o755)
-
-
-def _read_only(root: Path) -> None:
-    """Take write permission away from every file and folder under ``root``."""
-    for directory, dirs, files in os.walk(root, topdown=False):
-        for name in files:
-            path = Path(directory, name)
-            if not path.is_symlink():
-                path.chmod(path.stat().st_mode & ~0o222)
-        for name in dirs:
-            Path(directory, name).chmod(0o555)
-    root.chmod(0o555)
-
-
-def remove_tree(root: Path) -> None:
-    """Delete ``root`` even where it was made read-only (a sealed template)."""
-
-    def writable_then_retry(function: Callable[..., object], path: str, _: object) -> None:
-        os.chmod(os.path.dirname(path), 0o755)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o755)
-        function(path)
-
-    if root.exists():
-        shutil.rmtree(root, onerror=writable_then_retry)
-
-
 @dataclass
 class Template:
     """A scenario built once: the repository, its commits, the anchored memories.
@@ -182,8 +124,7 @@ class Template:
 
     @property
     def repo(self) -> GitRepository:
-        """The template's repository, one reader for every look at it (a world's repository,
-        a copy, starts from what this one read)."""
+        """The template's repository (a world's, its copy, starts from what this one read)."""
         if self._repo is None:
             self._repo = GitRepository(self.path)
         return self._repo
@@ -210,16 +151,16 @@ class Template:
 
     def seal(self) -> None:
         """Make the template read-only and remember its fingerprint."""
-        _read_only(self.path)
-        self.fingerprint = _digest(self.path)
+        make_read_only(self.path)
+        self.fingerprint = fingerprint(self.path)
 
     def intact(self) -> bool:
         """Whether the template is as it was sealed (always true for one never sealed)."""
-        return not self.fingerprint or _digest(self.path) == self.fingerprint
+        return not self.fingerprint or fingerprint(self.path) == self.fingerprint
 
     def instantiate(self, dest: Path, store_factory: StoreFactory) -> World:
         """A fresh world for one trial: a copy of the repository and a new, seeded store."""
-        _copy_tree(self.path, dest)
+        copy_tree(self.path, dest)
         scenario = self.scenario
         access = AccessPolicy()
         for user, grants in scenario.users.items():

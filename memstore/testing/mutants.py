@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from memstore.access import Access, AccessPolicy, Actor
-from memstore.backends import StoreOptions, resolve_backend
+from memstore.backends import StoreOptions, resolve_backend, wraps
 from memstore.errors import ConfigurationError, NotFound, PermissionDenied
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface
 from memstore.store import MemoryStore
@@ -362,6 +362,13 @@ def mutant_uri(name: str, inner: str) -> str:
     return f"mutant:{name}:{inner}"
 
 
+def _head_and_inner(uri: str) -> tuple[str, str]:
+    """``mutant:NAME:INNER`` as (``mutant:NAME:``, ``INNER``), for `memstore.backends.wraps`."""
+    mutant, inner = split_mutant_uri(uri)
+    return f"{uri.partition(':')[0]}:{mutant.name}:", inner
+
+
+@wraps(_head_and_inner)
 def open_mutant(uri: str, options: StoreOptions) -> MemoryStore:
     """The backend factory of ``mutant:`` URIs."""
     mutant, inner_uri = split_mutant_uri(uri)

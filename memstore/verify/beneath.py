@@ -15,10 +15,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-__all__ = ["MAX_LINKS", "Escape", "open_beneath", "read_beneath", "write_beneath"]
+__all__ = ["MAX_LINKS", "Escape", "open_beneath", "read_beneath", "remove_tree", "write_beneath"]
 
 MAX_LINKS = 40  # symlinks followed on one path, as the kernel allows
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -151,3 +153,19 @@ def write_beneath(root: str | Path, relative: str, data: bytes) -> None:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise IsADirectoryError(errno.EISDIR, "not a regular file")
         handle.write(data)
+
+
+def _writable_then_retry(function: Callable[..., object], path: str, _: object) -> None:
+    os.chmod(os.path.dirname(path), 0o755)
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.chmod(path, 0o755)
+    function(path)
+
+
+def remove_tree(root: Path) -> None:
+    """Delete ``root`` and what it holds, even where it was made read-only (a sealed template, a
+    folder an agent locked); never through a link (a link is removed, not what it points at)."""
+    if root.is_symlink():
+        root.unlink()
+    elif root.exists():
+        shutil.rmtree(root, onerror=_writable_then_retry)

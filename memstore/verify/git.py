@@ -70,9 +70,8 @@ _FULL_ID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
 
 def _plain_git_dir(path: Path) -> Path | None:
-    """The ``.git`` folder of a work tree, when it is a plain folder (not a link, not a ``.git``
-    file pointing elsewhere) holding a ``HEAD``: the folder git itself would find first there.
-    None otherwise, and git is asked."""
+    """The ``.git`` folder of a work tree when it is a plain folder (not a link, not a file
+    pointing elsewhere) holding a ``HEAD``, as git would find it; None otherwise (git is asked)."""
     top = path / ".git"
     try:
         if top.is_symlink() or not top.is_dir() or not (top / "HEAD").is_file():

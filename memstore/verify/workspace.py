@@ -9,7 +9,6 @@ package owns every conversation with git.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
 from datetime import datetime
@@ -17,18 +16,11 @@ from pathlib import Path
 
 from memstore.errors import RepositoryError, ValidationError
 from memstore.model import clean_path
-from memstore.verify.beneath import read_beneath, write_beneath
+from memstore.verify.beneath import read_beneath, remove_tree, write_beneath
 from memstore.verify.codebase import MAX_FILE_BYTES
 from memstore.verify.git import GitRepository, git_argv, git_env
 
 __all__ = ["Workspace"]
-
-
-def _writable_then_retry(function: object, path: str, _: object) -> None:
-    os.chmod(os.path.dirname(path), 0o755)
-    if os.path.isdir(path) and not os.path.islink(path):
-        os.chmod(path, 0o755)
-    function(path)  # type: ignore[operator]
 
 
 class Workspace:
@@ -68,7 +60,7 @@ class Workspace:
                     continue
                 found = here / name
                 if stat.S_ISDIR(found.lstat().st_mode):
-                    shutil.rmtree(found, onerror=_writable_then_retry)  # an agent may have locked it
+                    remove_tree(found)  # an agent may have locked it
                 else:
                     found.unlink()
                 undone.append(f"a nested repository's {found.relative_to(self.path).as_posix()} was removed")

@@ -18,7 +18,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from memstore.harness.world import remove_tree
+from memstore.harness.trees import remove_tree
 
 __all__ = ["clean_stale", "release_all", "scratch"]
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from memstore.access import AccessPolicy
-from memstore.backends import PerTrial, per_trial_of, redact
+from memstore.backends import PerTrial, per_trial_of, redact, wrapped_of
 from memstore.clock import Clock, FakeClock
 from memstore.errors import ConfigurationError
 from memstore.harness.run.guard import StoreGuard
@@ -38,11 +38,8 @@ def check_store_uri(uri: str) -> None:
     Raises:
         ConfigurationError: saying what to write instead.
     """
-    wrapped = _mutant(uri)
+    wrapped = wrapped_of(uri)  # a wrapper its backend refuses (an unknown mutant) is refused by name
     if wrapped is not None:
-        from memstore.testing.mutants import split_mutant_uri  # with the test suites: a run without one skips pytest
-
-        split_mutant_uri(uri)  # a mutant that does not exist is refused by name
         check_store_uri(wrapped[1])
         return
     try:
@@ -109,7 +106,7 @@ def store_capabilities(uri: str) -> frozenset[str]:
     Raises:
         ConfigurationError: a store that cannot be opened (see `check_store_uri`).
     """
-    inner = _mutant(uri)
+    inner = wrapped_of(uri)
     declared = per_trial_of(inner[1] if inner is not None else uri)
     if declared is not None and declared.server:
         return frozenset()
@@ -122,20 +119,11 @@ def _format(uri: str, values: dict[str, object]) -> str:
     return uri.format(**{k: v for k, v in safe.items() if k in _PLACEHOLDERS})
 
 
-def _mutant(uri: str) -> tuple[str, str] | None:
-    """``mutant:NAME:INNER`` as (``mutant:NAME:``, ``INNER``); None for any other URI."""
-    scheme, _, rest = uri.partition(":")
-    if scheme.lower() != "mutant":
-        return None
-    name, _, inner = rest.partition(":")
-    return f"{scheme}:{name}:", inner
-
-
 def _per_trial(uri: str, *, scenario: str, trial: int, arm: str, where: Path) -> tuple[str, StoreGuard, str | None]:
     """One trial's own store URI, the guard over its files, and the URI another process opens the
     same store with (None for a store that lives in this process)."""
-    wrapped = _mutant(uri)
-    if wrapped is not None:  # a mutant wraps a store: the inner store is made per trial
+    wrapped = wrapped_of(uri)
+    if wrapped is not None:  # a wrapper (a mutant) around a store: the inner store is made per trial
         head, inner = wrapped
         inner, guard, shared = _per_trial(inner, scenario=scenario, trial=trial, arm=arm, where=where)
         return head + inner, guard, head + shared if shared is not None else None

@@ -35,7 +35,8 @@ from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.scratch import scratch
 from memstore.harness.run.stores import trial_store
 from memstore.harness.scenarios.model import Scenario, Task
-from memstore.harness.world import Template, World, build_template, remove_tree
+from memstore.harness.trees import remove_tree
+from memstore.harness.world import Template, World, build_template
 from memstore.model import Memory, Surface
 from memstore.registry import import_reference
 from memstore.store import MemoryStore

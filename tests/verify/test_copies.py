@@ -1,0 +1,122 @@
+"""What the harness keeps between git calls is what git would answer: a copy of a repository
+starts from what its original read by object id (never by name), a working copy's branches are
+where the harness moved them until an agent could have moved them, and built repositories are a
+few files to copy (one pack, no sample hooks)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memstore.verify import git as git_module
+from memstore.verify.beneath import remove_tree
+from memstore.verify.git import GitRepository
+from memstore.verify.history import HistoryBuilder
+from memstore.verify.workspace import Workspace
+from tests.verify.conftest import Build
+
+WHEN = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _built(build: Build) -> tuple[Path, dict[str, str]]:
+    builder = HistoryBuilder()
+    builder.write("app.py", "LIMIT = 1\n").commit("one", label="one")
+    builder.write("app.py", "LIMIT = 2\n").commit("two", label="two")
+    built = build(builder)
+    return built.path, built.commits
+
+
+def _count_git(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    calls: list[tuple[str, ...]] = []
+    real = git_module.GitRepository.run
+
+    def counted(self: GitRepository, *args: str, input: bytes | None = None) -> bytes:
+        calls.append(args)
+        return real(self, *args, input=input)
+
+    monkeypatch.setattr(git_module.GitRepository, "run", counted)
+    return calls
+
+
+def test_a_copy_reads_its_originals_trees_by_commit_id_without_asking_git(
+    build: Build, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, commits = _built(build)
+    original = GitRepository(path)
+    tree = original.tree(commits["one"])
+    assert original.resolve(commits["two"]) == commits["two"]
+    copy_path = tmp_path / "copy"
+    shutil.copytree(path, copy_path, symlinks=True)
+    copy = GitRepository(copy_path, copied_from=original)
+    calls = _count_git(monkeypatch)
+    assert copy.tree(commits["one"]) == tree
+    assert copy.resolve(commits["two"]) == commits["two"]
+    assert calls == []  # both were known by id
+    assert copy.resolve("main") == commits["two"]  # a name is asked of the copy itself
+    assert [c[0] for c in calls] == ["rev-parse"]
+
+
+def test_a_copy_never_takes_a_name_from_its_original(build: Build, tmp_path: Path) -> None:
+    """The copy's ``main`` moved after the copy was made: the original's answer for ``main`` is
+    not the copy's, and a blob named by ``main:path`` is read in the copy."""
+    path, commits = _built(build)
+    original = GitRepository(path)
+    assert original.resolve("main") == commits["two"]
+    assert original.objects(["main:app.py"])["main:app.py"].data == b"LIMIT = 2\n"
+    copy_path = tmp_path / "copy"
+    shutil.copytree(path, copy_path, symlinks=True)
+    subprocess.run(["git", "-C", str(copy_path), "reset", "-q", "--hard", commits["one"]], check=True)
+    copy = GitRepository(copy_path, copied_from=original)
+    assert copy.resolve("main") == commits["one"]
+    assert copy.objects(["main:app.py"])["main:app.py"].data == b"LIMIT = 1\n"
+    blob = original.tree(commits["two"])["app.py"].oid
+    assert copy.blob(blob) == b"LIMIT = 2\n"  # by id: the same object in both
+
+
+def test_a_working_copy_knows_its_branches_until_an_agent_could_have_moved_them(build: Build) -> None:
+    path, commits = _built(build)
+    workspace = Workspace(path)
+    assert workspace.head("main") == commits["two"]
+    workspace.start("task/a")
+    assert workspace.head("task/a") == commits["two"]
+    (path / "app.py").write_text("LIMIT = 3\n")
+    made = workspace.commit("three", when=WHEN, who="ana")
+    assert made is not None
+    assert workspace.head("task/a") == made
+    workspace.merge("task/a")
+    assert workspace.head("main") == made
+    # An unsandboxed agent moves main behind the harness's back; after `secure`, git is asked again.
+    subprocess.run(["git", "-C", str(path), "update-ref", "refs/heads/main", commits["one"]], check=True)
+    assert workspace.head("main") == made  # what the harness did last
+    workspace.secure()
+    assert workspace.head("main") == commits["one"]
+    workspace.abandon()
+    assert workspace.head("main") == commits["one"]
+
+
+def test_a_built_repository_is_one_pack_and_no_sample_hooks(build: Build) -> None:
+    path, commits = _built(build)
+    files = sorted(p.relative_to(path / ".git").as_posix() for p in (path / ".git").rglob("*") if p.is_file())
+    assert not any(f.startswith(("hooks/", "objects/")) and not f.startswith("objects/pack/") for f in files)
+    assert len([f for f in files if f.endswith(".pack")]) == 1
+    assert GitRepository(path).tree(commits["one"])["app.py"].size == len("LIMIT = 1\n")
+
+
+def test_remove_tree_removes_a_sealed_folder_and_only_the_link_to_one(tmp_path: Path) -> None:
+    sealed = tmp_path / "sealed"
+    (sealed / "inner").mkdir(parents=True)
+    (sealed / "inner" / "f").write_text("x")
+    (sealed / "inner").chmod(0o555)
+    sealed.chmod(0o555)
+    link = tmp_path / "link"
+    link.symlink_to(sealed)
+    remove_tree(link)
+    assert not link.exists()
+    assert not link.is_symlink()
+    assert (sealed / "inner" / "f").exists()
+    remove_tree(sealed)
+    assert not sealed.exists()
