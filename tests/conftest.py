@@ -43,16 +43,3 @@ def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..
         return open_store(uri_for(request.param, target), access=access, clock=clock, expiry=expiry, ids=UlidIds(7))
 
     return make
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``--dist loadgroup``), the tests of a module whose fixtures are made
-    once per module run on one worker: a fixture that costs minutes (a mutation run) is made once,
-    not once on each worker that the module's tests were spread over."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        defs = info.name2fixturedefs.values() if info is not None else ()
-        if any(d.scope == "module" for found in defs for d in found):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

@@ -84,6 +84,8 @@ def test_eval_gates_against_a_baseline(tmp_path: Path) -> None:
     _eval(tmp_path / "a", MOVED)
     baseline = json.loads((tmp_path / "a" / "results.json").read_text())
     baseline["arms"]["jit-verify/sqlite"]["overall"]["merge_rate"] = {"value": 1.0, "k": 5000, "n": 5000}
+    # the same agent with a budget of one read is another arm: the baseline's is renamed to gate it
+    baseline["arms"]["jit-verify[reads=1]/sqlite"] = baseline["arms"].pop("jit-verify/sqlite")
     (tmp_path / "baseline.json").write_text(json.dumps(baseline))
     result = CliRunner().invoke(
         main,
@@ -93,9 +95,7 @@ def test_eval_gates_against_a_baseline(tmp_path: Path) -> None:
             "--out",
             str(tmp_path / "b"),
             "--agent",
-            "jit-verify",
-            "--agent-param",
-            "reads=1",  # one file of the three that must change: nothing merges
+            "jit-verify[reads=1]",  # one file of the three that must change: nothing merges
             "--trials",
             "30",
             "--baseline",
@@ -104,4 +104,4 @@ def test_eval_gates_against_a_baseline(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 1, result.output
-    assert "\u2717 jit-verify/sqlite: merge_rate not regressed: regressed" in result.output
+    assert "\u2717 jit-verify[reads=1]/sqlite: merge_rate not regressed: regressed" in result.output

@@ -36,7 +36,7 @@ PAGES = {
 FENCE = re.compile(r"^```(?P<lang>[a-z]*)\n(?P<body>.*?)^```", re.S | re.M)
 SETUP = {  # the README's two set-up commands: .ci/run runs them on a clean checkout
     "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/memstore eval",
-    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/pytest -n 2 --dist loadgroup",
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/pytest -n 2 --dist loadfile",
 }
 
 
@@ -77,7 +77,7 @@ def test_ci_runs_the_readme_set_up_and_test_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "pip install --quiet -e '.[dev]'" in ci
     assert (
-        "\npytest -n 2 --dist loadgroup || status=$?" in ci
+        "\npytest -n 2 --dist loadfile || status=$?" in ci
     )  # the README's test command, from the same virtual environment
     assert {body.strip() for _, _, body in _blocks("bash")} >= SETUP
 

@@ -241,19 +241,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     ]
     collected: list[pytest.Item | pytest.Collector] = list(gates)
     config.hook.pytest_collectreport(report=pytest.CollectReport(SUITE, "passed", None, collected))  # counted
-    items += gates
-    _one_worker(config, items)
+    items[:] = [*gates, *items]
+    _waiting_last(items)
 
 
-def _one_worker(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist, the gates and every test of the session's run go to one worker (with
-    ``--dist loadgroup``), so the others run the rest of the suite meanwhile instead of waiting
-    for that run."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if isinstance(item, GateItem) or "memstore_run" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("memstore-run"))
+def _waiting_last(items: list[pytest.Item]) -> None:
+    """The gates come first, so that the session's run starts first; the tests that read that run
+    (its ``memstore_run`` fixture) come last, so that under pytest-xdist (``--dist loadfile``:
+    the gates are one unit of work) no other worker waits for the run while it is made."""
+    reading = [
+        item for item in items if not isinstance(item, GateItem) and "memstore_run" in getattr(item, "fixturenames", ())
+    ]
+    if reading:
+        kept = set(map(id, reading))
+        items[:] = [*(item for item in items if id(item) not in kept), *reading]
 
 
 @dataclass(frozen=True)

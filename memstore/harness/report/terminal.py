@@ -24,6 +24,7 @@ from memstore.harness.report.content import (
     usage_lines,
 )
 from memstore.harness.report.gates import Gate
+from memstore.harness.run.agents import split_params
 
 __all__ = ["first_line", "legend", "print_summary", "short_names"]
 
@@ -35,6 +36,11 @@ _SHORT_AGENTS = {"no-memory": "none", "trusting": "trust", "blind-trusting": "bl
 
 
 def _short_agent(name: str, agents: list[str], several_stores: bool) -> str:
+    base, params = split_params(name)
+    if params:  # a stub with parameters of its own: its name marked, numbered among its variants
+        variants = [a for a in agents if split_params(a)[0] == base and split_params(a)[1]]
+        mark = "'" + (str(variants.index(name) + 1) if len(variants) > 1 else "")
+        return _short_agent(base, agents, several_stores)[: 14 - len(mark)] + mark
     if name.startswith("command:"):
         commands = [a for a in agents if a.startswith("command:")]
         return "cmd" + (str(commands.index(name) + 1) if len(commands) > 1 else "")

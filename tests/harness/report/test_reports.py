@@ -308,3 +308,19 @@ def test_markdown_shows_text_from_the_run_as_text(run_folder: Folder) -> None:
     assert "<img" not in text
     assert "[click](javascript:" not in text  # escaped: [click]\\(...) is no link
     assert "command:&lt;img src=x onerror=alert(1)&gt; [click]\\(javascript:alert(2)) \\| cell" in text
+
+
+def test_arms_of_one_stub_with_budgets_of_their_own_get_short_names_told_apart() -> None:
+    from memstore.harness.report.terminal import legend, short_names
+
+    arms = {
+        f"{agent}/sqlite": ArmResult(agent, "sqlite", Role.TREATMENT, {})
+        for agent in ("jit-verify", "jit-verify[reads=2]", "jit-verify[searches=1]")
+    }
+    results = RunResults(run={}, arms=arms, comparisons=())
+    assert short_names(results) == {
+        "jit-verify/sqlite": "jit-verify",
+        "jit-verify[reads=2]/sqlite": "jit-verify'1",
+        "jit-verify[searches=1]/sqlite": "jit-verify'2",
+    }
+    assert "jit-verify'1 = jit-verify[reads=2]" in legend(results)
