@@ -26,6 +26,8 @@ import yaml
 
 from memstore.cli import main
 from memstore.harness.analysis.registry import metric_table
+from memstore.harness.run.agents import AGENTS
+from memstore.store import BACKENDS
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -139,6 +141,8 @@ _PYTHON = [b for b in _blocks("python") if not b[2].startswith("# my_agent.py")]
 @pytest.mark.parametrize(("page", "line", "body"), _PYTHON, ids=[f"{p}:{n}" for p, n, _ in _PYTHON])
 def test_python_blocks_run(page: str, line: int, body: str, scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(scratch))
+    for registry in (AGENTS, BACKENDS):  # what a page registers (an agent, a store) is undone after it
+        monkeypatch.setattr(registry, "registered", dict(registry.registered))
     if body.lstrip().startswith(">>>"):
         found = doctest.DocTestParser().get_doctest(body, {}, f"{page}:{line}", page, line)
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
