@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import struct
 import zlib
 from pathlib import Path
 
@@ -46,13 +47,20 @@ def _shards(folder: Path) -> list[Path]:
 
 
 def _bomb(size: int = 1024**3) -> bytes:
-    """About a megabyte of gzip that expands to ``size`` bytes of spaces."""
+    """About a megabyte of gzip (one member, one deflate stream) that expands to ``size`` bytes of
+    spaces. A megabyte of spaces is compressed once, ending in a full flush, which leaves the
+    compressor as it began: every further megabyte compresses to the same bytes, so they are
+    repeated rather than compressed again (seconds instead of a minute for gigabytes)."""
+    block = b" " * (1024 * 1024)
     squeeze = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    block, out = b" " * (1024 * 1024), []
-    for _ in range(size // len(block)):
-        out.append(squeeze.compress(block))
-    out.append(squeeze.flush())
-    return b"".join(out)
+    first = squeeze.compress(block) + squeeze.flush(zlib.Z_FULL_FLUSH)
+    again = squeeze.compress(block) + squeeze.flush(zlib.Z_FULL_FLUSH)
+    blocks, crc = size // len(block), 0
+    for _ in range(blocks):
+        crc = zlib.crc32(block, crc)
+    end = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS).flush()  # the last, empty, deflate block
+    trailer = struct.pack("<II", crc, (blocks * len(block)) & 0xFFFFFFFF)
+    return first + again * (blocks - 1) + end + trailer
 
 
 def test_a_shard_of_another_unit_renamed_over_one_is_run_again_and_refused_by_merge(copy: Path, made: Path) -> None:
@@ -109,6 +117,11 @@ def test_a_gzip_bomb_table_is_a_one_line_error_for_report(copy: Path) -> None:
     assert code == 2, output
     assert "decompresses to more than" in output
     assert "Internal error" not in output
+
+
+def test_the_bomb_is_a_valid_gzip_file_of_the_size_it_says() -> None:
+    assert gzip.decompress(_bomb(8 * 1024**2)) == b" " * (8 * 1024**2)
+    assert len(_bomb(2 * 1024**3)) < 4 * 1024**2
 
 
 def test_bounded_gunzip_reads_what_is_within_bounds() -> None:
