@@ -175,3 +175,6 @@ def mutant_agent(argument: str, runtime: object) -> _Stub:
     if name not in AGENT_MUTANTS:
         raise ConfigurationError(f"unknown agent mutant {name!r}; known: {', '.join(AGENT_MUTANTS)}")
     return make_agent_mutant(name, params)
+
+
+mutant_agent.takes_params = True  # type: ignore[attr-defined]  # ``mutant:NAME[searches=1]``: the stubs' parameters

@@ -84,9 +84,10 @@ def split_params(spec: str) -> tuple[str, dict[str, str]]:
 
 def _takes_params(spec: str) -> bool:
     """Whether a spec can carry parameters: a name (built-in, registered, an entry point's, an
-    importable factory) or ``mutant:NAME``, not ``command:`` or another scheme's argument."""
-    found = _SCHEME.match(spec)
-    return found is None or found["scheme"] == "mutant" or not AGENT_SCHEMES.knows(found["scheme"])
+    importable factory), or a scheme's argument where the scheme's factory says it takes them
+    (``takes_params``, as ``mutant:`` does; ``command:`` and ``llm:`` do not)."""
+    schemed = _scheme(spec)
+    return schemed is None or bool(getattr(schemed[0], "takes_params", False))
 
 
 def with_params(spec: str, pairs: Iterable[str]) -> str:
