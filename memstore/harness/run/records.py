@@ -11,7 +11,7 @@ version of that layout, written into ``results.json``, the tables' manifest and 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
@@ -186,6 +186,14 @@ def columns(record: type[Record]) -> tuple[str, ...]:
     return tuple(f.name for f in fields(record))
 
 
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def row(record: Record) -> dict[str, Any]:
-    """The plain mapping a shard and a table keep of ``record``."""
-    return asdict(record)
+    """The plain mapping a shard and a table keep of ``record`` (what `dataclasses.asdict` gives:
+    every field is a plain value, so nothing below the record needs copying)."""
+    kind = type(record)
+    names = _NAMES.get(kind)
+    if names is None:
+        names = _NAMES[kind] = columns(kind)
+    return {name: getattr(record, name) for name in names}
