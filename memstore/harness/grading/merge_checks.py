@@ -65,7 +65,7 @@ _VERDICTS: dict[str, bool] = {}  # what a command gave on a work tree, by `_ran_
 
 def _ran_on(root: Path, argv: list[str], runtime: AgentRuntime) -> str:
     """A digest of what a check command's verdict depends on: the command, how it is isolated,
-    and the work tree below ``root`` byte for byte (links read, never followed; ``.git`` aside)."""
+    and the work tree below ``root`` byte for byte (links read, never followed; of ``.git``, its config)."""
     digest = hashlib.sha256(repr((argv, runtime.sandbox.value, runtime.network.value)).encode())
     for directory, dirs, files in os.walk(root):
         here = Path(directory)

@@ -68,7 +68,8 @@ class Agent(Protocol):
     def work(self, session: AgentSession) -> None: ...
 
 
-_PAIR = r"[a-z_][a-z0-9_]*=[^,\]]*"
+_NAME = r"[a-z_][a-z0-9_]*"  # a parameter's name
+_PAIR = rf"{_NAME}=[^,\]]*"
 _PARAMS = re.compile(rf"^(?P<base>.*?)\[(?P<pairs>{_PAIR}(?:,{_PAIR})*)?\]$", re.DOTALL)
 
 
@@ -100,7 +101,7 @@ def with_params(spec: str, pairs: Iterable[str]) -> str:
     extra: dict[str, str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
-        if not sep or not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or "," in value or "]" in value:
+        if not sep or not re.fullmatch(_NAME, name) or "," in value or "]" in value:
             raise ConfigurationError(f"--agent-param takes NAME=VALUE (such as searches=1), got {pair!r}")
         extra[name] = value
     if not extra or not _takes_params(spec):
