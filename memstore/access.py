@@ -12,6 +12,7 @@ may already see, so an error never reveals that a hidden memory exists.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -34,6 +35,7 @@ __all__ = [
 
 
 MAX_USER_CHARS = 200
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1 control characters
 
 
 class Access(IntEnum):
@@ -55,7 +57,7 @@ class Actor:
         if not isinstance(self.user, str) or not self.user.strip():
             raise ValidationError("actor", "the acting user must be a non-empty name")
         check_text(self.user, "actor", MAX_USER_CHARS, required=True)
-        if any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in self.user):
+        if _CONTROL.search(self.user):
             raise ValidationError("actor", f"the user name must not contain control characters: {shown(self.user)}")
 
 

@@ -32,13 +32,14 @@ from typing import Any
 from memstore.backends import StoreOptions, TrialStore, per_trial, redact
 from memstore.backends.base import RecordStore, Visibility, chain_order
 from memstore.backends.rows import COLUMNS as _COLUMNS
+from memstore.backends.rows import KINDS as _KINDS
 from memstore.backends.rows import NOBODY as _NOBODY
 from memstore.backends.rows import citations_json
 from memstore.backends.rows import micros as _us
 from memstore.backends.rows import moment as _moment
 from memstore.backends.rows import row_to_memory as _row_to_memory
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
-from memstore.model import Kind, Memory
+from memstore.model import Memory
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresStore", "open_postgresql", "parse_postgresql_uri"]
 
@@ -277,7 +278,7 @@ class PostgresStore(RecordStore):
             (memory_id, _us(cutoff)),
         )
         repo, kind, author = found[0] if found else _NOBODY
-        if not visible(repo, Kind(kind), author) or not found:
+        if not visible(repo, _KINDS[kind], author) or not found:
             return None
         return self._load(memory_id, cutoff)
 

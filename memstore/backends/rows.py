@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from memstore.model import Citation, Kind, Memory, Status, Surface
 
-__all__ = ["COLUMNS", "NOBODY", "citations_json", "micros", "moment", "row_to_memory"]
+__all__ = ["COLUMNS", "KINDS", "NOBODY", "citations_json", "micros", "moment", "row_to_memory"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
@@ -19,6 +20,7 @@ COLUMNS = (
     "id, repo, kind, subject, fact, citations, reason, author, surface, "
     "created_at, refreshed_at, supersedes, status, retired_reason"
 )
+KINDS = {kind.value: kind for kind in Kind}  # a stored kind, looked up rather than parsed on each read
 NOBODY = ("-/-", "fact", "")  # the record a missing id is judged as (no one may see it)
 
 
@@ -37,7 +39,16 @@ def citations_json(memory: Memory) -> str:
 
 
 def row_to_memory(row: Sequence[Any]) -> Memory:
-    """A memory from a row of `COLUMNS` (citations were validated when stored: trusted here)."""
+    """A memory from a row of `COLUMNS` (citations were validated when stored: trusted here).
+
+    A row read before gives the memory it gave then (memories are immutable, and the row is
+    every value the memory is made of): the audit of a trial reads each live memory back every
+    session, and building one is most of what a read costs."""
+    return _decoded(tuple(row))
+
+
+@lru_cache(maxsize=1 << 15)
+def _decoded(row: tuple[Any, ...]) -> Memory:
     return Memory(
         id=row[0],
         repo=row[1],

@@ -27,6 +27,7 @@ from typing import Any
 from memstore.backends import StoreOptions, TrialStore, per_trial
 from memstore.backends.base import RecordStore, Visibility, chain_order
 from memstore.backends.rows import COLUMNS as _COLUMNS
+from memstore.backends.rows import KINDS as _KINDS
 from memstore.backends.rows import NOBODY as _NOBODY
 from memstore.backends.rows import citations_json
 from memstore.backends.rows import micros as _us
@@ -44,7 +45,7 @@ from memstore.backends.sqlite_file import (
     writable,
 )
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
-from memstore.model import Kind, Memory
+from memstore.model import Memory
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SqliteStore", "open_sqlite", "parse_sqlite_uri"]
 
@@ -283,7 +284,7 @@ class SqliteStore(RecordStore):
             "SELECT repo, kind, author FROM memories WHERE id = ? AND chain_refreshed_at > ?", (memory_id, _us(cutoff))
         )
         repo, kind, author = found[0] if found else _NOBODY  # a missing id is judged too: the same work
-        if not visible(repo, Kind(kind), author) or not found:
+        if not visible(repo, _KINDS[kind], author) or not found:
             return None
         return self._load(memory_id, cutoff)
 

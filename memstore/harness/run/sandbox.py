@@ -164,12 +164,15 @@ def _outermost(paths: Sequence[Path]) -> list[Path]:
     return [p for p in paths if not any(parent in given for parent in p.parents)]
 
 
-def _scratch_folders() -> list[Path]:
+def _scratch_folders(hidden: Path) -> list[Path]:
     """Every memstore scratch folder and relay in the temporary directories (this run's, its
-    workers', other runs')."""
+    workers', other runs') outside ``hidden`` (the temporary directory, hidden whole: what lies
+    in it needs no folder of its own)."""
     found = set()
     for parent in (Path(tempfile.gettempdir()), _SOCKETS):
         resolved = parent.resolve()
+        if resolved.is_relative_to(hidden):
+            continue
         _RESOLVED_PARENTS.add(resolved)
         found |= {resolved / p.name for p in resolved.glob("memstore-*")}
     return sorted(found)
@@ -190,6 +193,28 @@ def _homes() -> list[Path]:
     return sorted(p for p in found if p.is_absolute() and p.is_dir() and p.resolve() != Path("/"))
 
 
+def _root() -> list[str]:
+    """bubblewrap, then the machine read-only, folder by folder, under a root of its own."""
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    args = [bwrap]
+    for entry in sorted(os.listdir("/")):
+        top = Path("/") / entry
+        if entry in {"proc", "dev", "memstore"}:
+            continue
+        if top.is_symlink():
+            args += ["--symlink", os.readlink(top), str(top)]
+        elif top.is_dir():
+            args += ["--ro-bind", str(top), str(top)]
+    return [*args, "--dev", "/dev", "--proc", "/proc"]
+
+
+@cache
+def _runtime_folders() -> tuple[Path, ...]:
+    """This Python's and memstore's folders (the same for the whole process)."""
+    return tuple({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(__file__).resolve().parents[3]})
+
+
 def wrap(
     argv: Sequence[str],
     *,
@@ -200,24 +225,13 @@ def wrap(
     env: Mapping[str, str],
 ) -> list[str]:
     """``argv`` as bubblewrap runs it: see the module docstring for what it sees."""
-    bwrap = shutil.which("bwrap")
-    assert bwrap is not None
-    args = [bwrap]
-    for entry in sorted(os.listdir("/")):  # the machine read-only, folder by folder, under a root of its own
-        top = Path("/") / entry
-        if entry in {"proc", "dev", "memstore"}:
-            continue
-        if top.is_symlink():
-            args += ["--symlink", os.readlink(top), str(top)]
-        elif top.is_dir():
-            args += ["--ro-bind", str(top), str(top)]
-    args += ["--dev", "/dev", "--proc", "/proc"]
+    args = _root()
     temp = Path(tempfile.gettempdir()).resolve()
-    every = list(dict.fromkeys(_canonical(p) for p in [temp, *_scratch_folders(), *_homes(), *runtime.hidden]))
+    every = list(dict.fromkeys(_canonical(p) for p in [temp, *_scratch_folders(temp), *_homes(), *runtime.hidden]))
     hide = _outermost(every)
     # What the agent needs to run stays readable even where it lies in a hidden folder: its
     # program and script, this Python and memstore (the MCP relay); what they hold is hidden again.
-    needed = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(__file__).resolve().parents[3]}
+    needed = set(_runtime_folders())
     files = [Path(a).resolve() for a in argv if os.path.isabs(a) and os.path.isfile(a)]
     needed |= set(files[:2])  # not every file its arguments name
     exposed = sorted(p for p in needed if any(p.is_relative_to(h) for h in hide))
