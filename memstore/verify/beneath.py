@@ -20,7 +20,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-__all__ = ["MAX_LINKS", "Escape", "open_beneath", "read_beneath", "remove_tree", "write_beneath"]
+__all__ = ["MAX_LINKS", "Escape", "open_beneath", "read_beneath", "read_beneath_stat", "remove_tree", "write_beneath"]
 
 MAX_LINKS = 40  # symlinks followed on one path, as the kernel allows
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -119,6 +119,11 @@ def read_beneath(root: str | Path, relative: str, max_bytes: int) -> bytes:
         FileNotFoundError: it is not there.
         IsADirectoryError, ValueError: not a regular file; larger than ``max_bytes``.
     """
+    return read_beneath_stat(root, relative, max_bytes)[0]
+
+
+def read_beneath_stat(root: str | Path, relative: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """`read_beneath`, with the status of the file that was read (of its descriptor)."""
     fd = open_beneath(root, relative)
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
@@ -129,7 +134,7 @@ def read_beneath(root: str | Path, relative: str, max_bytes: int) -> bytes:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise ValueError(f"larger than {max_bytes} bytes")
-    return data
+    return data, info
 
 
 def write_beneath(root: str | Path, relative: str, data: bytes) -> None:

@@ -12,18 +12,27 @@ import os
 import re
 import stat
 import subprocess
+import time
 from datetime import datetime
 from pathlib import Path
 
 from memstore.errors import RepositoryError, ValidationError
 from memstore.model import clean_path
-from memstore.verify.beneath import read_beneath, remove_tree, write_beneath
+from memstore.verify.beneath import read_beneath_stat, remove_tree, write_beneath
 from memstore.verify.codebase import MAX_FILE_BYTES
 from memstore.verify.git import GitRepository, git_argv, git_env
 
 __all__ = ["Workspace"]
 
 _BRANCH = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*")  # a branch name the harness gives (main, task/KEY)
+_RACY_NS = 50_000_000  # a file changed this recently (50 ms) is read again next time, not kept
+
+
+def _stamp(info: os.stat_result) -> tuple[int, ...]:
+    """What tells one state of a file from another (the ``lstat`` fields git's index keeps)."""
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 _COMMIT_ID = re.compile(rb"([0-9a-f]{40}|[0-9a-f]{64})\n?")
 
 
@@ -44,6 +53,7 @@ class Workspace:
         # that could write ``.git`` may have moved them: `secure` forgets them all).
         self._heads: dict[str, str] = {}
         self._branch: str | None = None
+        self._texts: dict[str, tuple[tuple[int, ...], str]] = {}  # path -> (its status when read, its text)
 
     def secure(self) -> list[str]:
         """Undo what an agent could leave for the harness's own git to run, before that git
@@ -132,11 +142,33 @@ class Workspace:
 
     def read(self, path: str) -> str | None:
         """A file of the work tree, or None (outside it, in ``.git``, not a regular file, too
-        large), opened beneath the work tree whatever is swapped on disk meanwhile."""
+        large), opened beneath the work tree whatever is swapped on disk meanwhile.
+
+        What was read is kept with the status of the file it came from (device, inode, type,
+        size, modification and change times) and given again while ``lstat`` finds that very
+        file unchanged at the path, as git's index trusts a file whose status it recorded. A
+        file changed less than `_RACY_NS` before it was read is not kept: a change within the
+        same tick of the file system's clock would leave its times as they were."""
         try:
-            return read_beneath(self.path, clean_path(path), MAX_FILE_BYTES).decode("utf-8", errors="replace")
+            clean = clean_path(path)
+        except ValidationError:
+            return None
+        kept = self._texts.get(clean)
+        if kept is not None:
+            try:
+                if _stamp(os.lstat(os.path.join(self.path, clean))) == kept[0]:
+                    return kept[1]
+            except OSError:
+                pass
+            del self._texts[clean]
+        try:
+            data, info = read_beneath_stat(self.path, clean, MAX_FILE_BYTES)
         except (ValidationError, OSError, ValueError):
             return None
+        text = data.decode("utf-8", errors="replace")
+        if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _RACY_NS:
+            self._texts[clean] = (_stamp(info), text)
+        return text
 
     def replace(self, path: str, old: str, new: str) -> bool:
         """Replace the first ``old`` with ``new`` in ``path``; False if ``old`` is not there."""

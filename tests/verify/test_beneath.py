@@ -159,3 +159,57 @@ def test_write_beneath_makes_folders_and_refuses_symlinks(tree: tuple[Path, Path
     with pytest.raises(Escape):
         write_beneath(root, "src/out.py", b"pwned")
     assert (outside / "app.py").read_bytes() == SECRET
+
+
+def _aged(path: Path) -> None:
+    """Make ``path`` look written a minute ago (older than the racy window, so a read keeps it)."""
+    past = time.time_ns() - 60 * 10**9
+    os.utime(path, ns=(past, past), follow_symlinks=False)
+    time.sleep(0.06)  # its change time (set by utime) must age past the window too
+
+
+def test_a_kept_read_is_given_again_only_while_the_file_is_unchanged(tree: tuple[Path, Path]) -> None:
+    """The working copy keeps what it read by the file's status: a rewrite of the same size,
+    a mode change or a time put back (ctime moves) is read again; a folder swapped for a link
+    to an outside one never gives the outside file, kept or not."""
+    root, outside = tree
+    os.system(f"git -C {root} init -q")
+    app = root / "src" / "app.py"
+    _aged(app)
+    space = Workspace(root)
+    assert space.read("src/app.py") == HONEST.decode()
+    assert "src/app.py" in space._texts  # kept: old enough
+    app.write_bytes(b"x = 9\n")  # same size, written at once
+    assert space.read("src/app.py") == "x = 9\n"
+    _aged(app)
+    assert space.read("src/app.py") == "x = 9\n"
+    stat_before = app.stat()
+    app.write_bytes(b"x = 7\n")
+    os.utime(app, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns))  # mtime put back: ctime still moves
+    assert space.read("src/app.py") == "x = 7\n"
+    _aged(app)
+    assert space.read("src/app.py") == "x = 7\n"
+    os.replace(root / "src", root / "src-old")
+    (root / "src").symlink_to(outside)  # the folder now a link out of the tree (to a file of that name)
+    assert space.read("src/app.py") is None  # refused, neither the kept text nor the outside file
+
+
+def test_kept_reads_lose_no_race_either(tree: tuple[Path, Path]) -> None:
+    """The race of `test_the_harness_workspace_reads_and_writes_beneath_too`, with the file's
+    text kept from an earlier read: a swapped folder makes the status differ, never the answer."""
+    root, _ = tree
+    os.system(f"git -C {root} init -q")
+    _aged(root / "src" / "app.py")
+    space = Workspace(root)
+    assert space.read("src/app.py") == HONEST.decode()
+    seen = _race(root, lambda: (text := space.read("src/app.py")) and text.encode())
+    assert seen == {HONEST}
+
+
+def test_a_fresh_file_is_not_kept(tree: tuple[Path, Path]) -> None:
+    root, _ = tree
+    os.system(f"git -C {root} init -q")
+    (root / "src" / "new.py").write_text("y = 1\n")
+    space = Workspace(root)
+    assert space.read("src/new.py") == "y = 1\n"
+    assert "src/new.py" not in space._texts  # written within the racy window: read again next time

@@ -10,7 +10,8 @@ environment, no network, bounded): one that reads what it should not sees nothin
 backtracks or hangs without end fails its check, not the run.
 
 A command's verdict is kept, in each process, by what it ran on: the command, the isolation,
-and every byte of the work tree (paths, modes, contents, links; of ``.git`` only its config).
+and every byte of the work tree (paths, modes, contents, links; of ``.git`` only its config; a
+file's bytes are hashed again only when its status changed, as git's index trusts a file's).
 Arms and trials that leave the same files get the same verdict without running it again, which
 holds for the deterministic checks a scenario must give (a check whose outcome varies from run
 to run on the same files is a flaky test: its verdict here is its first one). A run that left
@@ -25,6 +26,7 @@ import hashlib
 import os
 import stat
 import sys
+import time
 from collections.abc import Collection
 from pathlib import Path
 
@@ -70,7 +72,7 @@ def _ran_on(root: Path, argv: list[str], runtime: AgentRuntime) -> str:
     for directory, dirs, files in os.walk(root):
         here = Path(directory)
         if here == root:
-            _digest_file(digest, root / ".git" / "config")
+            digest.update(_read_digest(root / ".git" / "config"))
         dirs[:] = sorted(d for d in dirs if not (here == root and d == ".git"))
         for name in sorted([*files, *(d for d in dirs if (here / d).is_symlink())]):
             path = here / name
@@ -79,26 +81,40 @@ def _ran_on(root: Path, argv: list[str], runtime: AgentRuntime) -> str:
             if stat.S_ISLNK(info.st_mode):
                 digest.update(os.readlink(path).encode(errors="surrogateescape"))
             elif stat.S_ISREG(info.st_mode):
-                _digest_file(digest, path)
+                digest.update(_file_digest(path, info))
     return digest.hexdigest()
 
 
-def _digest_file(digest: hashlib._Hash, path: Path) -> None:
-    """Add the digest of a regular file's bytes (read in chunks, never through a link or from a
-    pipe an agent put in its place meanwhile; what cannot be read counts as a mark of its own)."""
+_RACY_NS = 50_000_000  # a file changed this recently may change again unseen by its times: hashed again
+_HASHED: dict[tuple[int, ...], bytes] = {}  # a file's status (as git's index keeps it) -> its content's digest
+
+
+def _file_digest(path: Path, info: os.stat_result) -> bytes:
+    """The digest of a regular file's bytes, given again while its status (device, inode, size,
+    modification and change times) is the one it had when it was hashed, long enough ago."""
+    key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    found = _HASHED.get(key)
+    if found is None:
+        found = _read_digest(path)
+        if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _RACY_NS:
+            _HASHED[key] = found
+    return found
+
+
+def _read_digest(path: Path) -> bytes:
+    """The digest of a regular file's bytes (read in chunks, never through a link or from a pipe
+    an agent put in its place meanwhile; what cannot be read counts as a mark of its own)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        digest.update(b"unreadable")
-        return
+        return b"unreadable"
     content = hashlib.sha256()
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            digest.update(b"not a file")
-            return
+            return b"not a file"
         while chunk := handle.read(1 << 20):
             content.update(chunk)
-    digest.update(content.hexdigest().encode())
+    return content.hexdigest().encode()
 
 
 def _command_fails(workspace: Workspace, command: tuple[str, ...], runtime: AgentRuntime) -> bool:

@@ -133,6 +133,7 @@ class StoreAudit:
         self.world, self.expiry = world, expiry
         self.records: dict[str, _Record] = {}
         self._found: set[tuple[str, str]] = set()
+        self._actors: dict[str, Actor] = {}  # each user's actor, made once (the audit asks thousands of times)
         for memories in world.seeded.values():
             for made in memories:
                 record = _Record.of(made, world.drafts.get(made.id), made.author, made.created_at)
@@ -151,8 +152,9 @@ class StoreAudit:
         return [Breach(promise, memory_id, detail)]
 
     def _get(self, memory_id: str, user: str) -> Memory | None:
+        actor = self._actors.get(user) or self._actors.setdefault(user, Actor(user))
         try:
-            return self.world.store.get(memory_id, actor=Actor(user))
+            return self.world.store.get(memory_id, actor=actor)
         except (NotFound, PermissionDenied):
             return None
 

@@ -137,13 +137,21 @@ def tree(root: Path) -> list[str]:
     """Every regular file of a working copy by repository-relative path, sorted as paths (by
     their parts), ``.git`` aside and never entered; links are neither listed nor followed."""
     found: list[str] = []
-    top = str(root)
-    for folder, dirs, files in os.walk(top):
-        prefix = "" if folder == top else os.path.relpath(folder, top).replace(os.sep, "/") + "/"
-        if not prefix:
-            dirs[:] = [d for d in dirs if d != ".git"]
-        for name in files:
-            path = os.path.join(folder, name)
-            if (prefix or name != ".git") and not os.path.islink(path) and os.path.isfile(path):
-                found.append(prefix + name)
+    folders = [(str(root), "")]
+    while folders:  # each entry's type from the folder's listing (d_type): no stat per file
+        folder, prefix = folders.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if not prefix and entry.name == ".git":
+                continue
+            try:
+                if entry.is_file(follow_symlinks=False):
+                    found.append(prefix + entry.name)
+                elif entry.is_dir(follow_symlinks=False):
+                    folders.append((entry.path, f"{prefix}{entry.name}/"))
+            except OSError:
+                continue
     return sorted(found, key=lambda p: p.split("/"))

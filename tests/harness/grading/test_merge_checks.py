@@ -80,3 +80,21 @@ def test_a_run_that_writes_is_never_kept(workspace: Workspace, runs: list[Path])
     merge_checks._command_fails(workspace, writes_config, UNBOXED)
     assert len(runs) == 4
     assert config.read_text().count("[core]") >= 3
+
+
+def test_a_file_rewritten_behind_its_old_times_is_hashed_again(workspace: Workspace, runs: list[Path]) -> None:
+    """A file's digest is kept by its status; a rewrite of the same size whose modification time
+    is put back still moves its change time, so the next digest reads it again."""
+    import os
+    import time
+
+    app = workspace.path / "app.py"
+    past = time.time_ns() - 60 * 10**9
+    os.utime(app, ns=(past, past))
+    time.sleep(0.06)  # older than the racy window: its digest is kept
+    assert merge_checks._command_fails(workspace, PASSES, UNBOXED) is False
+    before = app.stat()
+    app.write_text("LIMIT = 9\n")  # the same size
+    os.utime(app, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert merge_checks._command_fails(workspace, PASSES, UNBOXED) is True
+    assert len(runs) == 2
