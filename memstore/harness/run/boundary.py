@@ -187,7 +187,14 @@ class Tools:
     def verify(self, memory: Memory) -> Verdict:
         """Check a memory against the code now (just-in-time verification, on ``main``)."""
         g = self._gateway
-        verdict = verify_memory(memory, g.codebase(), verifier=g.verifier)
+        codebase = g.codebase()
+        kept = g.verdicts if g.verifier is None and codebase.commit is not None else None
+        key = (memory, codebase.commit or "")
+        verdict = kept.get(key) if kept is not None else None
+        if verdict is None:
+            verdict = verify_memory(memory, codebase, verifier=g.verifier)
+            if kept is not None:
+                kept[key] = verdict
         g.counts["verify_reads"] += len(memory.citations)
         g.record(EventKind.VERDICT, memory.id, verdict.status.value)
         return verdict

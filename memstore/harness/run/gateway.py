@@ -18,7 +18,7 @@ from memstore.harness.run.guard import StoreGuard
 from memstore.harness.run.mcp_bridge import McpLaunch
 from memstore.model import Citation, Memory, MemoryDraft, Surface
 from memstore.store import MemoryStore
-from memstore.verify import Codebase, GitCodebase, Verifier, WorkingTree
+from memstore.verify import Codebase, GitCodebase, Verdict, Verifier, WorkingTree
 from memstore.verify.workspace import Workspace
 
 __all__ = ["Event", "Gateway", "Usage", "citation", "compile_pattern", "tree"]
@@ -79,6 +79,9 @@ class Gateway:
     transcript: Path | None = None  # where the session's transcript files go (None: not kept)
     kept: list[str] = field(default_factory=list)  # transcript files written, relative to the run folder
     written: dict[str, MemoryDraft] = field(default_factory=dict)  # memory id -> the draft it was stored from
+    # The trial's verdicts of the reference verifier by (memory, commit of main): a commit's code
+    # never changes and a trial's repository only gains commits, so a verdict holds while both do.
+    verdicts: dict[tuple[Memory, str], Verdict] | None = None
     _codebase: GitCodebase | None = None
     _read: set[str] = field(default_factory=set)
     _texts: dict[str, str | None] = field(default_factory=dict)  # the session's reads, until the tools write

@@ -40,6 +40,7 @@ from memstore.harness.world import Template, World, build_template
 from memstore.model import Memory, Surface
 from memstore.registry import import_reference
 from memstore.store import MemoryStore
+from memstore.verify import Verdict
 from memstore.verify.workspace import Workspace
 
 __all__ = ["GRADING", "Grading", "Played", "run_unit"]
@@ -193,6 +194,7 @@ class _Trial:
         self.role = arm_role(self.agent, world.store)
         self.grading: Grading = import_reference(GRADING, "grading")(unit, template, world, self.workspace, out)
         self.audit = StoreAudit(world, unit.expiry)
+        self.verdicts: dict[tuple[Memory, str], Verdict] = {}  # the sessions' verdicts (`Gateway.verdicts`)
         self.store_seconds = 0.0
         self.shared: tuple[str, Path] | None = None  # the store's URI for an MCP server, and its access file
 
@@ -262,6 +264,7 @@ class _Trial:
             surface=task.surface,
             repo=self.world.scenario.repo,
             verifier=None,
+            verdicts=self.verdicts,
             guard=self.guard,
             mcp=self._launch(task) if self.shared is not None else None,
             users=tuple(self.world.scenario.users),

@@ -109,3 +109,37 @@ def test_workers_do_not_change_the_results(workers: int) -> None:
     arms = [Arm("jit-verify", "memory://"), Arm("trusting", "memory://")]
     names = ["api-version-moved", "db-pool-revert", "jest-to-vitest"]
     assert run_arms(names, arms, trials=2, workers=workers).sessions == run_arms(names, arms, trials=2).sessions
+
+
+def test_a_verdict_is_kept_for_the_trial_while_main_stays_and_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memory verified again on the same commit of main is not verified twice in a trial (the
+    code at a commit never changes); the events are the ones a verification every time gives."""
+    from memstore.harness.run import boundary, trial
+    from memstore.harness.run.runner import RunConfig, run
+    from tests.harness.conftest import scenario
+
+    calls: list[tuple[str, str | None]] = []
+    real = boundary.verify_memory
+
+    def counted(memory: Memory, codebase: object, **kwargs: object) -> object:
+        calls.append((memory.id, codebase.commit))  # type: ignore[attr-defined]
+        return real(memory, codebase, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(boundary, "verify_memory", counted)
+    config = RunConfig(scenarios=(scenario("files-change-together"),), arms=(Arm("jit-verify", "sqlite:"),), workers=1)
+    kept = run(config)
+    verdicts = [e for e in kept.events if e["kind"] == "verdict"]
+    assert len(calls) == len(set(calls)) < len(verdicts)  # each (memory, commit) once; some sessions asked again
+    once = len(calls)
+    real_gateway = trial._Trial._gateway
+
+    def unkept(self: trial._Trial, task: object) -> object:
+        found = real_gateway(self, task)  # type: ignore[arg-type]
+        found.verdicts = None
+        return found
+
+    monkeypatch.setattr(trial._Trial, "_gateway", unkept)
+    every = run(config)
+    assert len(calls) - once == len(verdicts)  # verified every time now
+    assert every.events == kept.events
+    assert every.sessions == kept.sessions
