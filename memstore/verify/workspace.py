@@ -33,6 +33,10 @@ def _stamp(info: os.stat_result) -> tuple[int, ...]:
     return (info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
+_FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_NAMES: dict[tuple[str, ...], list[str]] = {}  # `Workspace._names`, by the question and the two commits
+
+
 _COMMIT_ID = re.compile(rb"([0-9a-f]{40}|[0-9a-f]{64})\n?")
 
 
@@ -67,18 +71,22 @@ class Workspace:
         top = self.path / ".git"
         if top.is_symlink() or not top.is_dir():
             raise RepositoryError(f"{top} was replaced: the working copy cannot be trusted")
-        for directory, dirs, files in os.walk(self.path):  # never follows a symlink
-            here = Path(directory)
-            for name in [*dirs, *files]:
-                if name.lower() != ".git" or (here == self.path and name == ".git"):
+        folders = [(str(self.path), "")]
+        while folders:  # depth first, by name; never follows a symlink
+            folder, prefix = folders.pop()
+            below = []
+            for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if entry.name.lower() != ".git" or (not prefix and entry.name == ".git"):
+                    if is_dir and prefix + entry.name != ".git":
+                        below.append((entry.path, f"{prefix}{entry.name}/"))
                     continue
-                found = here / name
-                if stat.S_ISDIR(found.lstat().st_mode):
-                    remove_tree(found)  # an agent may have locked it
+                if is_dir:
+                    remove_tree(Path(entry.path))  # an agent may have locked it
                 else:
-                    found.unlink()
-                undone.append(f"a nested repository's {found.relative_to(self.path).as_posix()} was removed")
-            dirs[:] = [d for d in dirs if d.lower() != ".git"]
+                    os.unlink(entry.path)
+                undone.append(f"a nested repository's {prefix}{entry.name} was removed")
+            folders += reversed(below)
         config = top / "config"
         if config.is_symlink() or not config.is_file() or config.read_bytes() != self._config:
             config.unlink(missing_ok=True)
@@ -196,6 +204,8 @@ class Workspace:
         self._heads.pop("HEAD", None)
         if self._branch is not None:
             self._moved(self._branch, made)
+        else:  # on a branch the harness did not start: which one moved is git's to say
+            self._heads.clear()
         return made
 
     def merge(self, branch: str, into: str = "main") -> None:
@@ -214,8 +224,22 @@ class Workspace:
 
     def changed(self, base: str, head: str) -> list[str]:
         """Files a pull request from ``head`` into ``base`` changes (from their merge base)."""
-        out = self._git("diff", "--name-only", "-M", f"{base}...{head}")
-        return [line for line in out.splitlines() if line]
+        return self._names("--name-only", "-M", self.head(base), self.head(head), merge_base=True)
+
+    def _names(self, *args: str, merge_base: bool = False) -> list[str]:
+        """The paths ``git diff ARGS OLD NEW`` names (``OLD...NEW`` with ``merge_base``). Between
+        two commits by id they are a function of the two (and of the configuration every working
+        copy of the run shares): kept for the process, so arms and trials that made the same
+        commits ask git once."""
+        *options, old, new = args
+        key = (*args, str(merge_base))
+        found = _NAMES.get(key) if _FULL_ID.fullmatch(old) and _FULL_ID.fullmatch(new) else None
+        if found is None:
+            out = self._git("diff", *options, f"{old}...{new}" if merge_base else old, *([] if merge_base else [new]))
+            found = [line for line in out.splitlines() if line]
+            if _FULL_ID.fullmatch(old) and _FULL_ID.fullmatch(new):
+                _NAMES[key] = found
+        return list(found)
 
     def pull_request_diff(self, base: str, head: str) -> str:
         """The unified diff a pull request from ``head`` into ``base`` shows (from their merge base)."""
@@ -227,5 +251,4 @@ class Workspace:
 
     def touched(self, old: str, new: str) -> list[str]:
         """Paths a change from ``old`` to ``new`` touched (both names of a rename)."""
-        out = self._git("diff", "--name-only", "--no-renames", old, new)
-        return [line for line in out.splitlines() if line]
+        return self._names("--name-only", "--no-renames", old, new)

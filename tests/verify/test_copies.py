@@ -120,3 +120,33 @@ def test_remove_tree_removes_a_sealed_folder_and_only_the_link_to_one(tmp_path: 
     assert (sealed / "inner" / "f").exists()
     remove_tree(sealed)
     assert not sealed.exists()
+
+
+def test_names_between_two_commits_are_asked_once_per_process(build: Build, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a diff between two commits by id names is theirs: a second working copy (another arm
+    or trial that made the same commits) gets it without git; a branch's name is resolved first,
+    so a branch that moved is asked again."""
+    from memstore.verify import workspace as workspace_module
+
+    path, commits = _built(build)
+    monkeypatch.setattr(workspace_module, "_NAMES", {})
+    asked: list[tuple[str, ...]] = []
+    real = Workspace._git
+
+    def counted(self: Workspace, *args: str, **kwargs: object) -> str:
+        asked.append(args)
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Workspace, "_git", counted)
+    copy = path.parent / "copy"
+    shutil.copytree(path, copy, symlinks=True)
+    one, other = Workspace(path), Workspace(copy)
+    assert one.touched(commits["one"], commits["two"]) == ["app.py"]
+    assert other.touched(commits["one"], commits["two"]) == ["app.py"]
+    assert [a[0] for a in asked] == ["diff"]
+    assert other.changed(commits["one"], "main") == ["app.py"]
+    (copy / "new.py").write_text("x = 1\n")
+    made = other.commit("more", when=WHEN, who="dev")
+    assert made is not None
+    assert other.changed(commits["one"], "main") == ["app.py", "new.py"]  # main moved: asked again
+    assert sum(a[0] == "diff" for a in asked) == 3

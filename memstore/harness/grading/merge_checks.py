@@ -69,19 +69,24 @@ def _ran_on(root: Path, argv: list[str], runtime: AgentRuntime) -> str:
     """A digest of what a check command's verdict depends on: the command, how it is isolated,
     and the work tree below ``root`` byte for byte (links read, never followed; of ``.git``, its config)."""
     digest = hashlib.sha256(repr((argv, runtime.sandbox.value, runtime.network.value)).encode())
-    for directory, dirs, files in os.walk(root):
-        here = Path(directory)
-        if here == root:
-            digest.update(_read_digest(root / ".git" / "config"))
-        dirs[:] = sorted(d for d in dirs if not (here == root and d == ".git"))
-        for name in sorted([*files, *(d for d in dirs if (here / d).is_symlink())]):
-            path = here / name
-            info = path.lstat()
-            digest.update(f"\0{path.relative_to(root).as_posix()}\0{info.st_mode:o}\0".encode())
+    digest.update(_read_digest(root / ".git" / "config"))
+    folders = [(str(root), "")]
+    while folders:  # depth first, by name; links are read, never followed
+        folder, prefix = folders.pop()
+        below = []
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if not prefix and entry.name == ".git":
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                below.append((entry.path, f"{prefix}{entry.name}/"))
+                continue
+            info = entry.stat(follow_symlinks=False)
+            digest.update(f"\0{prefix}{entry.name}\0{info.st_mode:o}\0".encode())
             if stat.S_ISLNK(info.st_mode):
-                digest.update(os.readlink(path).encode(errors="surrogateescape"))
+                digest.update(os.readlink(entry.path).encode(errors="surrogateescape"))
             elif stat.S_ISREG(info.st_mode):
-                digest.update(_file_digest(path, info))
+                digest.update(_file_digest(Path(entry.path), info))
+        folders += reversed(below)
     return digest.hexdigest()
 
 
