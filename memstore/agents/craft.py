@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memstore.verify.claims import Claim, ClaimKind, _stem, claims_of, words
 
@@ -142,6 +143,7 @@ class Definition:
         return self.value[1:-1] if len(self.value) >= 2 and self.value[0] in "\"'`" else self.value.strip()
 
 
+@lru_cache(maxsize=1 << 15)
 def definition(line: str) -> Definition | None:
     """The key a line assigns and the value it assigns (``KEY = 10``, ``"key": "x"``,
     ``Version: v2.1.4``, a Markdown table row ``| KEY | 10 |``), or None."""
@@ -272,10 +274,12 @@ def call_names(fact: str) -> list[str]:
     return [c.text[:-2] for c in claims_of(fact) if c.text.endswith("()") and re.fullmatch(r"[\w.]+\(\)", c.text)]
 
 
-def identifiers(text: str) -> set[str]:
-    """The code identifiers a text names (``RETRY_LIMIT_3``, ``maxFiles``), normalised to compare."""
+@lru_cache(maxsize=1 << 14)
+def identifiers(text: str) -> frozenset[str]:
+    """The code identifiers a text names (``RETRY_LIMIT_3``, ``maxFiles``), normalised to compare
+    (kept by text: the stubs ask of the same task and memory texts all session long)."""
     tokens = re.findall(r"[A-Za-z_][\w]*", text)
-    return {_norm(t) for t in tokens if "_" in t.strip("_") or re.search(r"[a-z][A-Z]", t)}
+    return frozenset(_norm(t) for t in tokens if "_" in t.strip("_") or re.search(r"[a-z][A-Z]", t))
 
 
 _NAME_QUESTION = re.compile(
