@@ -65,6 +65,8 @@ def map_line(hunks: list[Hunk], line: int, *, rewritten: bool = False) -> int | 
 _BLOB_CACHE_BYTES = 256 * 1024 * 1024
 _CHUNK = 800  # object names per pipelined write: well under a pipe buffer
 _IMMUTABLE = re.compile(r"^[0-9a-f]{40,64}(?::|$)")
+_TREES: dict[str, dict[str, TreeEntry]] = {}  # every file of a commit, by its id: the same in every repository
+_TREES_KEPT = 4096
 _FOUND = re.compile(rb"^([0-9a-f]{40,64}) ([a-z]+) (\d+)\n\Z")
 _FULL_ID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
@@ -175,6 +177,10 @@ class GitRepository:
             known = self._original._commits.get(ref)
             if known is not None:  # a commit of the original is a commit of the copy
                 self._commits[ref] = known
+        if ref not in self._commits and _FULL_ID.match(ref):  # an id: the object reader says if it is a commit
+            found = self.objects([ref]).get(ref)
+            if found is not None and found.kind == "commit":
+                self._commits[ref] = found.oid
         if ref not in self._commits:
             if ref.startswith("-") or "\x00" in ref:
                 return None
@@ -207,8 +213,10 @@ class GitRepository:
     def tree(self, commit: str) -> dict[str, TreeEntry]:
         """Every file of ``commit`` by path (one ``ls-tree`` per commit, cached)."""
         found = self._trees.get(commit)
-        if found is None and self._original is not None and _FULL_ID.match(commit):
-            found = self._original._trees.get(commit)  # a commit's tree never changes
+        if found is None and _FULL_ID.match(commit):
+            found = _TREES.get(commit)  # a commit's tree never changes, in any repository that has it
+            if found is not None:
+                self._trees[commit] = found
         if found is None:
             raw = self.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit)
             found = {}
@@ -221,7 +229,36 @@ class GitRepository:
                     mode.decode(), oid.decode(), None if size == b"-" else int(size)
                 )
             self._trees[commit] = found
+            if _FULL_ID.match(commit):
+                _TREES[commit] = found
+                while len(_TREES) > _TREES_KEPT:
+                    del _TREES[next(iter(_TREES))]
         return found
+
+    def parents(self, commit: str) -> tuple[str, ...] | None:
+        """The parents of the commit ``commit`` (a full id) names, read through the object reader
+        (no process of its own); None when it is not a commit of this repository."""
+        if not _FULL_ID.match(commit):
+            return None
+        with self._lock:
+            proc = self._reader()
+            assert proc.stdin is not None
+            assert proc.stdout is not None
+            try:
+                proc.stdin.write(f"{commit}\n".encode())
+                proc.stdin.flush()
+                header = _FOUND.match(proc.stdout.readline())
+                if header is None:
+                    return None
+                data = proc.stdout.read(int(header[3]))
+                proc.stdout.read(1)
+            except (OSError, ValueError) as exc:
+                self.close()
+                raise RepositoryError(f"reading objects from {self.path} failed: {exc}") from exc
+        if header[2] != b"commit":
+            return None
+        head = data.split(b"\n\n", 1)[0]
+        return tuple(line[7:].decode() for line in head.split(b"\n") if line.startswith(b"parent "))
 
     def renames(self, old: str, new: str | None) -> dict[str, str]:
         """Files of ``old`` that git's rename detection finds under another path in ``new``

@@ -150,3 +150,40 @@ def test_names_between_two_commits_are_asked_once_per_process(build: Build, monk
     assert made is not None
     assert other.changed(commits["one"], "main") == ["app.py", "new.py"]  # main moved: asked again
     assert sum(a[0] == "diff" for a in asked) == 3
+
+
+def test_a_sessions_merge_moves_main_by_compare_and_swap(build: Build, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session's one commit on main fast-forwards main without a checkout (the tree is that
+    commit's already); a branch main is not the parent of goes through git's ``merge --ff-only``,
+    which refuses what is not a fast-forward."""
+    from memstore.errors import RepositoryError
+
+    path, commits = _built(build)
+    space = Workspace(path)
+    asked: list[str] = []
+    real = Workspace._git
+
+    def counted(self: Workspace, *args: str, **kwargs: object) -> str:
+        asked.append(args[0])
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Workspace, "_git", counted)
+    space.start("task/a")
+    (path / "app.py").write_text("LIMIT = 3\n")
+    made = space.commit("three", when=WHEN, who="dev")
+    assert made is not None
+    asked.clear()
+    space.merge("task/a")
+    assert asked == ["update-ref", "symbolic-ref"]
+    head = subprocess.run(["git", "-C", str(path), "symbolic-ref", "HEAD"], capture_output=True, text=True)
+    assert head.stdout.strip() == "refs/heads/main"
+    assert space.head("main") == made
+    assert space.repo.is_clean()
+    subprocess.run(["git", "-C", str(path), "branch", "-f", "side", commits["one"]], check=True)
+    space.start("task/b", base="side")
+    (path / "app.py").write_text("LIMIT = 4\n")
+    assert space.commit("four", when=WHEN, who="dev") is not None
+    asked.clear()
+    with pytest.raises(RepositoryError):
+        space.merge("task/b")  # main is not its parent: git's own fast-forward, refused
+    assert asked[:2] == ["checkout", "merge"]
