@@ -95,6 +95,12 @@ class Workspace:
         return undone
 
     def _git(self, *args: str, when: datetime | None = None, who: str = "agent") -> str:
+        done = self._run(*args, when=when, who=who)
+        if done.returncode != 0:
+            raise RepositoryError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
+        return done.stdout.decode(errors="replace")
+
+    def _run(self, *args: str, when: datetime | None = None, who: str = "agent") -> subprocess.CompletedProcess[bytes]:
         env = git_env()
         if when is not None:
             stamp = f"{int(when.timestamp())} +0000"
@@ -107,10 +113,7 @@ class Workspace:
                 "GIT_COMMITTER_EMAIL": f"{who}@example.com",
             }
         )
-        done = subprocess.run(git_argv(self.path, *args), capture_output=True, env=env, check=False)
-        if done.returncode != 0:
-            raise RepositoryError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
-        return done.stdout.decode(errors="replace")
+        return subprocess.run(git_argv(self.path, *args), capture_output=True, env=env, check=False)
 
     def head(self, ref: str = "main") -> str:
         """The commit ``ref`` points at now."""
@@ -197,9 +200,11 @@ class Workspace:
     def commit(self, message: str, *, when: datetime, who: str) -> str | None:
         """Commit every change of the work tree; the new commit id, or None when nothing changed."""
         self._git("add", "-A")
-        if not self._git("status", "--porcelain", "--ignore-submodules=all").strip():
+        done = self._run("commit", "-q", "-m", message, when=when, who=who)
+        if done.returncode != 0:  # nothing to commit (exit status 1), or a failure: status says which
+            if self._git("status", "--porcelain", "--ignore-submodules=all").strip():
+                raise RepositoryError(f"git commit failed: {done.stderr.decode(errors='replace').strip()}")
             return None
-        self._git("commit", "-q", "-m", message, when=when, who=who)
         made = (self._branch_file(self._branch) if self._branch else None) or self._git("rev-parse", "HEAD").strip()
         self._heads.pop("HEAD", None)
         if self._branch is not None:

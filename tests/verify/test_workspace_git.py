@@ -129,6 +129,7 @@ def _after_a_session(space: Workspace) -> list[str]:
         space.changed(base, commit)
         space.pull_request_diff(base, commit)
         undone += space.secure()
+        space.repo.is_clean()  # as the next session's stored memory asks, on the branch that holds the change
         space.abandon()
     space.repo.is_clean()
     return undone

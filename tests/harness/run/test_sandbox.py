@@ -69,6 +69,8 @@ who = ["-c", "user.name=a", "-c", "user.email=a@example.com"]
 for command in (["init", "-q"], ["add", "-A"], [*who, "commit", "-qm", "v"],
                 ["config", "core.fsmonitor", f"sh -c 'echo fsmonitor >> {marker_dir}/git-ran'"]):
     subprocess.run(["git", "-C", "vendor/x", *command], capture_output=True)
+subprocess.run(["git", "config", "core.fsmonitor", f"sh -c 'echo fsmonitor >> {marker_dir}/git-ran'"],
+               capture_output=True)  # the working copy's own configuration (its .git is read-only in bubblewrap)
 open("probe.py", "w").write(
     "import os, glob\n"
     f"seen = [k for k in os.environ if k.startswith('SECRET')] + [p for p in {targets!r} if os.access(p, os.R_OK)]\n"
