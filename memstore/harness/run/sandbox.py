@@ -8,9 +8,10 @@ An agent under evaluation is a program the harness did not write. In the sandbox
 - its session folder at ``/memstore/session`` (the task file, where the result goes, and any
   trajectory it keeps), a private ``$HOME`` and ``$TMPDIR``;
 - the rest of the machine's file system read-only, with the run's own things replaced by
-  empty folders: every scratch folder of memstore in the temporary directory (templates,
-  trials, stores, other workers'), the run folder, the scenario library and the scenario
-  files of the run, and the home folders of the invoking user, of root and of ``/home``
+  empty folders: the temporary directories (``$TMPDIR`` and ``/tmp``: every scratch folder of
+  memstore, templates, trials, stores, other workers' and runs', the relays' sockets), the run
+  folder, the scenario library and the scenario files of the run, and the home folders of
+  the invoking user, of root and of ``/home``
   (what the agent's program itself needs stays readable: the files its command names, this
   Python and memstore);
 - no network unless the run says ``--agent-network host`` (an LLM agent needs its API);
@@ -146,36 +147,11 @@ def agent_environment(names: Sequence[str], extra: Mapping[str, str]) -> dict[st
     return {**{k: v for k, v in os.environ.items() if k in keep}, **extra}
 
 
-def _canonical(path: Path) -> Path:
-    """``path`` resolved; a folder found by globbing an already resolved parent is its own
-    canonical form unless it is a link (a lstat, not a walk of every component)."""
-    if path.parent in _RESOLVED_PARENTS and not path.is_symlink():
-        return path
-    return path.resolve()
-
-
-_RESOLVED_PARENTS: set[Path] = set()  # the temporary directories, resolved, as `_scratch_folders` globbed them
-
-
 def _outermost(paths: Sequence[Path]) -> list[Path]:
     """``paths`` without those inside another of them, in their order (linear in their number:
     a machine may hold thousands of scratch folders)."""
     given = set(paths)
     return [p for p in paths if not any(parent in given for parent in p.parents)]
-
-
-def _scratch_folders(hidden: Path) -> list[Path]:
-    """Every memstore scratch folder and relay in the temporary directories (this run's, its
-    workers', other runs') outside ``hidden`` (the temporary directory, hidden whole: what lies
-    in it needs no folder of its own)."""
-    found = set()
-    for parent in (Path(tempfile.gettempdir()), _SOCKETS):
-        resolved = parent.resolve()
-        if resolved.is_relative_to(hidden):
-            continue
-        _RESOLVED_PARENTS.add(resolved)
-        found |= {resolved / p.name for p in resolved.glob("memstore-*")}
-    return sorted(found)
 
 
 def _homes() -> list[Path]:
@@ -226,8 +202,11 @@ def wrap(
 ) -> list[str]:
     """``argv`` as bubblewrap runs it: see the module docstring for what it sees."""
     args = _root()
-    temp = Path(tempfile.gettempdir()).resolve()
-    every = list(dict.fromkeys(_canonical(p) for p in [temp, *_scratch_folders(temp), *_homes(), *runtime.hidden]))
+    # The temporary directories whole (every scratch folder of memstore, this run's, its workers'
+    # and other runs', and the relays' sockets are there): a folder globbed one by one could be
+    # gone by the time bubblewrap mounts over it, and the run would fail for it.
+    temps = [Path(tempfile.gettempdir()).resolve(), _SOCKETS.resolve()]
+    every = list(dict.fromkeys(p.resolve() for p in [*temps, *_homes(), *runtime.hidden]))
     hide = _outermost(every)
     # What the agent needs to run stays readable even where it lies in a hidden folder: its
     # program and script, this Python and memstore (the MCP relay); what they hold is hidden again.

@@ -273,3 +273,32 @@ def test_bwrap_asked_for_where_it_cannot_run_is_a_clear_error(monkeypatch: pytes
     finally:
         sandbox._bwrap_works.cache_clear()
     assert os.environ.get("PATH")
+
+
+def test_a_scratch_folder_gone_before_the_sandbox_starts_does_not_stop_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temporary directories are hidden whole, not folder by folder: another run's scratch
+    folder that is removed between the arguments and bubblewrap's start (as other workers and
+    runs come and go) cannot make the agent fail to start. (It did, now and then, when a private
+    ``$TMPDIR`` left ``/tmp``'s folders to be listed one by one.)"""
+    import subprocess
+    import tempfile
+
+    from memstore.harness.run import sandbox
+
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    going = Path(tempfile.mkdtemp(prefix="memstore-run-gone-", dir=sandbox._SOCKETS))
+    session = tmp_path / "session"
+    session.mkdir()
+    argv = sandbox.wrap(
+        ["/bin/true"], workdir=tmp_path, session_dir=session, relay_dir=None, runtime=AgentRuntime(), env={}
+    )
+    going.rmdir()
+    assert str(going) not in argv  # not named: inside a folder hidden whole
+    hidden = [Path(argv[i + 1]) for i, arg in enumerate(argv) if arg == "--tmpfs"]
+    assert sandbox._SOCKETS.resolve() in hidden  # and $TMPDIR with it, inside it here
+    assert any(private.resolve().is_relative_to(h) for h in hidden)
+    assert subprocess.run(argv, capture_output=True, check=False).returncode == 0
