@@ -35,6 +35,7 @@ def _stamp(info: os.stat_result) -> tuple[int, ...]:
 
 _FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _NAMES: dict[tuple[str, ...], list[str]] = {}  # `Workspace._names`, by the question and the two commits
+_NAMES_KEPT = 65_536
 
 
 _COMMIT_ID = re.compile(rb"([0-9a-f]{40}|[0-9a-f]{64})\n?")
@@ -254,6 +255,8 @@ class Workspace:
             out = self._git("diff", *options, f"{old}...{new}" if merge_base else old, *([] if merge_base else [new]))
             found = [line for line in out.splitlines() if line]
             if _FULL_ID.fullmatch(old) and _FULL_ID.fullmatch(new):
+                if len(_NAMES) >= _NAMES_KEPT:
+                    _NAMES.clear()
                 _NAMES[key] = found
         return list(found)
 

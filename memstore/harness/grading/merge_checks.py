@@ -92,6 +92,7 @@ def _ran_on(root: Path, argv: list[str], runtime: AgentRuntime) -> str:
 
 _RACY_NS = 50_000_000  # a file changed this recently may change again unseen by its times: hashed again
 _HASHED: dict[tuple[int, ...], bytes] = {}  # a file's status (as git's index keeps it) -> its content's digest
+_HASHED_KEPT = 200_000
 
 
 def _file_digest(path: Path, info: os.stat_result) -> bytes:
@@ -102,6 +103,8 @@ def _file_digest(path: Path, info: os.stat_result) -> bytes:
     if found is None:
         found = _read_digest(path)
         if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _RACY_NS:
+            if len(_HASHED) >= _HASHED_KEPT:
+                _HASHED.clear()  # trials' files come and go: what a long run hashed long ago is dropped
             _HASHED[key] = found
     return found
 
