@@ -292,7 +292,6 @@ _TERMS_MAX_CHARS = 100_000  # relevance is judged on the first 100k characters o
 
 
 @lru_cache(maxsize=16384)
-@lru_cache(maxsize=1 << 14)
 def terms(text: str) -> frozenset[str]:
     """The content words of ``text``, stemmed: what a fact and code must share to be about the same thing."""
     return frozenset(_stem(w) for w in words(text[:_TERMS_MAX_CHARS]) if len(w) >= 3 and w not in STOPWORDS)

@@ -250,11 +250,12 @@ class Workspace:
         commits ask git once."""
         *options, old, new = args
         key = (*args, str(merge_base))
-        found = _NAMES.get(key) if _FULL_ID.fullmatch(old) and _FULL_ID.fullmatch(new) else None
+        by_id = bool(_FULL_ID.fullmatch(old) and _FULL_ID.fullmatch(new))
+        found = _NAMES.get(key) if by_id else None
         if found is None:
             out = self._git("diff", *options, f"{old}...{new}" if merge_base else old, *([] if merge_base else [new]))
             found = [line for line in out.splitlines() if line]
-            if _FULL_ID.fullmatch(old) and _FULL_ID.fullmatch(new):
+            if by_id:
                 if len(_NAMES) >= _NAMES_KEPT:
                     _NAMES.clear()
                 _NAMES[key] = found
