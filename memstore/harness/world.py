@@ -135,11 +135,12 @@ class Template:
     def true_lines(self) -> dict[str, list[tuple[str, int] | None]]:
         """Where git's own diff puts each seeded citation at the evaluation ref (for re-anchoring
         accuracy): seeded key -> one (path, line) per citation, None where the line is gone.
-        Computed once per template, one diff per commit the citations were made at."""
+        Computed once per template, in one diff of each commit the citations were made at."""
         if self._true_lines is None:
             repo = self.repo
             commits = dict.fromkeys(c.commit for c in self._cited() if c.commit)
-            diffs = {commit: repo.diff_hunks(commit, self.evaluate_at) for commit in commits}
+            found = repo.hunks_between((commit, self.evaluate_at) for commit in commits)
+            diffs = {commit: found[(commit, self.evaluate_at)] for commit in commits}
             truth: dict[str, list[tuple[str, int] | None]] = {}
             for seed in self.seeds:
                 truth[seed.spec.key] = [_true_line(c, diffs) for c in seed.draft.citations if not isinstance(c, str)]

@@ -1,8 +1,9 @@
 """The one place memstore talks to git (reading side).
 
-`GitRepository` keeps one long-lived ``git cat-file --batch`` process per repository and
-pipelines many object reads through it in one round trip, with a cache of blobs by id
-and of trees by commit. Trees come from one ``git ls-tree -r -l`` per commit, so a file's
+`GitRepository` keeps one long-lived ``git cat-file --batch-command`` process per repository
+and pipelines many object reads through it in one round trip, with a cache of blobs by id
+and of trees by commit. A commit's files are listed through that reader from its tree objects
+(`memstore.verify.listing`; ``git ls-tree -r -l`` where git is older than 2.36), so a file's
 existence, mode (symlink, submodule) and size are known before anything is read.
 
 Written on ``subprocess`` rather than GitPython on purpose: GitPython's reader answers one
@@ -12,7 +13,6 @@ object per round trip, and cold verification needs thousands of reads in one bat
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import subprocess
 import threading
@@ -23,8 +23,18 @@ from pathlib import Path
 from typing import IO
 
 from memstore.errors import RepositoryError
-from memstore.verify.gitrun import HARDENED, git_argv, git_env, repo_name_of_url, repository_root, source_commit
-from memstore.verify.hunks import Hunk, map_line, parse_hunks
+from memstore.verify.gitrun import (
+    HARDENED,
+    batch_commands,
+    git_argv,
+    git_env,
+    plain_git_dir,
+    repo_name_of_url,
+    repository_root,
+    source_commit,
+)
+from memstore.verify.hunks import Hunk, map_line, parse_sections
+from memstore.verify.listing import TreeEntry, list_tree, parse_ls_tree
 
 __all__ = [
     "HARDENED",
@@ -47,35 +57,6 @@ _TREES: dict[str, dict[str, TreeEntry]] = {}  # every file of a commit, by its i
 _TREES_KEPT = 4096
 _FOUND = re.compile(rb"^([0-9a-f]{40,64}) ([a-z]+) (\d+)\n\Z")
 _FULL_ID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
-
-
-def _plain_git_dir(path: Path) -> Path | None:
-    """The ``.git`` folder of a work tree when it is a plain folder (not a link, not a file
-    pointing elsewhere) holding a ``HEAD``, as git would find it; None otherwise (git is asked)."""
-    top = path / ".git"
-    try:
-        if top.is_symlink() or not top.is_dir() or not (top / "HEAD").is_file():
-            return None
-    except OSError:
-        return None
-    return Path(os.path.abspath(top))
-
-
-@dataclass(frozen=True)
-class TreeEntry:
-    """One file of a commit's tree: mode (``100644``, ``120000`` symlink, ``160000`` submodule), blob id, size."""
-
-    mode: str
-    oid: str
-    size: int | None
-
-    @property
-    def is_symlink(self) -> bool:
-        return self.mode == "120000"
-
-    @property
-    def is_file(self) -> bool:
-        return self.mode in {"100644", "100755"}
 
 
 @dataclass(frozen=True)
@@ -110,7 +91,7 @@ class GitRepository:
         self.path = Path(path)
         if not self.path.is_dir():
             raise RepositoryError(f"{self.path} is not a directory")
-        self.git_dir = _plain_git_dir(self.path) or Path(self.run("rev-parse", "--absolute-git-dir").decode().strip())
+        self.git_dir = plain_git_dir(self.path) or Path(self.run("rev-parse", "--absolute-git-dir").decode().strip())
         # A copy of another repository (a trial's world of its template) holds every object the
         # original holds: what the original read by object id holds here too.
         self._original = copied_from
@@ -189,28 +170,23 @@ class GitRepository:
         return self.run("rev-parse", "--is-bare-repository").decode().strip() == "true"
 
     def tree(self, commit: str) -> dict[str, TreeEntry]:
-        """Every file of ``commit`` by path (one ``ls-tree`` per commit, cached)."""
+        """Every file of ``commit`` by path (listed through the object reader, cached)."""
         found = self._trees.get(commit)
         if found is None and _FULL_ID.match(commit):
             found = _TREES.get(commit)  # a commit's tree never changes, in any repository that has it
-            if found is not None:
-                self._trees[commit] = found
+        if found is None and batch_commands():
+            with self._lock:
+                try:
+                    found = list_tree(self._exchange, commit)
+                except LookupError:
+                    found = None  # a broken repository: ls-tree says what is wrong
         if found is None:
-            raw = self.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit)
-            found = {}
-            for record in raw.split(b"\x00"):
-                if not record:
-                    continue
-                meta, _, name = record.partition(b"\t")
-                mode, _kind, oid, size = meta.split()
-                found[name.decode("utf-8", "surrogateescape")] = TreeEntry(
-                    mode.decode(), oid.decode(), None if size == b"-" else int(size)
-                )
-            self._trees[commit] = found
-            if _FULL_ID.match(commit):
-                _TREES[commit] = found
-                while len(_TREES) > _TREES_KEPT:
-                    del _TREES[next(iter(_TREES))]
+            found = parse_ls_tree(self.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit))
+        self._trees[commit] = found
+        if _FULL_ID.match(commit) and commit not in _TREES:
+            _TREES[commit] = found
+            while len(_TREES) > _TREES_KEPT:
+                del _TREES[next(iter(_TREES))]
         return found
 
     def parents(self, commit: str) -> tuple[str, ...] | None:
@@ -219,22 +195,10 @@ class GitRepository:
         if not _FULL_ID.match(commit):
             return None
         with self._lock:
-            proc = self._reader()
-            assert proc.stdin is not None
-            assert proc.stdout is not None
-            try:
-                proc.stdin.write(f"{commit}\n".encode())
-                proc.stdin.flush()
-                header = _FOUND.match(proc.stdout.readline())
-                if header is None:
-                    return None
-                data = proc.stdout.read(int(header[3]))
-                proc.stdout.read(1)
-            except (OSError, ValueError) as exc:
-                self.close()
-                raise RepositoryError(f"reading objects from {self.path} failed: {exc}") from exc
-        if header[2] != b"commit":
+            found = self._exchange([self._asked(commit)])[0]
+        if found is None or found[1] != "commit" or found[3] is None:
             return None
+        data = found[3]
         head = data.split(b"\n\n", 1)[0]
         return tuple(line[7:].decode() for line in head.split(b"\n") if line.startswith(b"parent "))
 
@@ -270,18 +234,28 @@ class GitRepository:
         Git's own line mapping (``git diff -M -U0``): an independent answer to "where did this
         line go", used as ground truth by the harness and the relocation evaluation.
         """
-        out = self.run(
-            "diff",
-            "-M",
-            "-U0",
-            f"--diff-algorithm={algorithm}",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            old,
-            new,
-        )
-        return parse_hunks(out)
+        return self.hunks_between([(old, new)], algorithm)[(old, new)]
+
+    def hunks_between(
+        self, pairs: Iterable[tuple[str, str]], algorithm: str = "myers"
+    ) -> dict[tuple[str, str], dict[str, tuple[str, list[Hunk]]]]:
+        """`diff_hunks` for many pairs of commits in one ``git diff-tree --stdin`` (each pair's
+        section opens with the line of its new commit's id, ``--always`` even when empty).
+
+        Raises:
+            RepositoryError: when a name is not a commit of this repository."""
+        wanted = list(dict.fromkeys(pairs))
+        ids: dict[str, str] = {}
+        for name in (name for pair in wanted for name in pair):
+            if (ids.setdefault(name, self.resolve(name) or "")) == "":
+                raise RepositoryError(f"{name!r} is not a commit of {self.path}")
+        options = ("-p", "-M", "-U0", f"--diff-algorithm={algorithm}", "--no-color", "--no-ext-diff", "--no-textconv")
+        asked = "".join(f"{ids[new]} {ids[old]}\n" for old, new in wanted).encode()  # commit, then its "parent"
+        out = self.run("diff-tree", "--stdin", "--always", *options, input=asked)
+        try:
+            return dict(zip(wanted, parse_sections(out, [ids[new] for _, new in wanted]), strict=True))
+        except ValueError as exc:
+            raise RepositoryError(f"git diff-tree in {self.path}: {exc}") from exc
 
     # -- objects --------------------------------------------------------------------
 
@@ -289,7 +263,7 @@ class GitRepository:
         if self._cat is None or self._cat.poll() is not None:
             try:
                 self._cat = subprocess.Popen(
-                    git_argv(self.path, "cat-file", "--batch"),
+                    git_argv(self.path, "cat-file", "--batch-command" if batch_commands() else "--batch"),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
@@ -347,29 +321,54 @@ class GitRepository:
         return found.data if found is not None else None
 
     def _fetch(self, names: Sequence[str], max_size: int | None) -> dict[str, GitObject]:
+        found: dict[str, GitObject] = {}
+        answers = self._exchange([self._asked(name) for name in names], blobs_up_to=max_size)
+        for name, answer in zip(names, answers, strict=True):
+            if answer is None:
+                continue
+            oid, kind, size, data = answer
+            if data is not None:
+                self._remember(oid, data)
+            if _IMMUTABLE.match(name):
+                self._names[name] = (oid, kind, size)
+            found[name] = GitObject(oid, kind, size, data)
+        return found
+
+    @staticmethod
+    def _asked(name: str) -> str:
+        """The reader's command for an object's contents (``--batch`` takes the bare name)."""
+        return f"contents {name}" if batch_commands() else name
+
+    def _exchange(
+        self, commands: Sequence[str], *, blobs_up_to: int | None = -1
+    ) -> list[tuple[str, str, int, bytes | None] | None]:
+        """One pipelined round trip through the object reader (the caller holds the lock): for
+        each command, (id, kind, size, content) or None where git found nothing. ``info``
+        commands carry no content; blobs carry theirs up to ``blobs_up_to`` bytes (None: any size;
+        -1: every object's content, trees and commits too), objects beyond it None."""
         proc = self._reader()
         assert proc.stdin is not None
         assert proc.stdout is not None
         try:
-            proc.stdin.write("".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape"))
+            proc.stdin.write("".join(f"{command}\n" for command in commands).encode("utf-8", "surrogateescape"))
             proc.stdin.flush()
-            found: dict[str, GitObject] = {}
-            for name in names:
+            answers: list[tuple[str, str, int, bytes | None] | None] = []
+            for command in commands:
                 header = _FOUND.match(proc.stdout.readline())
                 if header is None:  # "<name> missing" or "<name> ambiguous"; the name may hold spaces
+                    answers.append(None)
                     continue
                 oid, kind, size = header[1].decode(), header[2].decode(), int(header[3])
                 data: bytes | None = None
-                if kind == "blob" and (max_size is None or size <= max_size):
+                if command.startswith("info "):
+                    pass
+                elif blobs_up_to == -1 or (kind == "blob" and (blobs_up_to is None or size <= blobs_up_to)):
                     data = proc.stdout.read(size)
                     proc.stdout.read(1)
-                    self._remember(oid, data)
                 else:
                     _discard(proc.stdout, size + 1)
-                if _IMMUTABLE.match(name):
-                    self._names[name] = (oid, kind, size)
-                found[name] = GitObject(oid, kind, size, data)
-            return found
+                answers.append((oid, kind, size, data))
+            return answers
         except (OSError, ValueError) as exc:
             self.close()
             raise RepositoryError(f"reading objects from {self.path} failed: {exc}") from exc

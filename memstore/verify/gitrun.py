@@ -3,12 +3,22 @@ the questions asked of a checkout (its root, its commit, its remote's name)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
 from pathlib import Path
 
-__all__ = ["HARDENED", "git_argv", "git_env", "repo_name_of_url", "repository_root", "source_commit"]
+__all__ = [
+    "HARDENED",
+    "batch_commands",
+    "git_argv",
+    "git_env",
+    "plain_git_dir",
+    "repo_name_of_url",
+    "repository_root",
+    "source_commit",
+]
 
 
 # Configuration a repository (or a nested one, or an agent that wrote its ``.git/config``) could
@@ -71,6 +81,29 @@ def git_env() -> dict[str, str]:
     ):
         env.pop(name, None)
     return env
+
+
+@functools.cache
+def batch_commands() -> bool:
+    """Whether this machine's git reads ``cat-file --batch-command`` (git 2.36 and later)."""
+    try:
+        out = subprocess.run(["git", "version"], capture_output=True, text=True, env=git_env(), check=False).stdout
+    except OSError:
+        return False
+    found = re.search(r"(\d+)\.(\d+)", out)
+    return found is not None and (int(found[1]), int(found[2])) >= (2, 36)
+
+
+def plain_git_dir(path: Path) -> Path | None:
+    """The ``.git`` folder of a work tree when it is a plain folder (not a link, not a file
+    pointing elsewhere) holding a ``HEAD``, as git would find it; None otherwise (git is asked)."""
+    top = path / ".git"
+    try:
+        if top.is_symlink() or not top.is_dir() or not (top / "HEAD").is_file():
+            return None
+    except OSError:
+        return None
+    return Path(os.path.abspath(top))
 
 
 def _answer(where: str | Path, *args: str) -> list[str] | None:

@@ -1,10 +1,11 @@
-"""Git's own line mapping: the hunks of a ``git diff -M -U0``, and where an old line went."""
+"""Git's own line mapping: the hunks of a ``git diff -M -U0`` (or of each pair a ``git diff-tree
+--stdin`` compared), and where an old line went."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["Hunk", "map_line", "parse_hunks"]
+__all__ = ["Hunk", "map_line", "parse_hunks", "parse_sections"]
 
 Hunk = tuple[int, int, int, int]  # old start, old length, new start, new length, as ``git diff -U0`` prints them
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -51,3 +52,25 @@ def parse_hunks(out: bytes) -> dict[str, tuple[str, list[Hunk]]]:
         elif (match := _HUNK.match(line)) and hunks is not None:
             hunks.append((int(match[1]), int(match[2] or 1), int(match[3]), int(match[4] or 1)))
     return result
+
+
+def parse_sections(out: bytes, heads: list[str]) -> list[dict[str, tuple[str, list[Hunk]]]]:
+    """`parse_hunks` for each section of a ``git diff-tree --stdin --always -p`` output: one per
+    line it read, in order, each opening with a line that is its commit's id (``heads``), which no
+    line of a patch can be (every one starts with a marker: ``+``, ``-``, ``@@``, ``diff``...).
+
+    Raises:
+        ValueError: when the output does not hold one section per head, in order."""
+    lines = out.split(b"\n")
+    found = []
+    at = 0
+    for i, head in enumerate(heads):
+        if at >= len(lines) or lines[at] != head.encode():
+            raise ValueError(f"no diff for {head} where one was due")
+        end = at + 1
+        following = heads[i + 1].encode() if i + 1 < len(heads) else None
+        while end < len(lines) and lines[end] != following:
+            end += 1
+        found.append(parse_hunks(b"\n".join(lines[at + 1 : end])))
+        at = end
+    return found
