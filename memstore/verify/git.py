@@ -141,8 +141,13 @@ class GitRepository:
             if found is not None and found.kind == "commit":
                 self._commits[ref] = found.oid
         if ref not in self._commits:
-            if ref.startswith("-") or "\x00" in ref:
+            if ref.startswith("-") or "\x00" in ref or "\n" in ref:
                 return None
+            if batch_commands():  # the object reader resolves a name as rev-parse does, with no process
+                with self._lock:
+                    named = self._exchange([f"info {ref}^{{commit}}"])[0]
+                self._commits[ref] = named[0] if named is not None and named[1] == "commit" else None
+                return self._commits[ref]
             try:
                 out = self.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
             except RepositoryError:

@@ -8,17 +8,19 @@ package owns every conversation with git.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 from memstore.errors import RepositoryError, ValidationError
 from memstore.model import clean_path
-from memstore.verify.beneath import read_beneath_stat, remove_tree, write_beneath
+from memstore.verify.beneath import open_beneath, read_beneath_stat, remove_tree, write_beneath
 from memstore.verify.codebase import MAX_FILE_BYTES
 from memstore.verify.git import GitRepository, git_argv, git_env
 
@@ -39,6 +41,27 @@ _NAMES_KEPT = 65_536
 
 
 _COMMIT_ID = re.compile(rb"([0-9a-f]{40}|[0-9a-f]{64})\n?")
+
+
+def _swap(git_dir: Path, name: str, content: bytes, still: Callable[[], bool] = lambda: True) -> bool:
+    """Replace ``git_dir/name`` with ``content`` through ``name.lock`` as git does (the lock made
+    exclusively, ``still()`` asked under it, the lock renamed over the file); False, with the file
+    and lock as they were, when the lock is held or cannot be made, or ``still()`` says no."""
+    try:
+        fd = open_beneath(git_dir, f"{name}.lock", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as lock:
+            lock.write(content)
+        if not still():
+            raise OSError(f"{name} moved meanwhile")
+        os.rename(git_dir / f"{name}.lock", git_dir / name)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(git_dir / f"{name}.lock")
+        return False
+    return True
 
 
 class Workspace:
@@ -219,19 +242,40 @@ class Workspace:
 
         When the branch checked out is ``branch`` and its commit's one parent is where ``into``
         points (the session's one commit, as the harness makes it), ``into`` moves by compare and
-        swap (``update-ref NEW OLD``: refused if it moved meanwhile) and HEAD follows it; the work
-        tree and index are that commit's already. Otherwise git's checkout and ``merge --ff-only``.
+        swap and HEAD follows it (`_fast_forward`); the work tree and index are that commit's
+        already. Otherwise git's checkout and ``merge --ff-only``.
         """
         old, new = self.head(into), self.head(branch)
         if self._branch == branch and _BRANCH.fullmatch(into) and self.repo.parents(new) == (old,):
-            self._git("update-ref", "-m", f"merge {branch}: Fast-forward", f"refs/heads/{into}", new, old)
-            self._git("symbolic-ref", "HEAD", f"refs/heads/{into}")
+            if not self._fast_forward(into, old, new, f"merge {branch}: Fast-forward"):
+                self._git("update-ref", "-m", f"merge {branch}: Fast-forward", f"refs/heads/{into}", new, old)
+                self._git("symbolic-ref", "HEAD", f"refs/heads/{into}")
         else:
             self._git("checkout", "-q", into)
             self._git("merge", "-q", "--ff-only", branch)
         self._branch = into
         self._heads.pop("HEAD", None)
         self._moved(into, self._heads.get(branch))
+
+    def _fast_forward(self, branch: str, old: str, new: str, message: str) -> bool:
+        """Move ``branch`` from ``old`` to ``new`` and point HEAD at it as ``update-ref -m MESSAGE
+        NEW OLD`` and ``symbolic-ref HEAD`` do, with no process: each file is written to its
+        ``.lock`` (made exclusively), the old value checked under the lock, and renamed into place;
+        the move is logged in the branch's reflog. False, with nothing changed, where only git can
+        say (a packed or missing ref, a lock another process holds, a ref that moved meanwhile)."""
+        git_dir = self.path / ".git"
+        ref = f"refs/heads/{branch}"
+        if not _swap(git_dir, ref, f"{new}\n".encode(), lambda: self._branch_file(branch) == old):
+            return False
+        stamp = f"agent <agent@example.com> {int(time.time())} +0000"  # as `_git` names the harness
+        with contextlib.suppress(OSError):  # git, too, moves the ref when its log cannot be written
+            os.makedirs(git_dir / "logs" / "refs" / "heads" / os.path.dirname(branch), exist_ok=True)
+            fd = open_beneath(git_dir, f"logs/{ref}", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            with os.fdopen(fd, "ab") as log:
+                log.write(f"{old} {new} {stamp}\t{message}\n".encode())
+        if not _swap(git_dir, "HEAD", f"ref: {ref}\n".encode()):
+            self._git("symbolic-ref", "HEAD", ref)
+        return True
 
     def abandon(self, into: str = "main") -> None:
         """Go back to ``into``, leaving the task branch unmerged."""

@@ -30,6 +30,10 @@ def _built(build: Build) -> tuple[Path, dict[str, str]]:
     return built.path, built.commits
 
 
+def _answer(where: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
 def _count_git(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
     calls: list[tuple[str, ...]] = []
     real = git_module.GitRepository.run
@@ -56,8 +60,11 @@ def test_a_copy_reads_its_originals_trees_by_commit_id_without_asking_git(
     assert copy.tree(commits["one"]) == tree
     assert copy.resolve(commits["two"]) == commits["two"]
     assert calls == []  # both were known by id
-    assert copy.resolve("main") == commits["two"]  # a name is asked of the copy itself
-    assert [c[0] for c in calls] == ["rev-parse"]
+    assert copy.resolve("main") == commits["two"]  # a name is asked of the copy itself (its object reader)
+    assert copy.resolve("main~1") == commits["one"]
+    assert copy.resolve("no-such-branch") is None
+    assert copy.resolve(f"{commits['two']}^{{tree}}") is None  # a tree is not a commit
+    assert calls == []
 
 
 def test_a_copy_never_takes_a_name_from_its_original(build: Build, tmp_path: Path) -> None:
@@ -153,9 +160,10 @@ def test_names_between_two_commits_are_asked_once_per_process(build: Build, monk
 
 
 def test_a_sessions_merge_moves_main_by_compare_and_swap(build: Build, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The session's one commit on main fast-forwards main without a checkout (the tree is that
-    commit's already); a branch main is not the parent of goes through git's ``merge --ff-only``,
-    which refuses what is not a fast-forward."""
+    """The session's one commit on main fast-forwards main without a checkout or a process (the
+    tree is that commit's already; the ref files are swapped through their locks, the move
+    logged as git logs it); a packed main goes through git's ``update-ref``; a branch main is not
+    the parent of goes through git's ``merge --ff-only``, which refuses what is not a fast-forward."""
     from memstore.errors import RepositoryError
 
     path, commits = _built(build)
@@ -174,11 +182,39 @@ def test_a_sessions_merge_moves_main_by_compare_and_swap(build: Build, monkeypat
     assert made is not None
     asked.clear()
     space.merge("task/a")
-    assert asked == ["update-ref", "symbolic-ref"]
+    assert asked == []
     head = subprocess.run(["git", "-C", str(path), "symbolic-ref", "HEAD"], capture_output=True, text=True)
     assert head.stdout.strip() == "refs/heads/main"
     assert space.head("main") == made
+    assert _answer(path, "rev-parse", "main") == made
     assert space.repo.is_clean()
+    assert _answer(path, "reflog", "-1", "--format=%H %gs", "main") == f"{made} merge task/a: Fast-forward"
+    assert not list((path / ".git").rglob("*.lock"))
+    subprocess.run(["git", "-C", str(path), "fsck", "--no-progress"], check=True, capture_output=True)
+
+    subprocess.run(["git", "-C", str(path), "pack-refs", "--all"], check=True)  # main only in packed-refs now
+    space = Workspace(path)
+    space.start("task/c")
+    (path / "app.py").write_text("LIMIT = 5\n")
+    made = space.commit("five", when=WHEN, who="dev")
+    asked.clear()
+    space.merge("task/c")
+    assert asked[:2] == ["rev-parse", "update-ref"]  # only git reads a packed ref: git moves it
+    assert _answer(path, "rev-parse", "main") == made
+    assert _answer(path, "symbolic-ref", "HEAD") == "refs/heads/main"
+    lock = path / ".git" / "refs" / "heads" / "main.lock"
+    assert (path / ".git" / "refs" / "heads" / "main").is_file()  # git's update wrote it loose again
+    space.start("task/d")
+    (path / "app.py").write_text("LIMIT = 6\n")
+    assert space.commit("six", when=WHEN, who="dev") is not None
+    lock.write_text("held by another git\n")
+    with pytest.raises(RepositoryError):
+        space.merge("task/d")  # the lock is held: git is asked, and refuses too
+    assert lock.read_text() == "held by another git\n"
+    assert _answer(path, "rev-parse", "main") == made
+    lock.unlink()
+    space.merge("task/d")
+    assert _answer(path, "rev-parse", "main") != made
     subprocess.run(["git", "-C", str(path), "branch", "-f", "side", commits["one"]], check=True)
     space.start("task/b", base="side")
     (path / "app.py").write_text("LIMIT = 4\n")
