@@ -22,6 +22,7 @@ from memstore.errors import RepositoryError, ValidationError
 from memstore.model import clean_path
 from memstore.verify.beneath import open_beneath, read_beneath_stat, remove_tree, write_beneath
 from memstore.verify.codebase import MAX_FILE_BYTES
+from memstore.verify.differ import Differ
 from memstore.verify.git import GitRepository, git_argv, git_env
 
 __all__ = ["Workspace"]
@@ -81,6 +82,7 @@ class Workspace:
         # that could write ``.git`` may have moved them: `secure` forgets them all).
         self._heads: dict[str, str] = {}
         self._branch: str | None = None
+        self._differs: dict[tuple[str, ...], Differ] = {}  # by options: `memstore.verify.differ`
         self._texts: dict[str, tuple[tuple[int, ...], str]] = {}  # path -> (its status when read, its text)
 
     def secure(self) -> list[str]:
@@ -297,7 +299,12 @@ class Workspace:
         by_id = bool(_FULL_ID.fullmatch(old) and _FULL_ID.fullmatch(new))
         found = _NAMES.get(key) if by_id else None
         if found is None:
-            out = self._git("diff", *options, f"{old}...{new}" if merge_base else old, *([] if merge_base else [new]))
+            if by_id and not merge_base:
+                out = self._differ(tuple(options)).diff(old, new).decode(errors="replace")
+            else:
+                out = self._git(
+                    "diff", *options, f"{old}...{new}" if merge_base else old, *([] if merge_base else [new])
+                )
             found = [line for line in out.splitlines() if line]
             if by_id:
                 if len(_NAMES) >= _NAMES_KEPT:
@@ -311,7 +318,22 @@ class Workspace:
 
     def diff(self, old: str, new: str) -> str:
         """Git's own ``-U0`` diff between two commits: what changed, line by line."""
-        return self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "-U0", old, new)
+        options = ("--no-color", "--no-ext-diff", "--no-textconv", "-M", "-U0")
+        if _FULL_ID.fullmatch(old) and _FULL_ID.fullmatch(new):
+            return self._differ(("-p", *options)).diff(old, new).decode(errors="replace")
+        return self._git("diff", *options, old, new)
+
+    def _differ(self, options: tuple[str, ...]) -> Differ:
+        found = self._differs.get(options)
+        if found is None:
+            found = self._differs[options] = Differ(self.path, options)
+        return found
+
+    def close(self) -> None:
+        """Stop the git processes this working copy keeps (each restarts when next needed)."""
+        for differ in self._differs.values():
+            differ.close()
+        self.repo.close()
 
     def touched(self, old: str, new: str) -> list[str]:
         """Paths a change from ``old`` to ``new`` touched (both names of a rename)."""

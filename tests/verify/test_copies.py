@@ -14,6 +14,7 @@ import pytest
 
 from memstore.verify import git as git_module
 from memstore.verify.beneath import remove_tree
+from memstore.verify.differ import Differ
 from memstore.verify.git import GitRepository
 from memstore.verify.history import HistoryBuilder
 from memstore.verify.workspace import Workspace
@@ -145,18 +146,29 @@ def test_names_between_two_commits_are_asked_once_per_process(build: Build, monk
         return real(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Workspace, "_git", counted)
+    real_diff = Differ.diff
+
+    def diffed(self: Differ, old: str, new: str) -> bytes:
+        asked.append(("diff-tree", *self.options))
+        return real_diff(self, old, new)
+
+    monkeypatch.setattr(Differ, "diff", diffed)
     copy = path.parent / "copy"
     shutil.copytree(path, copy, symlinks=True)
     one, other = Workspace(path), Workspace(copy)
     assert one.touched(commits["one"], commits["two"]) == ["app.py"]
     assert other.touched(commits["one"], commits["two"]) == ["app.py"]
-    assert [a[0] for a in asked] == ["diff"]
+    assert asked == [("diff-tree", "--name-only", "--no-renames")]  # by ids: the working copy's diff-tree
     assert other.changed(commits["one"], "main") == ["app.py"]
     (copy / "new.py").write_text("x = 1\n")
     made = other.commit("more", when=WHEN, who="dev")
     assert made is not None
     assert other.changed(commits["one"], "main") == ["app.py", "new.py"]  # main moved: asked again
-    assert sum(a[0] == "diff" for a in asked) == 3
+    assert [a[0] for a in asked if a[0].startswith("diff")] == [
+        "diff-tree",
+        "diff",
+        "diff",
+    ]  # from a merge base: git diff
 
 
 def test_a_sessions_merge_moves_main_by_compare_and_swap(build: Build, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -121,6 +121,7 @@ def _run_unit(unit: Unit) -> RunOutput:
     started = time.perf_counter()
     template, rebuilt = _template(unit.scenario)
     where = Path(tempfile.mkdtemp(dir=scratch("run"), prefix="trial-"))
+    trial: _Trial | None = None
     store_dir = Path(tempfile.mkdtemp(dir=scratch("stores"), prefix="store-"))  # no relative path leads here
     try:
         factory, guard, shared = trial_store(
@@ -147,6 +148,8 @@ def _run_unit(unit: Unit) -> RunOutput:
         out.timings.append({**unit.key(), "task": "", "store_s": trial.store_seconds, "trial_s": spent})
     finally:
         template.repo.close()  # its reader restarts when the next trial reads it; its caches stay
+        if trial is not None:
+            trial.workspace.close()
         remove_tree(where)
         remove_tree(store_dir)
     return out

@@ -1,0 +1,87 @@
+"""Diffs between commits from one long-lived ``git diff-tree --stdin`` per repository and options.
+
+A coding session's change is diffed once or twice (its patch, the paths it touched); a trial
+makes several. Rather than a ``git diff`` process each, `Differ` keeps one ``diff-tree --stdin``
+running and asks it one pair at a time: it answers a line ``NEW OLD`` with the diff from ``OLD``
+to ``NEW`` (opened by ``NEW``'s id, ``--always`` even when empty), and echoes back a line that
+names no commit, which marks where each answer ends. The marker starts with none of a patch's
+own line openings and holds a random token, so neither a patch nor a list of paths (a file an
+agent named, say) can contain it. ``-r``: files in folders are named one by one, as ``git diff``
+names them (``diff-tree`` alone names the top folder). The patch is the one ``git
+diff OLD NEW`` prints with the same options (both are git's diff of two trees).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import subprocess
+from pathlib import Path
+
+from memstore.errors import RepositoryError
+from memstore.verify.gitrun import git_argv, git_env
+
+__all__ = ["Differ"]
+
+
+class Differ:
+    """``git diff-tree --stdin OPTIONS`` kept running in ``path`` (restarted if it ended)."""
+
+    def __init__(self, path: Path, options: tuple[str, ...]) -> None:
+        self.path = path
+        self.options = options
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._marker = f"=memstore-end-{secrets.token_hex(8)}=\n".encode()
+
+    def diff(self, old: str, new: str) -> bytes:
+        """What ``git diff OPTIONS OLD NEW`` prints, for two commit ids of the repository.
+
+        Raises:
+            RepositoryError: when git cannot start, or ends (an id that is not a commit)."""
+        proc = self._running()
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        try:
+            proc.stdin.write(f"{new} {old}\n".encode() + self._marker)
+            proc.stdin.flush()
+            header = proc.stdout.readline()
+            if header != f"{new}\n".encode():
+                raise OSError(f"no diff from {old} to {new}")
+            lines = []
+            while (line := proc.stdout.readline()) != self._marker:
+                if not line:
+                    raise OSError("git diff-tree ended early")
+                lines.append(line)
+        except OSError as exc:
+            self.close()
+            raise RepositoryError(f"git diff-tree in {self.path}: {exc}") from exc
+        return b"".join(lines)
+
+    def _running(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            try:
+                self._proc = subprocess.Popen(
+                    git_argv(self.path, "diff-tree", "--stdin", "--always", "-r", *self.options),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=git_env(),
+                )
+            except OSError as exc:
+                raise RepositoryError(f"cannot run git diff-tree: {exc}") from exc
+        return self._proc
+
+    def close(self) -> None:
+        """Stop the process (it restarts on the next diff)."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            proc.wait(timeout=10)
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # never raise from a finaliser
+            self.close()
