@@ -8,8 +8,9 @@ An agent under evaluation is a program the harness did not write. In the sandbox
 - its session folder at ``/memstore/session`` (the task file, where the result goes, and any
   trajectory it keeps), a private ``$HOME`` and ``$TMPDIR``;
 - the rest of the machine's file system read-only, with the run's own things replaced by
-  empty folders: the temporary directories (``$TMPDIR`` and ``/tmp``: every scratch folder of
-  memstore, templates, trials, stores, other workers' and runs', the relays' sockets), the run
+  empty folders: the temporary directories (``$TMPDIR``, ``/tmp`` and the scratch base, which is
+  ``/dev/shm`` where the machine has room in memory: every scratch folder of memstore,
+  templates, trials, stores, other workers' and runs', the relays' sockets), the run
   folder, the scenario library and the scenario files of the run, and the home folders of
   the invoking user, of root and of ``/home``
   (what the agent's program itself needs stays readable: the files its command names, this
@@ -44,7 +45,7 @@ from pathlib import Path
 
 from memstore.errors import ConfigurationError
 from memstore.harness.run.process import Finished, run_bounded
-from memstore.harness.run.scratch import scratch
+from memstore.harness.run.scratch import scratch, scratch_base
 
 __all__ = [
     "ALLOWED_ENV",
@@ -205,7 +206,7 @@ def wrap(
     # The temporary directories whole (every scratch folder of memstore, this run's, its workers'
     # and other runs', and the relays' sockets are there): a folder globbed one by one could be
     # gone by the time bubblewrap mounts over it, and the run would fail for it.
-    temps = [Path(tempfile.gettempdir()).resolve(), _SOCKETS.resolve()]
+    temps = [Path(tempfile.gettempdir()).resolve(), scratch_base().resolve(), _SOCKETS.resolve()]
     every = list(dict.fromkeys(p.resolve() for p in [*temps, *_homes(), *runtime.hidden]))
     hide = _outermost(every)
     # What the agent needs to run stays readable even where it lies in a hidden folder: its

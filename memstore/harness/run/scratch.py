@@ -1,12 +1,18 @@
 """Scratch space of a run: private folders that go away with the process that made them.
 
 Every process of a run (the main one, and each worker) keeps its templates and trial worlds in
-folders under the system's temporary directory, named ``memstore-<kind>-<pid>-*``, each
+folders under the scratch base (`scratch_base`), named ``memstore-<kind>-<pid>-*``, each
 holding a ``.lock`` file the process keeps locked for its lifetime. They are removed when the
 process exits normally; a process that is killed cannot remove them, so the next run removes
 every such folder whose lock is no longer held (`clean_stale`). Stores live in a folder of
 their own, apart from the trials' working copies, so no relative path from a working copy
 leads to a store.
+
+The scratch base is ``$MEMSTORE_SCRATCH`` where it is set; otherwise ``/dev/shm`` where that is
+a memory file system this process may write with room to spare (`ROOM`), because a trial is
+thousands of small file operations (its template copied, git's objects and index written, a
+store opened, the tree removed) and each costs tens of times more on a disk than in memory;
+otherwise the system's temporary directory. Nothing a run measures depends on where it is.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from pathlib import Path
 
 from memstore.harness.trees import remove_tree
 
-__all__ = ["clean_stale", "release_all", "scratch"]
+__all__ = ["ROOM", "clean_stale", "release_all", "scratch", "scratch_base"]
 
+ROOM = 2 << 30  # bytes /dev/shm must have free to hold scratch folders (a container's 64 MiB has not)
 _PREFIX = "memstore-"
+_MEMORY = Path("/dev/shm")
 _KINDS = ("run", "stores")
 _MADE: dict[str, tuple[Path, int]] = {}
 
@@ -38,7 +46,7 @@ def scratch(kind: str = "run") -> Path:
     made = _MADE.get(kind)
     if made is not None and made[0].is_dir():
         return made[0]
-    path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{kind}-{os.getpid()}-"))
+    path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{kind}-{os.getpid()}-", dir=scratch_base()))
     # Locked before it gets its name, so no other run ever finds the folder with its lock free.
     lock = os.open(path / ".lock.new", os.O_CREAT | os.O_RDWR, 0o600)
     fcntl.flock(lock, fcntl.LOCK_EX)
@@ -46,6 +54,29 @@ def scratch(kind: str = "run") -> Path:
     _MADE[kind] = (path, lock)
     atexit.register(_release, kind)
     return path
+
+
+def scratch_base() -> Path:
+    """Where scratch folders are made (see the module docstring)."""
+    chosen = os.environ.get("MEMSTORE_SCRATCH")
+    if chosen:
+        return Path(chosen)
+    return _MEMORY if _roomy(_MEMORY) else Path(tempfile.gettempdir())
+
+
+def _roomy(folder: Path) -> bool:
+    """Whether ``folder`` is a memory file system (tmpfs) this process may write, with `ROOM` free."""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as mounts:
+            kinds = {fields[1]: fields[2] for line in mounts if len(fields := line.split()) > 2}
+        found = os.statvfs(folder)
+    except OSError:
+        return False
+    return (
+        kinds.get(str(folder)) == "tmpfs"
+        and os.access(folder, os.W_OK | os.X_OK)
+        and found.f_bavail * found.f_frsize >= ROOM
+    )
 
 
 def _release(kind: str) -> None:
@@ -65,11 +96,12 @@ def release_all() -> None:
 
 
 def clean_stale(root: Path | None = None) -> list[Path]:
-    """Remove scratch folders whose process is gone (their lock is free); the folders removed."""
+    """Remove scratch folders whose process is gone (their lock is free) from ``root``, or from
+    the scratch base and the temporary directory; the folders removed."""
     removed = []
-    base = Path(root or tempfile.gettempdir())
+    bases = [root] if root is not None else list(dict.fromkeys([scratch_base(), Path(tempfile.gettempdir())]))
     mine = {path for path, _ in _MADE.values()}
-    for path in base.glob(f"{_PREFIX}*-*"):
+    for path in (found for base in bases for found in sorted(Path(base).glob(f"{_PREFIX}*-*"))):
         if path in mine or not path.name.startswith(tuple(f"{_PREFIX}{k}-" for k in _KINDS)):
             continue
         try:

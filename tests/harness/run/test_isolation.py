@@ -22,6 +22,7 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "tmp"
     root.mkdir()
     monkeypatch.setenv("TMPDIR", str(root))
+    monkeypatch.setenv("MEMSTORE_SCRATCH", str(root))
     monkeypatch.setattr(tempfile, "tempdir", str(root))
     monkeypatch.setattr(scratch, "_MADE", {})
     from memstore.harness.run import trial
@@ -117,3 +118,37 @@ def test_a_sealed_template_is_read_only_and_knows_when_it_changed(tmp_path: Path
     readme.chmod(0o644)
     readme.write_text("changed\n")
     assert not template.intact()
+
+
+def test_scratch_goes_where_it_is_asked_else_to_memory_with_room_else_to_the_temp_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMSTORE_SCRATCH", str(tmp_path))
+    assert scratch.scratch_base() == tmp_path
+    monkeypatch.delenv("MEMSTORE_SCRATCH")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    roomy = scratch._roomy(Path("/dev/shm"))
+    assert scratch.scratch_base() == (Path("/dev/shm") if roomy else tmp_path)
+    monkeypatch.setattr(scratch, "ROOM", 1 << 60)  # more than any machine has free
+    assert scratch.scratch_base() == tmp_path
+    monkeypatch.setattr(scratch, "ROOM", 0)
+    assert not scratch._roomy(tmp_path)  # a folder on a disk is not memory, however much room
+    monkeypatch.setattr(scratch, "_MEMORY", tmp_path / "missing")
+    assert scratch.scratch_base() == tmp_path
+
+
+def test_stale_scratch_in_the_scratch_base_is_cleaned_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base, temp = tmp_path / "base", tmp_path / "temp"
+    base.mkdir()
+    temp.mkdir()
+    monkeypatch.setenv("MEMSTORE_SCRATCH", str(base))
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    stale = []
+    for root in (base, temp):
+        folder = root / "memstore-run-999999-x"
+        folder.mkdir()
+        (folder / ".lock").write_text("")  # no process holds it
+        stale.append(folder)
+    (base / "memstore-other-1-x").mkdir()  # not a kind of ours
+    assert sorted(scratch.clean_stale()) == sorted(stale)
+    assert [p.name for p in base.iterdir()] == ["memstore-other-1-x"]

@@ -47,7 +47,7 @@ def _alive(pid: int) -> bool:
 def _start(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
     private = tmp_path / "tmp"
     private.mkdir()
-    env = {**os.environ, "TMPDIR": str(private)}
+    env = {**os.environ, "TMPDIR": str(private), "MEMSTORE_SCRATCH": str(private)}
     code = "from memstore.cli import main; main()"
     run = subprocess.Popen(
         [sys.executable, "-c", code, "eval", str(LIBRARY / "api-version-moved.yaml"),

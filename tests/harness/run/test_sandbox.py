@@ -46,9 +46,11 @@ def try_read(path):
     except OSError:
         pass
 for pattern in ["../*", "../../*", "../../../*", tempfile.gettempdir() + "/memstore-*/**/*",
-                "/tmp/memstore-*/**/*", "/tmp/**/*.yaml", "/tmp/**/results.json", "/tmp/**/*.db"]:
+                "/tmp/memstore-*/**/*", "/tmp/**/*.yaml", "/tmp/**/results.json", "/tmp/**/*.db",
+                "/dev/shm/memstore-*/**/*"]:  # the scratch base where the machine has room in memory
     for path in glob.glob(pattern, recursive=True)[:2000]:
-        if os.path.isfile(path) and not path.startswith(("/memstore/", "/proc", "/sys", "/dev")):
+        outside = path.startswith("/dev/shm/") or not path.startswith(("/memstore/", "/proc", "/sys", "/dev"))
+        if os.path.isfile(path) and outside:
             try_read(path)
 marker_dir, targets = sys.argv[3], sys.argv[4:]
 for path in targets:
@@ -235,7 +237,7 @@ def test_the_same_prober_without_the_defences_reaches_the_run(
     probe = json.loads((tmp_path / "run" / found.tables["sessions"].transcript.iloc[0] / "stdout.txt").read_text())
     assert str(library_file) in probe["read"]
     assert probe["network"] is True
-    assert any(p.endswith(".db") for p in probe["read"])  # the trial's store, found under the temp dir
+    assert any(p.endswith(".db") for p in probe["read"])  # the trial's store, found in the scratch base
     assert str(token) in probe["read"]
     assert str(fake_home / ".gitconfig") in probe["read"]
     assert sorted(p.name for p in markers.iterdir()) == ["check-saw", "git-ran"]
