@@ -163,10 +163,17 @@ def _stop_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _start_worker(parent: int, registered: tuple[dict[str, str], dict[str, str]]) -> None:
-    """Worker start-up: register the parent's agents and stores, and die with the parent."""
+_WORK: list[Unit] = []  # in a pool's worker: the run's units, handed over once when it started
+
+
+def _start_worker(parent: int, registered: tuple[dict[str, str], dict[str, str]], work: list[Unit]) -> None:
+    """Worker start-up: register the parent's agents and stores, keep the run's units (batches
+    then name them by position: a scenario is pickled once per worker, not once per unit), and
+    die with the parent."""
+    global _WORK
     agents.restore_registrations(registered[0])
     backends.restore_registrations(registered[1])
+    _WORK = work
     _die_with_parent(parent)
 
 
@@ -190,8 +197,8 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="memstore-parent-watch", daemon=True).start()
 
 
-def _run_batch(batch: list[Unit]) -> list[RunOutput]:
-    return [run_unit(unit) for unit in batch]
+def _run_batch(batch: list[int]) -> list[RunOutput]:
+    return [run_unit(_WORK[position]) for position in batch]
 
 
 class _CostCapReached(Exception):
@@ -215,13 +222,13 @@ def _lost(unit: Unit) -> RunOutput:
 class _Pool:
     """A spawn process pool whose workers die with the run, and can be killed at once."""
 
-    def __init__(self, workers: int, registered: tuple[dict[str, str], dict[str, str]]) -> None:
+    def __init__(self, workers: int, registered: tuple[dict[str, str], dict[str, str]], work: list[Unit]) -> None:
         # Fresh interpreters ("spawn"): a forked worker would share the parent's git readers and scratch folder.
         self.executor = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_start_worker,
-            initargs=(os.getpid(), registered),
+            initargs=(os.getpid(), registered, work),
         )
 
     def kill(self) -> None:
@@ -241,10 +248,10 @@ def _in_pool(
 ) -> list[int]:
     """Run ``batches`` (positions in ``work``) on a pool; the positions lost when a worker died."""
     lost: list[int] = []
-    pool = _Pool(workers, registered)
+    pool = _Pool(workers, registered, work)
     try:
         futures: dict[Future[list[RunOutput]], list[int]] = {
-            pool.executor.submit(_run_batch, [work[i] for i in batch]): batch for batch in batches
+            pool.executor.submit(_run_batch, batch): batch for batch in batches
         }
         while futures:
             finished, _ = wait(futures, return_when=FIRST_COMPLETED)

@@ -28,6 +28,7 @@ from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
 from memstore.harness.run.process import gunzip_bounded, read_bounded
 from memstore.harness.run.runner import Declared, RunConfig, declared
 from memstore.harness.run.sandbox import resolve_mode
+from memstore.harness.runfolder.forked import in_child
 from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_tables
 from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.verify.git import source_commit
@@ -134,23 +135,31 @@ def write_run(
     bytes every time."""
     folder.mkdir(parents=True, exist_ok=True)
     frames = _frames(output)
-    for name, frame in frames.items():
-        frame.to_csv(
-            folder / f"{name}.csv.gz",
-            index=False,
-            float_format="%.6g",
-            lineterminator="\n",
-            compression={"method": "gzip", "mtime": 0},
-        )
     arms = declared(config)
-    results = RunResults(
-        run=metadata(config, arms),
-        arms=compute(frames, {name: arm.role for name, arm in arms.items()}),
-        comparisons=tuple(compare_within(frames, seed=config.seed)),
-        groups=tuple(compare_groups(frames)),
-        confusion=confusion(frames),
-        healing=healing_curves(frames),
+    # The metrics per arm, scenario and origin (the tail's largest part) in a child, beside the rest.
+    computing = in_child(
+        lambda: compute(frames, {name: arm.role for name, arm in arms.items()}), workers=config.workers
     )
+    try:
+        for name, frame in frames.items():
+            frame.to_csv(
+                folder / f"{name}.csv.gz",
+                index=False,
+                float_format="%.6g",
+                lineterminator="\n",
+                compression={"method": "gzip", "mtime": 0},
+            )
+        comparisons = tuple(compare_within(frames, seed=config.seed))
+        results = RunResults(
+            run=metadata(config, arms),
+            arms=computing.result(),
+            comparisons=comparisons,
+            groups=tuple(compare_groups(frames)),
+            confusion=confusion(frames),
+            healing=healing_curves(frames),
+        )
+    finally:
+        computing.close()
     (folder / "results.json").write_text(json.dumps(results.to_json(), indent=2, sort_keys=True) + "\n")
     timings = pd.DataFrame(output.timings)
     per_arm = {}

@@ -27,6 +27,7 @@ from memstore.harness.run.process import gunzip_bounded, read_bounded
 from memstore.harness.run.records import FORMAT
 from memstore.harness.run.runner import RunConfig, run
 from memstore.harness.scenarios.data import scenario_set_hash
+from memstore.harness.scenarios.model import Scenario
 
 __all__ = [
     "ENGINE",
@@ -51,7 +52,7 @@ def unit_id(unit: Unit) -> str:
     key = {
         "engine": ENGINE,
         "scenario": unit.scenario.name,
-        "content": scenario_set_hash((unit.scenario,)),
+        "content": _content(unit.scenario),
         "trial": unit.trial,
         "agent": unit.arm.agent,
         "store": without_password(unit.arm.store),  # a resumed run has no password to give
@@ -60,6 +61,20 @@ def unit_id(unit: Unit) -> str:
         "expiry_s": unit.expiry.total_seconds(),
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+
+
+_CONTENT: dict[int, tuple[Scenario, str]] = {}  # id(scenario) -> (it, its content hash)
+
+
+def _content(scenario: Scenario) -> str:
+    """``scenario_set_hash`` of one scenario, once per scenario object (a run asks for every unit,
+    and each reads the fixture's files); the object is kept with it, so its id is not reused."""
+    kept = _CONTENT.get(id(scenario))
+    if kept is None or kept[0] is not scenario:
+        if len(_CONTENT) >= 4096:
+            _CONTENT.clear()  # a long-lived process loads scenarios again and again: keep only recent ones
+        kept = _CONTENT[id(scenario)] = (scenario, scenario_set_hash((scenario,)))
+    return kept[1]
 
 
 def shard_path(folder: Path, unit: Unit) -> Path:
@@ -75,9 +90,10 @@ def _plain(value: Any) -> Any:
 def write_shard(folder: Path, unit: Unit, output: RunOutput) -> Path:
     """Write one finished unit's rows, whole or not at all."""
     folder.mkdir(parents=True, exist_ok=True)
-    target = shard_path(folder, unit)
+    found = unit_id(unit)
+    target = folder / f"{found}.json.gz"
     partial = target.with_name(f".{target.name}.{os.getpid()}.part")
-    data = {"format": FORMAT, "engine": ENGINE, "unit": unit_id(unit), **{n: getattr(output, n) for n in _TABLES}}
+    data = {"format": FORMAT, "engine": ENGINE, "unit": found, **{n: getattr(output, n) for n in _TABLES}}
     raw = json.dumps(data, default=_plain).encode()
     with open(partial, "wb") as handle:
         handle.write(gzip.compress(raw, mtime=0))
