@@ -161,9 +161,17 @@ def write_run(
     finally:
         computing.close()
     (folder / "results.json").write_text(json.dumps(results.to_json(), indent=2, sort_keys=True) + "\n")
+    _write_timings(folder, config, output, frames["sessions"], seconds)
+    return results, frames
+
+
+def _write_timings(
+    folder: Path, config: RunConfig, output: RunOutput, sessions_table: pd.DataFrame, seconds: float
+) -> None:
+    """``timings.json``: where the run ran from, how long it took, and the seconds per arm."""
     timings = pd.DataFrame(output.timings)
     per_arm = {}
-    merges = frames["sessions"].groupby("arm").merged.sum() if "merged" in frames["sessions"] else pd.Series()
+    merges = sessions_table.groupby("arm").merged.sum() if "merged" in sessions_table else pd.Series()
     for arm in sorted(timings.arm.unique()) if not timings.empty else []:
         rows = timings[timings.arm == arm]
         sessions = int(rows.task.ne("").sum())
@@ -193,7 +201,6 @@ def write_run(
         )
         + "\n"
     )
-    return results, frames
 
 
 def check_same_scenarios(current: Mapping[str, Any], other: Mapping[str, Any], *, force: bool, what: str) -> None:

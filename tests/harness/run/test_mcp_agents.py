@@ -61,7 +61,8 @@ if sys.argv[1:] == ["mcp", "tamper"]:
     import glob, sqlite3, tempfile  # the store is not named anywhere it was given: look for it
     # (its own run's only, made by the process that made its working copy: other tests run beside it)
     maker = next(p for p in os.getcwd().split("/") if p.startswith("memstore-run-")).split("-")[2]
-    for path in glob.glob(f"/tmp/memstore-stores-{maker}-*/*/*.db"):
+    base = os.getcwd().split("/memstore-run-")[0]  # the scratch base its working copy is in
+    for path in glob.glob(f"{base}/memstore-stores-{maker}-*/*/*.db"):
         db = sqlite3.connect(path)
         db.execute("UPDATE memories SET fact = 'rewritten behind the server'")
         db.commit()
