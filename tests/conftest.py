@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -13,6 +15,30 @@ from tests.backends.postgres import URL as POSTGRES_URL
 from tests.backends.postgres import fresh_uri
 
 BACKENDS = ["memory", "sqlite-file", "sqlite-memory", *(["postgresql"] if POSTGRES_URL else [])]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests' temporary folders where the harness keeps its scratch: in memory where the
+    machine has room (`memstore.harness.run.scratch.scratch_base`), since the tests build
+    thousands of small git repositories. Before pytest makes its temporary-path factory; not in
+    xdist's workers, which are given their part of it; never over a ``--basetemp`` asked for."""
+    from memstore.harness.run.scratch import scratch_base
+
+    base = scratch_base()
+    if config.option.basetemp is None and not hasattr(config, "workerinput") and base != Path(tempfile.gettempdir()):
+        config.option.basetemp = tempfile.mkdtemp(dir=base, prefix="memstore-pytest-")
+        config.stash[_MADE] = config.option.basetemp
+
+
+_MADE = pytest.StashKey[str]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the temporary folders made above (memory is not a disk to fill run after run)."""
+    made = config.stash.get(_MADE, None)
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
