@@ -39,6 +39,8 @@ import glob, json, os, socket, subprocess, sys, tempfile
 task = json.load(open(os.environ["MEMSTORE_TASK"]))
 found = {"read": [], "wrote": [], "env": [], "network": False, "git_write": False, "killed_parent": False}
 def try_read(path):
+    if os.path.abspath(path) == os.path.abspath(sys.argv[0]):
+        return  # its own script, which the sandbox shows it wherever it lies
     try:
         with open(path, "rb") as f:
             f.read(16)
