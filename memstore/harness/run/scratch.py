@@ -24,6 +24,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from memstore.errors import ConfigurationError
 from memstore.harness.trees import remove_tree
 
 __all__ = ["ROOM", "clean_stale", "release_all", "scratch", "scratch_base"]
@@ -60,6 +61,8 @@ def scratch_base() -> Path:
     """Where scratch folders are made (see the module docstring)."""
     chosen = os.environ.get("MEMSTORE_SCRATCH")
     if chosen:
+        if not os.path.isdir(chosen) or not os.access(chosen, os.W_OK | os.X_OK):
+            raise ConfigurationError(f"MEMSTORE_SCRATCH={chosen} is not a folder this user can write")
         return Path(chosen)
     return _MEMORY if _roomy(_MEMORY) else Path(tempfile.gettempdir())
 

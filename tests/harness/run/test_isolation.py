@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memstore.errors import ConfigurationError
 from memstore.harness.run import scratch
 from memstore.harness.run.runner import Arm
 from memstore.harness.world import build_template
@@ -125,6 +126,9 @@ def test_scratch_goes_where_it_is_asked_else_to_memory_with_room_else_to_the_tem
 ) -> None:
     monkeypatch.setenv("MEMSTORE_SCRATCH", str(tmp_path))
     assert scratch.scratch_base() == tmp_path
+    monkeypatch.setenv("MEMSTORE_SCRATCH", str(tmp_path / "missing"))
+    with pytest.raises(ConfigurationError, match=r"MEMSTORE_SCRATCH=.*missing is not a folder"):
+        scratch.scratch_base()
     monkeypatch.delenv("MEMSTORE_SCRATCH")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     roomy = scratch._roomy(Path("/dev/shm"))
