@@ -129,8 +129,17 @@ def _read_trees(objects: Objects, root: str, width: int) -> None:
 
 
 def _walk(tree: str, prefix: str, files: list[tuple[str, str, str]]) -> None:
-    for mode, name, oid in _TREES[tree]:
-        if mode == _TREE_MODE:
-            _walk(oid, f"{prefix}{name}/", files)
-        else:
-            files.append((mode, f"{prefix}{name}", oid))
+    """Append the files below ``tree`` in ``ls-tree -r``'s order, depth first without recursion
+    (an agent's commit may nest folders deeper than Python's stack)."""
+    stack = [(tree, prefix, 0)]
+    while stack:
+        current, folder, at = stack.pop()
+        entries = _TREES[current]
+        while at < len(entries):
+            mode, name, oid = entries[at]
+            at += 1
+            if mode == _TREE_MODE:
+                stack.append((current, folder, at))
+                current, folder, at, entries = oid, f"{folder}{name}/", 0, _TREES[oid]
+            else:
+                files.append((mode, f"{folder}{name}", oid))

@@ -192,3 +192,18 @@ def test_many_diffs_in_one_diff_tree_are_each_the_diff_git_diff_gives(tmp_path: 
     assert GitRepository(repo).diff_hunks("HEAD~2", "HEAD") == found[(a, c)]  # names are resolved
     with pytest.raises(RepositoryError):
         GitRepository(repo).hunks_between([(a, "no-such-branch")])
+
+
+def test_folders_nested_deeper_than_pythons_stack_are_listed(tmp_path: Path) -> None:
+    """An agent's commit may nest a file 1,500 folders deep: listed, in order, without recursion."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    blob = _git(repo, "hash-object", "-w", "--stdin", input=b"deep\n")
+    tree = _git(repo, "mktree", input=f"100644 blob {blob}\tf\n".encode())
+    for _ in range(1500):
+        tree = _git(repo, "mktree", input=f"040000 tree {tree}\td\n100644 blob {blob}\tz\n".encode())
+    commit = _git(repo, "commit-tree", tree, "-m", "deep")
+    found = _listed(repo, commit)
+    assert len(found) == 1501
+    assert "/".join(["d"] * 1500) + "/f" in found
