@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 from memstore.errors import RepositoryError
-from memstore.verify.gitrun import git_argv, git_env
+from memstore.verify.gitrun import start_piped, stop_piped
 
 __all__ = ["Differ"]
 
@@ -59,28 +59,13 @@ class Differ:
 
     def _running(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
-            try:
-                self._proc = subprocess.Popen(
-                    git_argv(self.path, "diff-tree", "--stdin", "--always", "-r", *self.options),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    env=git_env(),
-                )
-            except OSError as exc:
-                raise RepositoryError(f"cannot run git diff-tree: {exc}") from exc
+            self._proc = start_piped(self.path, "diff-tree", "--stdin", "--always", "-r", *self.options)
         return self._proc
 
     def close(self) -> None:
         """Stop the process (it restarts on the next diff)."""
         proc, self._proc = self._proc, None
-        if proc is not None:
-            with contextlib.suppress(OSError):
-                if proc.stdin is not None:
-                    proc.stdin.close()
-            proc.wait(timeout=10)
-            if proc.stdout is not None:
-                proc.stdout.close()
+        stop_piped(proc)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # never raise from a finaliser

@@ -32,6 +32,8 @@ from memstore.verify.gitrun import (
     repo_name_of_url,
     repository_root,
     source_commit,
+    start_piped,
+    stop_piped,
 )
 from memstore.verify.hunks import Hunk, map_line, parse_sections
 from memstore.verify.listing import TreeEntry, list_tree, parse_ls_tree
@@ -266,16 +268,7 @@ class GitRepository:
 
     def _reader(self) -> subprocess.Popen[bytes]:
         if self._cat is None or self._cat.poll() is not None:
-            try:
-                self._cat = subprocess.Popen(
-                    git_argv(self.path, "cat-file", "--batch-command" if batch_commands() else "--batch"),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    env=git_env(),
-                )
-            except OSError as exc:
-                raise RepositoryError(f"cannot run git cat-file: {exc}") from exc
+            self._cat = start_piped(self.path, "cat-file", "--batch-command" if batch_commands() else "--batch")
         return self._cat
 
     def objects(self, names: Iterable[str], *, max_size: int | None = None) -> dict[str, GitObject]:
@@ -388,12 +381,7 @@ class GitRepository:
     def close(self) -> None:
         """Stop the object reader (it restarts on the next read)."""
         proc, self._cat = self._cat, None
-        if proc is not None:
-            if proc.stdin is not None:
-                proc.stdin.close()
-            proc.wait(timeout=10)
-            if proc.stdout is not None:
-                proc.stdout.close()
+        stop_piped(proc)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # never raise from a finaliser

@@ -3,11 +3,14 @@ the questions asked of a checkout (its root, its commit, its remote's name)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import subprocess
 from pathlib import Path
+
+from memstore.errors import RepositoryError
 
 __all__ = [
     "HARDENED",
@@ -104,6 +107,35 @@ def plain_git_dir(path: Path) -> Path | None:
     except OSError:
         return None
     return Path(os.path.abspath(top))
+
+
+def start_piped(where: str | Path, *args: str) -> subprocess.Popen[bytes]:
+    """A long-lived ``git -C where ARGS`` read and written through pipes (its errors dropped).
+
+    Raises:
+        RepositoryError: when git cannot start."""
+    try:
+        return subprocess.Popen(
+            git_argv(where, *args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=git_env(),
+        )
+    except OSError as exc:
+        raise RepositoryError(f"cannot run git {args[0]}: {exc}") from exc
+
+
+def stop_piped(proc: subprocess.Popen[bytes] | None) -> None:
+    """End a `start_piped` process: its input closed, waited for, its output closed."""
+    if proc is None:
+        return
+    with contextlib.suppress(OSError):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    proc.wait(timeout=10)
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 def _answer(where: str | Path, *args: str) -> list[str] | None:
