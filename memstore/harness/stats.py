@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 from scipy import stats as sps
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 __all__ = [
@@ -189,6 +188,18 @@ def _prf(tp: float, fp: float, fn: float) -> tuple[float, float, float]:
     return precision, recall, f1
 
 
+def _prf_rows(sums: np.ndarray) -> np.ndarray:
+    """`_prf` of each row of (tp, fp, fn) sums, as columns (precision, recall, f1): the same
+    operations in the same order, so each value equals `_prf`'s to the bit."""
+    tp, fp, fn = sums[:, 0], sums[:, 1], sums[:, 2]
+
+    def ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+        return np.divide(top, bottom, out=np.zeros_like(top), where=bottom != 0)
+
+    precision, recall = ratio(tp, tp + fp), ratio(tp, tp + fn)
+    return np.stack([precision, recall, ratio(2 * precision * recall, precision + recall)], axis=1)
+
+
 def paired_bootstrap(
     a: Sequence[tuple[int, int, int]],
     b: Sequence[tuple[int, int, int]],
@@ -213,7 +224,7 @@ def paired_bootstrap(
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(x), size=(n_resamples, len(x)))
     xs, ys = x[picks].sum(axis=1), y[picks].sum(axis=1)
-    diffs = np.array([_prf(*xs[i])[index] - _prf(*ys[i])[index] for i in range(n_resamples)])
+    diffs = _prf_rows(xs)[:, index] - _prf_rows(ys)[:, index]
     alpha = 1 - confidence
     low, high = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
     # A p-value below the resampling resolution is reported at it, not as zero.
@@ -283,5 +294,18 @@ def adjust_pvalues(pvals: Sequence[float], method: str = "holm") -> list[float]:
         raise ValueError(f"method must be 'holm' or 'bh', got {method!r}")
     if len(pvals) == 0:
         return []
-    adjusted = multipletests(list(pvals), method="holm" if method == "holm" else "fdr_bh")[1]
-    return [float(p) for p in adjusted]
+    # statsmodels' multipletests ("holm", "fdr_bh") step by step, so each value is the same to
+    # the bit; its Holm branch runs a full garbage collection on every call (27 ms in a run's
+    # process), which a run that adjusts hundreds of families cannot afford.
+    values = np.asarray(list(pvals), dtype=float)
+    order = np.argsort(values)
+    ordered = np.take(values, order)
+    n = len(ordered)
+    if method == "holm":
+        adjusted = np.maximum.accumulate(ordered * np.arange(n, 0, -1))
+    else:
+        adjusted = np.minimum.accumulate((ordered / (np.arange(1, n + 1) / float(n)))[::-1])[::-1]
+    adjusted[adjusted > 1] = 1
+    restored = np.empty_like(adjusted)
+    restored[order] = adjusted
+    return [float(p) for p in restored]

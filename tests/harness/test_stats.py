@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
+from statsmodels.stats.multitest import multipletests
 
 from memstore.harness.stats import (
+    _prf,
+    _prf_rows,
     adjust_pvalues,
     chisq_proportions,
     fisher_exact,
@@ -113,6 +118,12 @@ def test_paired_bootstrap_is_seeded_and_signed() -> None:
     assert first.p_value == 1 / 500  # every resample is above zero: reported at the resolution
 
 
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50)), min_size=1, max_size=30))
+def test_the_bootstraps_rates_equal_the_scalar_formula_to_the_bit(rows: list[tuple[int, int, int]]) -> None:
+    found = _prf_rows(np.asarray(rows, dtype=float))
+    assert [tuple(float(v) for v in row) for row in found] == [_prf(*map(float, row)) for row in rows]
+
+
 def test_seeds_figures_need_this_many() -> None:
     """83% vs 90% at p < 0.00001 with 80% power: about 1,316 per arm unpaired; fewer when paired."""
     unpaired = sample_size_two_proportions(0.83, 0.90, alpha=1e-5, power=0.8)
@@ -129,6 +140,13 @@ def test_wilson_interval_holds_the_estimate(k: int, extra: int) -> None:
     n = k + extra
     low, high = wilson_ci(k, n)
     assert 0.0 <= low <= k / n <= high <= 1.0
+
+
+@settings(max_examples=20)  # statsmodels' Holm collects garbage on every call: 0.1 s an example
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=40))
+def test_adjusted_pvalues_equal_statsmodels_to_the_bit(pvals: list[float]) -> None:
+    for method, theirs in (("holm", "holm"), ("bh", "fdr_bh")):
+        assert adjust_pvalues(pvals, method) == [float(p) for p in multipletests(pvals, method=theirs)[1]]
 
 
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=20))

@@ -75,7 +75,7 @@ def _finish(found: list[Comparison], alpha: float, min_effect: float) -> list[Co
     return done
 
 
-def _outcomes(metric: Metric, tables: Tables, arm: str) -> pd.Series | None:
+def _outcomes_of(metric: Metric, tables: Tables, arm: str) -> pd.Series | None:
     """``arm``'s binary outcome on ``metric`` per paired unit (a task, or a seeded memory in a
     task or a trial), indexed by the unit's key; None when the tables do not hold it."""
     if metric.unit is Unit.SESSIONS:
@@ -103,8 +103,23 @@ def _outcomes(metric: Metric, tables: Tables, arm: str) -> pd.Series | None:
     return pd.Series(list(found.values()), index=index, dtype=bool) if found else None
 
 
-def _paired_binary(metric: Metric, a: str, b: str, tables: Tables, min_effect: float) -> Comparison | None:
-    left, right = _outcomes(metric, tables, a), _outcomes(metric, tables, b)
+class _Outcomes:
+    """`_outcomes_of` for one set of tables, each (metric, arm) read once: a run of many arms
+    pairs each arm with many others."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+        self._found: dict[tuple[str, str], pd.Series | None] = {}
+
+    def __call__(self, metric: Metric, arm: str) -> pd.Series | None:
+        key = (metric.name, arm)
+        if key not in self._found:
+            self._found[key] = _outcomes_of(metric, self.tables, arm)
+        return self._found[key]
+
+
+def _paired_binary(metric: Metric, a: str, b: str, outcomes: _Outcomes, min_effect: float) -> Comparison | None:
+    left, right = outcomes(metric, a), outcomes(metric, b)
     if left is None or right is None:
         return None
     both = pd.concat([left.rename("a"), right.rename("b")], axis=1, join="inner").dropna()
@@ -136,16 +151,28 @@ def _paired_binary(metric: Metric, a: str, b: str, tables: Tables, min_effect: f
     )
 
 
-def _bootstrap(metric: Metric, a: str, b: str, sessions: pd.DataFrame, seed: int) -> Comparison | None:
-    rows = sessions[sessions.surface == "code_review"].copy()
-    if rows.empty:
+class _Reviews:
+    """Each arm's code-review sessions (true and false positives, false negatives per task),
+    read once."""
+
+    def __init__(self, sessions: pd.DataFrame) -> None:
+        rows = sessions[sessions.surface == "code_review"].copy()
+        rows["tp"] = rows.correct_findings.astype(int)
+        rows["fp"] = rows.findings.astype(int) - rows.tp
+        rows["fn"] = rows.expected_findings.astype(int) - rows.tp
+        self.rows = rows
+        self._found: dict[str, pd.DataFrame] = {}
+
+    def __call__(self, arm: str) -> pd.DataFrame:
+        if arm not in self._found:
+            self._found[arm] = self.rows[self.rows.arm == arm].set_index(KEY)[["tp", "fp", "fn"]]
+        return self._found[arm]
+
+
+def _bootstrap(metric: Metric, a: str, b: str, reviews: _Reviews, seed: int) -> Comparison | None:
+    if reviews.rows.empty:
         return None
-    rows["tp"] = rows.correct_findings.astype(int)
-    rows["fp"] = rows.findings.astype(int) - rows.tp
-    rows["fn"] = rows.expected_findings.astype(int) - rows.tp
-    left = rows[rows.arm == a].set_index(KEY)[["tp", "fp", "fn"]]
-    right = rows[rows.arm == b].set_index(KEY)[["tp", "fp", "fn"]]
-    both = left.merge(right, left_index=True, right_index=True, how="inner", suffixes=("_a", "_b"))
+    both = reviews(a).merge(reviews(b), left_index=True, right_index=True, how="inner", suffixes=("_a", "_b"))
     if both.empty:
         return None
     xa = list(both[["tp_a", "fp_a", "fn_a"]].itertuples(index=False, name=None))
@@ -205,14 +232,15 @@ def compare_within(
         "trials": tables.get("trials", pd.DataFrame()),
         "pairs": memory_pairs(events) if events is not None else pd.DataFrame(),
     }
+    outcomes, reviews = _Outcomes(paired), _Reviews(sessions)
     found: list[Comparison] = []
     for a, b in _pairs(sessions[["arm", "agent", "store", "role"]]):
         for metric in metrics(test=Test.MCNEMAR):
-            c = _paired_binary(metric, a, b, paired, min_effect)
+            c = _paired_binary(metric, a, b, outcomes, min_effect)
             if c is not None:
                 found.append(c)
         for metric in metrics(test=Test.BOOTSTRAP):
-            c = _bootstrap(metric, a, b, sessions, seed)
+            c = _bootstrap(metric, a, b, reviews, seed)
             if c is not None:
                 found.append(c)
     return _finish(found, alpha, min_effect)
@@ -228,12 +256,13 @@ def compare_groups(
     sessions = tables["sessions"]
     roles = dict(zip(sessions.arm, sessions.role, strict=False))
     success = next(m for m in metrics(test=Test.MCNEMAR) if m.name == "task_success_rate")
+    groups = [(group, _Outcomes({"sessions": sessions[mask]})) for group, mask in task_groups(sessions)]
     found: list[Comparison] = []
     for a, b in _pairs(sessions[["arm", "agent", "store", "role"]]):
         if roles.get(b) != Role.CONTROL:
             continue
-        for group, mask in task_groups(sessions):
-            c = _paired_binary(success, a, b, {"sessions": sessions[mask]}, min_effect)
+        for group, outcomes in groups:
+            c = _paired_binary(success, a, b, outcomes, min_effect)
             if c is not None:
                 found.append(Comparison(**{**asdict(c), "group": group}))
     return _finish(found, alpha, min_effect)
@@ -272,13 +301,14 @@ def compare_runs(
                 ],
                 ignore_index=True,
             )
+            outcomes, reviews = _Outcomes({"sessions": both}), _Reviews(both)
             for metric in metrics(test=Test.MCNEMAR):
-                c = _paired_binary(metric, now, then, {"sessions": both}, min_effect)
+                c = _paired_binary(metric, now, then, outcomes, min_effect)
                 if c is not None:
                     found.append(c)
                     done.add(metric.name)
             for metric in metrics(test=Test.BOOTSTRAP):
-                c = _bootstrap(metric, now, then, both, seed)
+                c = _bootstrap(metric, now, then, reviews, seed)
                 if c is not None:
                     found.append(c)
                     done.add(metric.name)

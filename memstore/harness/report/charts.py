@@ -130,12 +130,20 @@ def rates_chart(arms: Mapping[str, ArmResult], shown: Sequence[Metric], labels: 
         return _svg(fig, "rates")
 
 
+FOREST_ROWS = 60  # a taller forest is read by no one: the rest are in the comparisons table
+
+
 def forest_chart(comparisons: Sequence[Comparison]) -> str:
     """Paired differences (a - b) with their 95% intervals, one row per comparison, coloured by
-    the Holm-adjusted verdict ("" when there is none)."""
+    the Holm-adjusted verdict ("" when there is none); of more than `FOREST_ROWS`, those with
+    the smallest adjusted p-values, in the run's order, and the label says so."""
     rows = [c for c in comparisons if _finite(c.low) and _finite(c.high)]
     if not rows:
         return ""
+    total = len(rows)
+    if total > FOREST_ROWS:
+        kept = sorted(range(total), key=lambda i: (_p_adjusted(rows[i]), i))[:FOREST_ROWS]
+        rows = [rows[i] for i in sorted(kept)]
     with _figure(7.5, 0.8 + 0.32 * len(rows)) as fig:
         ax = fig.subplots()
         for i, c in enumerate(rows):
@@ -150,12 +158,17 @@ def forest_chart(comparisons: Sequence[Comparison]) -> str:
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_yticks(range(len(rows)), [f"{c.metric}: {c.a} - {c.b}" for c in rows])
         ax.invert_yaxis()
+        shown = f"\nthe {len(rows)} of {total} comparisons with the smallest adjusted p-values" if len(rows) < total else ""
         ax.set_xlabel(
             "difference (a - b) with its 95% interval (unadjusted);\n"
-            "colour: the Holm-adjusted verdict (green improved, red regressed, grey neither)"
+            f"colour: the Holm-adjusted verdict (green improved, red regressed, grey neither){shown}"
         )
         ax.grid(axis="x", alpha=0.3)
         return _svg(fig, "forest")
+
+
+def _p_adjusted(c: Comparison) -> float:
+    return c.p_adjusted if _finite(c.p_adjusted) else 1.0
 
 
 def confusion_chart(confusion: Mapping[str, Mapping[str, Mapping[str, int]]]) -> str:

@@ -18,6 +18,7 @@ from memstore.harness.analysis.compare import Comparison, Verdict, compare_runs
 from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.report import gates, render_junit, render_markdown, write_reports
+from memstore.harness.report.charts import forest_chart
 from memstore.harness.run.runner import Arm, RunConfig
 from tests.harness.conftest import scenario
 
@@ -324,3 +325,15 @@ def test_arms_of_one_stub_with_budgets_of_their_own_get_short_names_told_apart()
         "jit-verify[searches=1]/sqlite": "jit-verify'2",
     }
     assert "jit-verify'1 = jit-verify[reads=2]" in legend(results)
+
+
+def test_a_forest_of_many_comparisons_shows_the_smallest_adjusted_p_values_and_says_so() -> None:
+    many = [
+        replace(_comparison("task_success_rate", f"arm-{i:03d}", "no-memory/sqlite", Verdict.NO_CHANGE, 0.5, 0.4),
+                p_adjusted=1.0 - i / 1000)
+        for i in range(200)
+    ]  # fmt: skip
+    svg = forest_chart(many)
+    assert "the 60 of 200 comparisons with the smallest adjusted p-values" in svg
+    assert "arm-199" in svg and "arm-140" in svg and "arm-139" not in svg
+    assert "of 10 comparisons" not in forest_chart(many[:10]) and "arm-000" in forest_chart(many[:10])
