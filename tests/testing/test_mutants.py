@@ -30,7 +30,13 @@ REFERENCE = ("sqlite:", "memory://", "ranked:")
 # per-scenario counts): expiry-and-refresh the expiry, refresh, supersede and kept-writes
 # promises; other-repo-no-leak the scopes; review-without-preferences the surfaces and the
 # partial forgetting; read-only-writer the permissions; jest-to-vitest retirement and supersession.
-KILLING = ("expiry-and-refresh", "jest-to-vitest", "other-repo-no-leak", "read-only-writer", "review-without-preferences")
+KILLING = (
+    "expiry-and-refresh",
+    "jest-to-vitest",
+    "other-repo-no-leak",
+    "read-only-writer",
+    "review-without-preferences",
+)
 _CONTRACT = re.compile(r"\((?P<metric>\w+) == 0\)$")
 
 

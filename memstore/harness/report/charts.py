@@ -158,7 +158,7 @@ def forest_chart(comparisons: Sequence[Comparison]) -> str:
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_yticks(range(len(rows)), [f"{c.metric}: {c.a} - {c.b}" for c in rows])
         ax.invert_yaxis()
-        shown = f"\nthe {len(rows)} of {total} comparisons with the smallest adjusted p-values" if len(rows) < total else ""
+        shown = f"\nthe {len(rows)} of {total} comparisons with the smallest adjusted p-values" * (len(rows) < total)
         ax.set_xlabel(
             "difference (a - b) with its 95% interval (unadjusted);\n"
             f"colour: the Holm-adjusted verdict (green improved, red regressed, grey neither){shown}"
