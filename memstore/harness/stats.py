@@ -194,7 +194,8 @@ def _prf_rows(sums: np.ndarray) -> np.ndarray:
     tp, fp, fn = sums[:, 0], sums[:, 1], sums[:, 2]
 
     def ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
-        return np.divide(top, bottom, out=np.zeros_like(top), where=bottom != 0)
+        out: np.ndarray = np.divide(top, bottom, out=np.zeros_like(top), where=bottom != 0)
+        return out
 
     precision, recall = ratio(tp, tp + fp), ratio(tp, tp + fn)
     return np.stack([precision, recall, ratio(2 * precision * recall, precision + recall)], axis=1)

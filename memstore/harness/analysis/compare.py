@@ -157,11 +157,12 @@ class _Reviews:
 
     def __init__(self, sessions: pd.DataFrame) -> None:
         rows = sessions[sessions.surface == "code_review"].copy()
+        self.rows, self._found = rows, dict[str, pd.DataFrame]()
+        if rows.empty:  # and, in a table of no review, maybe no review columns
+            return
         rows["tp"] = rows.correct_findings.astype(int)
         rows["fp"] = rows.findings.astype(int) - rows.tp
         rows["fn"] = rows.expected_findings.astype(int) - rows.tp
-        self.rows = rows
-        self._found: dict[str, pd.DataFrame] = {}
 
     def __call__(self, arm: str) -> pd.DataFrame:
         if arm not in self._found:
