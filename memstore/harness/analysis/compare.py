@@ -157,8 +157,9 @@ class _Reviews:
 
     def __init__(self, sessions: pd.DataFrame) -> None:
         rows = sessions[sessions.surface == "code_review"].copy()
-        self.rows, self._found = rows, dict[str, pd.DataFrame]()
-        if rows.empty:  # and, in a table of no review, maybe no review columns
+        self.rows = rows
+        self._found: dict[str, pd.DataFrame] = {}
+        if rows.empty:  # a table of no review may have no review columns either
             return
         rows["tp"] = rows.correct_findings.astype(int)
         rows["fp"] = rows.findings.astype(int) - rows.tp
