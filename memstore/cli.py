@@ -1,6 +1,8 @@
 """The ``memstore`` command line: a thin layer over the library.
 
-Each command opens the library object and makes one library call. Errors are translated
+Each command opens the library object and makes one library call, and is imported only when it
+runs (or when the help lists it): ``memstore mcp`` does not load the harness, nor ``memstore eval``
+the MCP SDK. Errors are translated
 here, once, for every command: memstore's own errors and the operating system's become one
 line and exit status 2; Ctrl-C or SIGTERM exit 130; anything else is a bug in memstore,
 reported in one line (with the traceback when ``MEMSTORE_DEBUG`` is set) and exit status 3.
@@ -8,6 +10,7 @@ reported in one line (with the traceback when ``MEMSTORE_DEBUG`` is set) and exi
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any
 
@@ -15,22 +18,40 @@ import click
 
 from memstore import __version__
 from memstore.commands._shared import CommandError
-from memstore.commands.eval import eval_command
-from memstore.commands.mcp import mcp_command
-from memstore.commands.memories import memories
-from memstore.commands.merge import merge_command
-from memstore.commands.metrics import metrics_command
-from memstore.commands.mine import mine_command
-from memstore.commands.reports import compare, report
-from memstore.commands.scenarios import scenarios
-from memstore.commands.verify import verify
 from memstore.errors import MemstoreError
 
 __all__ = ["main"]
 
 
+#: Each command's name and where it is defined (``module:attribute``, under ``memstore.commands``).
+COMMANDS = {
+    "compare": "reports:compare",
+    "eval": "eval:eval_command",
+    "mcp": "mcp:mcp_command",
+    "memories": "memories:memories",
+    "merge": "merge:merge_command",
+    "metrics": "metrics:metrics_command",
+    "mine": "mine:mine_command",
+    "report": "reports:report",
+    "scenarios": "scenarios:scenarios",
+    "verify": "verify:verify",
+}
+
+
 class _Boundary(click.Group):
-    """The command group, with the one error boundary of the command line."""
+    """The command group, with the one error boundary of the command line; its commands are
+    imported when first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = COMMANDS.get(cmd_name)
+        if where is None:
+            return None
+        module, attr = where.split(":")
+        command: click.Command = getattr(importlib.import_module(f"memstore.commands.{module}"), attr)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -60,15 +81,3 @@ class _Boundary(click.Group):
 @click.version_option(__version__, prog_name="memstore")
 def main() -> None:
     """memstore: a memory store for coding agents, and a harness that measures any store."""
-
-
-main.add_command(eval_command)
-main.add_command(mcp_command)
-main.add_command(merge_command)
-main.add_command(mine_command)
-main.add_command(memories)
-main.add_command(metrics_command)
-main.add_command(compare)
-main.add_command(report)
-main.add_command(scenarios)
-main.add_command(verify)
