@@ -103,7 +103,7 @@ def write_shard(folder: Path, unit: Unit, output: RunOutput) -> Path:
     return target
 
 
-SHARD_CAP = 1024 * 1024 * 1024  # bytes a shard may decompress to (the largest units are a few MB)
+SHARD_CAP = 256 * 1024 * 1024  # bytes a shard may decompress to (the largest units are a few MB)
 _SCALARS = (str, int, float, bool, type(None))
 
 
