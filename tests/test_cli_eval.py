@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -97,15 +98,29 @@ def test_bad_arguments_are_clean_errors(tmp_path: Path) -> None:
     assert "unknown agent parameter 'luck'" in result.output
 
 
-@pytest.mark.parametrize("columns", [80, 120])
-def test_the_output_fits_the_terminal(tmp_path: Path, columns: int) -> None:
-    """COLUMNS=80 memstore eval ...: no line longer than the terminal, no word broken."""
+def _eval_at(columns: int, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": str(columns)}
-    done = subprocess.run(
-        [sys.executable, "-m", "memstore", "eval", MOVED, ADVERSARIAL, "--out", str(tmp_path / "run"),
-         "--store", "sqlite:", "--store", "memory://"],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+    return subprocess.run([sys.executable, "-m", "memstore", "eval", *args], capture_output=True, text=True, env=env)
+
+
+@pytest.fixture(scope="module")
+def narrow(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """A run on an 80-column terminal, and its folder."""
+    out = tmp_path_factory.mktemp("narrow") / "run"
+    return out, _eval_at(80, MOVED, ADVERSARIAL, "--out", str(out), "--store", "sqlite:", "--store", "memory://")
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_the_output_fits_the_terminal(
+    narrow: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path, columns: int
+) -> None:
+    """COLUMNS=80 memstore eval ...: no line longer than the terminal, no word broken (at 120, the
+    same run finished again from a copy of its folder: the summary is the same, the units are not
+    run twice)."""
+    done = narrow[1]
+    if columns != 80:
+        shutil.copytree(narrow[0], tmp_path / "run")
+        done = _eval_at(columns, "--resume", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
     lines = (done.stdout + done.stderr).splitlines()
     assert max(len(line) for line in lines) <= columns
