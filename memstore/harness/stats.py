@@ -8,6 +8,7 @@ Power and sample size for two independent proportions follow R's ``power.prop.te
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -80,6 +81,7 @@ class BootstrapResult:
     n_resamples: int
 
 
+@functools.lru_cache(maxsize=65536)  # a report asks for the same few thousand (k, n) again and again
 def wilson_ci(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a proportion ``k / n``."""
     if n <= 0:

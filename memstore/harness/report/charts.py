@@ -1,28 +1,23 @@
-"""Charts for the HTML report, drawn with matplotlib as inline SVG (no files, no external assets).
+"""Charts for the HTML report, inline SVG (no files, no external assets) written by `svg.Canvas`.
 
 Each chart is registered with `@chart` (its name, title and note) and drawn from a run's
 `ChartData`; the report shows every registered chart in order, so adding one is one decorated
-function here. Figures are made with `matplotlib.figure.Figure` and drawn under a local
-`rc_context`, so importing this module changes none of matplotlib's global state.
+function here (a plug-in's chart may draw its SVG any way it likes). The built-ins write their
+SVG by hand rather than through a plotting library: a report is written at the end of every
+run, and matplotlib cost 1.7 s of CPU per run to import and lay out four small charts
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
-import io
-import re
-import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import matplotlib
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from memstore.harness.analysis.compare import Comparison, Verdict
 from memstore.harness.analysis.model import ArmResult, RunResults
 from memstore.harness.analysis.registry import Direction, Metric, metrics
+from memstore.harness.report.svg import FONT, MUTED, Canvas, Scale, nice_ticks, text_width
 from memstore.harness.stats import wilson_ci
 from memstore.registry import Registry
 
@@ -39,7 +34,6 @@ __all__ = [
     "rates_chart",
 ]
 
-_STYLE: dict[str, Any] = {"svg.hashsalt": "memstore", "font.size": 9, "svg.fonttype": "none"}
 _COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
 _VERDICT_COLORS = {Verdict.IMPROVED: "#55a868", Verdict.REGRESSED: "#c44e52"}
 
@@ -82,21 +76,8 @@ def chart(name: str, *, title: str, note: str) -> Callable[[Callable[[ChartData]
     return register
 
 
-@contextmanager
-def _figure(width: float, height: float) -> Iterator[Figure]:
-    with matplotlib.rc_context(_STYLE):  # type: ignore[arg-type]
-        yield Figure(figsize=(width, height), layout="constrained")
-
-
-def _svg(fig: Figure, name: str) -> str:
-    buffer = io.StringIO()
-    with matplotlib.rc_context(_STYLE), warnings.catch_warnings():  # type: ignore[arg-type]
-        # a one-arm chart is small: matplotlib says so, and draws it anyway
-        warnings.filterwarnings("ignore", message="constrained_layout not applied")
-        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
-    svg = buffer.getvalue()
-    svg = svg[svg.index("<svg") :]
-    return re.sub(r"<svg ", f'<svg data-chart="{name}" role="img" ', svg, count=1)
+_RATE_TICKS = nice_ticks(0.0, 1.0)  # 0, 0.25, ..., 1
+_ROW = 24.0  # px per arm or comparison row
 
 
 def rates_chart(arms: Mapping[str, ArmResult], shown: Sequence[Metric], labels: Mapping[str, str]) -> str:
@@ -105,29 +86,30 @@ def rates_chart(arms: Mapping[str, ArmResult], shown: Sequence[Metric], labels: 
     if not shown or not arms:
         return ""
     names = list(arms)
-    with _figure(2.6 * len(shown), 0.7 + 0.45 * len(names)) as fig:
-        axes = fig.subplots(1, len(shown), sharey=True, squeeze=False)[0]
-        for ax, metric in zip(axes, shown, strict=True):
-            for i, arm in enumerate(names):
-                value = arms[arm].rate(metric.name)
-                if value is None:
-                    continue
-                low, high = wilson_ci(value.k, value.n)
-                ax.errorbar(
-                    value.value,
-                    i,
-                    xerr=[[max(value.value - low, 0.0)], [max(high - value.value, 0.0)]],
-                    fmt="o",
-                    color=_COLORS[i % len(_COLORS)],
-                    capsize=3,
-                )
-            arrow = "higher is better" if metric.direction is Direction.HIGHER else "lower is better"
-            ax.set_title(f"{metric.name.replace('_', ' ')}\n({arrow})")
-            ax.set_xlim(-0.02, 1.02)
-            ax.grid(axis="x", alpha=0.3)
-        axes[0].set_yticks(range(len(names)), [labels.get(n, n) for n in names])
-        axes[0].invert_yaxis()
-        return _svg(fig, "rates")
+    rows = [labels.get(n, n) for n in names]
+    left, panel, gap, top = max(text_width(r) for r in rows) + 14, 170.0, 24.0, 40.0
+    bottom = top + _ROW * len(names) + 6
+    canvas = Canvas(left + len(shown) * (panel + gap), bottom + 26, "rates")
+    for i, row in enumerate(rows):
+        canvas.text(left - 8, top + _ROW * (i + 0.5) + FONT / 3, row, anchor="end")
+    for k, metric in enumerate(shown):
+        x0 = left + k * (panel + gap)
+        scale = Scale(-0.02, 1.02, x0, x0 + panel)
+        arrow = "higher is better" if metric.direction is Direction.HIGHER else "lower is better"
+        canvas.text(x0 + panel / 2, 14, metric.name.replace("_", " "), anchor="middle", bold=True)
+        canvas.text(x0 + panel / 2, 28, f"({arrow})", anchor="middle", color=MUTED)
+        canvas.x_axis(scale, top, bottom, _RATE_TICKS)
+        canvas.line(x0, top, x0, bottom, MUTED)
+        for i, arm in enumerate(names):
+            value = arms[arm].rate(metric.name)
+            if value is None:
+                continue
+            low, high = wilson_ci(value.k, value.n)
+            y, color = top + _ROW * (i + 0.5), _COLORS[i % len(_COLORS)]
+            canvas.interval(scale(min(low, value.value)), scale(max(high, value.value)), y, color)
+            tip = f"{rows[i]}: {value.value:.3f} ({value.k}/{value.n}), 95% [{low:.3f}, {high:.3f}]"
+            canvas.dot(scale(value.value), y, color, title=tip)
+    return canvas.render()
 
 
 FOREST_ROWS = 60  # a taller forest is read by no one: the rest are in the comparisons table
@@ -144,31 +126,39 @@ def forest_chart(comparisons: Sequence[Comparison]) -> str:
     if total > FOREST_ROWS:
         kept = sorted(range(total), key=lambda i: (_p_adjusted(rows[i]), i))[:FOREST_ROWS]
         rows = [rows[i] for i in sorted(kept)]
-    with _figure(7.5, 0.8 + 0.32 * len(rows)) as fig:
-        ax = fig.subplots()
-        for i, c in enumerate(rows):
-            ax.errorbar(
-                c.diff,
-                i,
-                xerr=[[max(c.diff - c.low, 0.0)], [max(c.high - c.diff, 0.0)]],
-                fmt="s",
-                color=_VERDICT_COLORS.get(c.verdict, "#8c8c8c"),
-                capsize=3,
-            )
-        ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_yticks(range(len(rows)), [f"{c.metric}: {c.a} - {c.b}" for c in rows])
-        ax.invert_yaxis()
-        shown = f"\nthe {len(rows)} of {total} comparisons with the smallest adjusted p-values" * (len(rows) < total)
-        ax.set_xlabel(
-            "difference (a - b) with its 95% interval (unadjusted);\n"
-            f"colour: the Holm-adjusted verdict (green improved, red regressed, grey neither){shown}"
-        )
-        ax.grid(axis="x", alpha=0.3)
-        return _svg(fig, "forest")
+    names = [f"{c.metric}: {c.a} - {c.b}" for c in rows]
+    notes = [
+        "difference (a - b) with its 95% interval (unadjusted);",
+        "colour: the Holm-adjusted verdict (green improved, red regressed, grey neither)",
+    ]
+    if len(rows) < total:
+        notes.append(f"the {len(rows)} of {total} comparisons with the smallest adjusted p-values")
+    left, panel, top = max(text_width(n) for n in names) + 14, 420.0, 8.0
+    bottom = top + _ROW * len(rows) + 6
+    width = left + max(panel, max(text_width(n) for n in notes)) + 16
+    canvas = Canvas(width, bottom + 30 + len(notes) * (FONT + 4), "forest")
+    low = min([0.0, *(c.low for c in rows)])
+    high = max([0.0, *(c.high for c in rows)])
+    pad = (high - low) * 0.05 or 0.05
+    scale = Scale(low - pad, high + pad, left, left + panel)
+    canvas.x_axis(scale, top, bottom, nice_ticks(low - pad, high + pad))
+    canvas.line(scale(0.0), top, scale(0.0), bottom, width=1.2)
+    for i, (c, name) in enumerate(zip(rows, names, strict=True)):
+        y, color = top + _ROW * (i + 0.5), _VERDICT_COLORS.get(c.verdict, "#8c8c8c")
+        canvas.text(left - 8, y + FONT / 3, name, anchor="end")
+        canvas.interval(scale(min(c.low, c.diff)), scale(max(c.high, c.diff)), y, color)
+        tip = f"{name}: {c.diff:+.3f}, 95% [{c.low:+.3f}, {c.high:+.3f}], {c.verdict.value}"
+        canvas.dot(scale(c.diff), y, color, square=True, title=tip)
+    for j, note in enumerate(notes):
+        canvas.text(left, bottom + 30 + j * (FONT + 4), note, color=MUTED)
+    return canvas.render()
 
 
 def _p_adjusted(c: Comparison) -> float:
     return c.p_adjusted if _finite(c.p_adjusted) else 1.0
+
+
+_ACTIONS = ("refused", "misled", "other")
 
 
 def confusion_chart(confusion: Mapping[str, Mapping[str, Mapping[str, int]]]) -> str:
@@ -178,27 +168,35 @@ def confusion_chart(confusion: Mapping[str, Mapping[str, Mapping[str, int]]]) ->
     origins = sorted({o for per in confusion.values() for o in per})
     if not arms or not origins:
         return ""
-    actions = ("refused", "misled", "other")
-    with _figure(3.2 * len(arms), 3.0) as fig:
-        axes = fig.subplots(1, len(arms), sharey=True, squeeze=False)[0]
-        for ax, arm in zip(axes, arms, strict=True):
-            totals = [sum(confusion[arm].get(o, {}).values()) for o in origins]
-            bottom = [0.0] * len(origins)
-            for j, action in enumerate(actions):
-                shares = [
-                    confusion[arm].get(o, {}).get(action, 0) / total if total else 0.0
-                    for o, total in zip(origins, totals, strict=True)
-                ]
-                ax.bar(origins, shares, bottom=bottom, label=action, color=_COLORS[j])
-                bottom = [b + v for b, v in zip(bottom, shares, strict=True)]
-            for x, total in enumerate(totals):
-                ax.annotate(f"n={total}", (x, 1.0), ha="center", va="bottom", fontsize=7)
-            ax.set_title(arm)
-            ax.set_ylim(0, 1.12)
-            ax.tick_params(axis="x", rotation=30)
-        axes[0].set_ylabel("share of memories handed")
-        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize=7)
-        return _svg(fig, "confusion")
+    band, gap, left, top, height = 44.0, 30.0, 58.0, 26.0, 160.0
+    panel = band * len(origins)
+    bottom = top + height
+    legend_x = left + len(arms) * (panel + gap)
+    under = max(text_width(o) for o in origins) * 0.5 + FONT + 10  # labels turned 30 degrees
+    canvas = Canvas(legend_x + 90, bottom + under, "confusion")
+    scale = Scale(0.0, 1.12, bottom, top)
+    canvas.text(14, top + height / 2, "share of memories handed", anchor="middle", rotate=-90, color=MUTED)
+    for k, arm in enumerate(arms):
+        x0 = left + k * (panel + gap)
+        canvas.text(x0 + panel / 2, 14, arm, anchor="middle", bold=True)
+        canvas.y_axis(scale, x0, x0 + panel, _RATE_TICKS, labels=k == 0)
+        canvas.line(x0, bottom, x0 + panel, bottom, MUTED)
+        for j, origin in enumerate(origins):
+            counts = confusion[arm].get(origin, {})
+            total = sum(counts.values())
+            x, stacked = x0 + band * j + band * 0.15, 0.0
+            for a, action in enumerate(_ACTIONS):
+                share = counts.get(action, 0) / total if total else 0.0
+                if share > 0:
+                    y = scale(stacked + share)
+                    tip = f"{arm}, {origin}: {action} {counts.get(action, 0)} of {total}"
+                    canvas.rect(x, y, band * 0.7, scale(stacked) - y, _COLORS[a], title=tip)
+                stacked += share
+            middle = x0 + band * (j + 0.5)
+            canvas.text(middle, scale(1.0) - 4, f"n={total}", anchor="middle", size=FONT - 2)
+            canvas.text(middle, bottom + 14, origin, anchor="end", rotate=-30)
+    canvas.legend(legend_x, top + FONT, [(a, _COLORS[i]) for i, a in enumerate(_ACTIONS)])
+    return canvas.render()
 
 
 def healing_chart(curves: Mapping[str, Sequence[float]]) -> str:
@@ -206,22 +204,32 @@ def healing_chart(curves: Mapping[str, Sequence[float]]) -> str:
     says) by the end of each session of a trial; the last point is the table's self-heal rate."""
     if not curves:
         return ""
-    with _figure(6.5, 2.8) as fig:
-        ax = fig.subplots()
-        # Arms that heal alike draw the same line: each is offset a little (at most 0.02 of the
-        # axis), so none hides another; the note says so.
-        step = 0.012 if len(curves) > 1 else 0.0
-        for i, (arm, curve) in enumerate(curves.items()):
-            shift = step * (i - (len(curves) - 1) / 2)
-            shifted = [value + shift for value in curve]
-            ax.step(range(1, len(curve) + 1), shifted, where="post", label=arm, color=_COLORS[i % len(_COLORS)])
-        ax.set_ylim(-0.05, 1.05)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("session of the trial")
-        ax.set_ylabel("bad memories healed")
-        ax.grid(alpha=0.3)
-        fig.legend(loc="outside right upper", fontsize=7)
-        return _svg(fig, "healing")
+    sessions = max((len(c) for c in curves.values()), default=1) or 1
+    left, panel, top, height = 58.0, 420.0, 10.0, 170.0
+    bottom = top + height
+    legend = max(text_width(a) for a in curves) + 30
+    canvas = Canvas(left + panel + 16 + legend, bottom + 44, "healing")
+    x = Scale(0.6, sessions + 0.4, left, left + panel)
+    y = Scale(-0.05, 1.05, bottom, top)
+    ticks = list(range(1, sessions + 1)) if sessions <= 12 else [t for t in nice_ticks(1, sessions) if t == int(t)]
+    canvas.y_axis(y, left, left + panel, _RATE_TICKS)
+    canvas.x_axis(x, top, bottom, [float(t) for t in ticks], grid=False)
+    canvas.text(left + panel / 2, bottom + 38, "session of the trial", anchor="middle", color=MUTED)
+    canvas.text(14, top + height / 2, "bad memories healed", anchor="middle", rotate=-90, color=MUTED)
+    # Arms that heal alike draw the same line: each is offset a little (at most 0.02 of the
+    # axis), so none hides another; the note says so.
+    step = 0.012 if len(curves) > 1 else 0.0
+    for i, (arm, curve) in enumerate(curves.items()):
+        shift, color = step * (i - (len(curves) - 1) / 2), _COLORS[i % len(_COLORS)]
+        points: list[tuple[float, float]] = []
+        for s, value in enumerate(curve, start=1):
+            level = y(value + shift)
+            points += [(x(s), level), (x(s + 1) if s < len(curve) else x(s) + 12, level)]
+        canvas.polyline(points, color)
+        if curve:
+            canvas.dot(x(len(curve)), y(curve[-1] + shift), color, title=f"{arm}: {curve[-1]:.3f}")
+    canvas.legend(left + panel + 16, top + FONT, [(a, _COLORS[i % len(_COLORS)]) for i, a in enumerate(curves)])
+    return canvas.render()
 
 
 def _finite(value: Any) -> bool:

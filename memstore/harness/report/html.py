@@ -79,7 +79,9 @@ def _memories(events: pd.DataFrame) -> tuple[list[dict[str, Any]], int]:
         return [], 0
     labelled = events[(events.truth != "") & (events.kind != EventKind.RETRIEVE)]
     found = []
-    for memory_id, rows in list(labelled.groupby("memory_id", sort=True))[:_DRILL_MEMORIES]:
+    first_ids = sorted(labelled.memory_id.unique())[:_DRILL_MEMORIES]  # not every group: only those shown
+    shown = labelled[labelled.memory_id.isin(first_ids)]
+    for memory_id, rows in shown.groupby("memory_id", sort=True):
         first = rows.iloc[0]
         found.append(
             {
