@@ -16,6 +16,15 @@ from memstore.harness.report.svg import Canvas, Scale, nice_ticks
 _SVG = "{http://www.w3.org/2000/svg}"
 
 
+def _texts(root: ET.Element, tag: str) -> list[str]:
+    return sorted(e.text or "" for e in root.iter(_SVG + tag))
+
+
+def _titled(root: ET.Element) -> dict[str, ET.Element]:
+    """Each titled rect by its title."""
+    return {t.text or "": r for r in root.iter(f"{_SVG}rect") if (t := r.find(f"{_SVG}title")) is not None}
+
+
 @given(
     st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
     st.floats(1e-6, 1e6, allow_nan=False, allow_infinity=False),
@@ -44,33 +53,29 @@ def test_text_is_escaped_and_the_svg_is_well_formed() -> None:
     svg = canvas.render()
     root = ET.fromstring(svg)
     assert root.get("data-chart") == 'a"b'
-    assert root.find(f"{_SVG}text").text == "<script>alert(1)</script> & more"  # type: ignore[union-attr]
+    assert _texts(root, "text") == ["<script>alert(1)</script> & more"]
     assert "<script>" not in svg
 
 
 def test_the_confusion_chart_stacks_each_origins_shares_to_its_count() -> None:
     svg = confusion_chart({"trusting": {"stale": {"misled": 3, "other": 1}, "genuine": {"other": 4}}})
     root = ET.fromstring(svg)
-    tips = sorted(t.text for t in root.iter(f"{_SVG}title"))  # type: ignore[misc]
+    tips = _texts(root, "title")
     assert tips == [
         "trusting, genuine: other 4 of 4",
         "trusting, stale: misled 3 of 4",
         "trusting, stale: other 1 of 4",
     ]
-    bars = {
-        r.find(f"{_SVG}title").text: float(r.get("height"))
-        for r in root.iter(f"{_SVG}rect")
-        if r.find(f"{_SVG}title") is not None
-    }  # type: ignore[union-attr,arg-type]
+    bars = {tip: float(rect.get("height", "0")) for tip, rect in _titled(root).items()}
     assert math.isclose(bars["trusting, stale: misled 3 of 4"], 3 * bars["trusting, stale: other 1 of 4"], rel_tol=0.02)
-    assert {"n=4"} == {t.text for t in root.iter(f"{_SVG}text") if (t.text or "").startswith("n=")}
+    assert {"n=4"} == {t for t in _texts(root, "text") if t.startswith("n=")}
 
 
 def test_the_healing_chart_draws_one_step_line_per_arm_ending_on_its_last_value() -> None:
     svg = healing_chart({"jit-verify": [0.0, 0.5, 1.0], "trusting": [0.0, 0.0, 0.0]})
     root = ET.fromstring(svg)
     assert len(list(root.iter(f"{_SVG}polyline"))) == 2
-    tips = sorted(t.text for t in root.iter(f"{_SVG}title"))  # type: ignore[misc]
+    tips = _texts(root, "title")
     assert tips == ["jit-verify: 1.000", "trusting: 0.000"]
     assert healing_chart({}) == ""
     assert confusion_chart({}) == ""
