@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from datetime import timedelta
@@ -25,6 +27,7 @@ def pytest_configure(config: pytest.Config) -> None:
     xdist's workers, which are given their part of it; never over a ``--basetemp`` asked for."""
     from memstore.harness.run.scratch import scratch_base
 
+    _compile_once(config)
     base = scratch_base()
     if config.option.basetemp is None and not hasattr(config, "workerinput") and base != Path(tempfile.gettempdir()):
         config.option.basetemp = tempfile.mkdtemp(dir=base, prefix="memstore-pytest-")
@@ -32,6 +35,27 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _MADE = pytest.StashKey[str]()
+
+
+def _compile_once(config: pytest.Config) -> None:
+    """Where ``PYTHONDONTWRITEBYTECODE`` is set, every Python process the suite starts (hundreds:
+    evals, their workers, servers, agents) would compile memstore from source again, and pytest
+    rewrite every test module again: about 40 s of the suite's CPU. The suite keeps that
+    bytecode instead in a cache of its own outside the checkout (``PYTHONPYCACHEPREFIX``, in the
+    user's cache folder; ``MEMSTORE_PYCACHE=DIR`` chooses, ``off`` leaves Python's setting
+    alone), so the checkout stays as clean as the setting keeps it. In the controller, before
+    xdist starts its workers, which inherit it."""
+    choice = os.environ.get("MEMSTORE_PYCACHE", "")
+    if hasattr(config, "workerinput") or not sys.flags.dont_write_bytecode or choice == "off":
+        return
+    if os.environ.get("PYTHONPYCACHEPREFIX"):
+        return  # the user keeps bytecode somewhere already: only writing it was turned off
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memstore" / "pycache"
+    prefix = Path(choice) if choice else cache
+    prefix.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
+    sys.pycache_prefix, sys.dont_write_bytecode = str(prefix), False
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
