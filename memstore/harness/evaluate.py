@@ -178,11 +178,7 @@ def assemble(
     config: RunConfig, out: Path, output: RunOutput, seconds: float, *, baseline: Baseline | None = None
 ) -> Evaluation:
     """Write the run folder's tables, results.json and reports from the units' rows."""
-    import os as _os, time as _t
-
-    _t0 = _t.process_time()
     results, tables = write_run(out, config, output, seconds=seconds)
-    _t1 = _t.process_time()
     against = []
     if baseline is not None:
         against = compare_runs(
@@ -190,10 +186,6 @@ def assemble(
         )
     gate_list = gates(results, against)
     write_reports(out, results, tables, gate_list)
-    with open("/tmp/wr.log", "a") as _f:
-        _f.write(
-            f"{_t1 - _t0:.2f} {_t.process_time() - _t1:.2f} {len(output.sessions) if hasattr(output, 'sessions') else -1} {_os.environ.get('PYTEST_CURRENT_TEST', '-')}\n"
-        )
     return Evaluation(config, results, tables, gate_list, against, output.failures, out, seconds)
 
 
