@@ -8,13 +8,17 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from memstore.cli import main
+from memstore.harness.run.runner import RunConfig, fitted_workers, iter_arms
+from memstore.harness.runfolder.manifest import DEFAULT_AGENTS
 from memstore.harness.scenarios.data import scenarios_dir
+from memstore.harness.scenarios.loader import load_library
 
 MOVED = str(scenarios_dir() / "api-version-moved.yaml")
 ADVERSARIAL = str(scenarios_dir() / "adversarial-memories.yaml")
@@ -61,10 +65,28 @@ def test_eval_writes_the_run_folder(tmp_path: Path) -> None:
 
 
 def test_same_seed_same_files(tmp_path: Path) -> None:
-    _eval(tmp_path / "a")
+    _eval(tmp_path / "a", "--workers", "1")
     _eval(tmp_path / "b", "--workers", "2")
     for name in ("results.json", "sessions.csv.gz", "events.csv.gz", "trials.csv.gz", "findings.csv.gz"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_the_default_starts_no_more_workers_than_the_run_has_work_for(tmp_path: Path) -> None:
+    """One scenario's four units run in this process; asked for, two workers they get; four
+    units a worker otherwise, up to the CPUs."""
+    small = CliRunner().invoke(main, ["eval", MOVED, "--out", str(tmp_path / "small")])
+    assert small.exit_code == 0, small.output
+    assert "1 tasks, 4 arms, 1 worker(s)" in small.output
+    asked = CliRunner().invoke(main, ["eval", MOVED, "--workers", "2", "--out", str(tmp_path / "asked")])
+    assert "1 tasks, 4 arms, 2 worker(s)" in asked.output
+    config = RunConfig(
+        scenarios=tuple(load_library([MOVED, ADVERSARIAL])),
+        arms=tuple(iter_arms(DEFAULT_AGENTS, ["sqlite:"])),
+        workers=8,
+    )
+    assert [fitted_workers(replace(config, trials=t)) for t in (1, 2, 3, 5)] == [2, 4, 6, 8]
+    assert fitted_workers(replace(config, workers=3, trials=5)) == 3
+    assert fitted_workers(replace(config, executor="ray://127.0.0.1:1", trials=1)) == 8  # Ray's workers are its own
 
 
 def test_agents_stores_and_params_are_chosen(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import ScenarioError
 from memstore.harness.evaluate import Evaluation, evaluate, run_part
 from memstore.harness.report.terminal import print_summary
-from memstore.harness.run.runner import RunConfig, check_config
+from memstore.harness.run.runner import RunConfig, check_config, fitted_workers
 from memstore.harness.runfolder.manifest import DEFAULT_STORE, Recipe, open_run, write_manifest
 from memstore.harness.runfolder.results import load_baseline
 from memstore.harness.scenarios.sample import QUICK
@@ -115,7 +116,7 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
     "--workers",
     type=click.IntRange(1, 64),
     default=lambda: min(os.cpu_count() or 1, 8),
-    show_default="the number of CPUs, at most 8",
+    show_default="the number of CPUs, at most 8, one per 4 units: a small run runs in this process",
     help="Processes (results do not depend on it).",
 )
 @click.option(
@@ -262,6 +263,8 @@ def eval_command(
         if resume is None:
             write_manifest(folder, made, config)
 
+    if "workers" not in explicit:  # the default: no more processes than the run has work for
+        config = replace(config, workers=fitted_workers(config))
     check_config(config)  # a store or an agent that cannot be used is refused before a word of the run
     _banner(config, folder, resumed=resume is not None, part=shown_part)
     if shown_part is not None:

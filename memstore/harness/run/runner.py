@@ -50,6 +50,7 @@ __all__ = [
     "RunOutput",
     "check_config",
     "declared",
+    "fitted_workers",
     "iter_arms",
     "run",
     "units",
@@ -78,6 +79,19 @@ class RunConfig:
         given = dict(self.agent_timeouts)
         timeout = given.get(agent, given.get(split_params(agent)[0]))
         return self.runtime if timeout is None else self.runtime.with_timeout(timeout)
+
+
+UNITS_PER_WORKER = 4
+"""A spawned worker costs about 0.6 s of CPU to start (a fresh interpreter importing the engine),
+a hand-written scenario's unit 0.1-0.3 s: a worker is worth starting for four units or more."""
+
+
+def fitted_workers(config: RunConfig) -> int:
+    """The workers a run of the local executor has work for: at most ``config.workers``, one per
+    `UNITS_PER_WORKER` units, and 1 (the units run in this process) for a small run."""
+    if config.executor != "local":
+        return config.workers
+    return max(1, min(config.workers, len(config.scenarios) * config.trials * len(config.arms) // UNITS_PER_WORKER))
 
 
 def units(config: RunConfig) -> list[Unit]:
