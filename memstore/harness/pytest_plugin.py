@@ -19,7 +19,7 @@ from __future__ import annotations
 import fcntl
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,7 +109,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--memstore-trials", type=int, default=1, metavar="N", help="trials per scenario (default: 1)")
     group.addoption("--memstore-seed", type=int, default=0, metavar="S", help="run seed (default: 0)")
-    group.addoption("--memstore-workers", type=int, default=2, metavar="N", help="processes (default: 2)")
+    group.addoption(
+        "--memstore-workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes (default: 2, one per 4 units: a small run runs in pytest's process)",
+    )
     group.addoption(
         "--memstore-baseline",
         type=Path,
@@ -144,7 +150,7 @@ def _wanted(config: pytest.Config) -> bool:
 def _run_config(config: pytest.Config) -> RunConfig:
     """The run the options describe (the same `RunConfig` ``memstore eval`` would make)."""
     from memstore.harness.run.agents import BUILT_IN
-    from memstore.harness.run.runner import RunConfig, iter_arms
+    from memstore.harness.run.runner import RunConfig, fitted_workers, iter_arms
     from memstore.harness.scenarios.loader import load_library
     from memstore.harness.scenarios.sample import sample_tasks
 
@@ -153,7 +159,7 @@ def _run_config(config: pytest.Config) -> RunConfig:
     if sample:
         scenarios, drawn = sample_tasks(scenarios, sample, seed)
         note = drawn.describe()
-    return RunConfig(
+    run = RunConfig(
         scenarios=tuple(scenarios),
         arms=tuple(
             iter_arms(
@@ -162,9 +168,10 @@ def _run_config(config: pytest.Config) -> RunConfig:
         ),
         trials=config.getoption("--memstore-trials"),
         seed=seed,
-        workers=config.getoption("--memstore-workers"),
+        workers=config.getoption("--memstore-workers") or 2,
         sample=note,
     )
+    return run if config.getoption("--memstore-workers") else replace(run, workers=fitted_workers(run))
 
 
 def _planned(run_config: RunConfig) -> list[tuple[str, str]]:
