@@ -156,6 +156,7 @@ def _run_config(config: pytest.Config) -> RunConfig:
 
     scenarios = load_library(config.getoption("--memstore-scenarios"))
     seed, sample, note = config.getoption("--memstore-seed"), config.getoption("--memstore-sample"), ""
+    workers = config.getoption("--memstore-workers")
     if sample:
         scenarios, drawn = sample_tasks(scenarios, sample, seed)
         note = drawn.describe()
@@ -168,10 +169,10 @@ def _run_config(config: pytest.Config) -> RunConfig:
         ),
         trials=config.getoption("--memstore-trials"),
         seed=seed,
-        workers=config.getoption("--memstore-workers") or 2,
+        workers=workers or 2,
         sample=note,
     )
-    return run if config.getoption("--memstore-workers") else replace(run, workers=fitted_workers(run))
+    return run if workers else replace(run, workers=fitted_workers(run))  # left to its default: fitted
 
 
 def _planned(run_config: RunConfig) -> list[tuple[str, str]]:

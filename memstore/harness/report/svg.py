@@ -40,6 +40,11 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return [round(i * step, 10) for i in range(first, math.floor(high / step + 1e-9) + 1)]
 
 
+def _tip(title: str) -> str:
+    """A mark's tooltip: what the browser shows on hover."""
+    return f"<title>{escape(title)}</title>" if title else ""
+
+
 def tick_label(value: float) -> str:
     return f"{value:g}" if value != 0 else "0"
 
@@ -74,11 +79,11 @@ class Canvas:
         )
 
     def rect(self, x: float, y: float, w: float, h: float, fill: str, title: str = "") -> None:
-        tip = f"<title>{escape(title)}</title>" if title else ""
+        tip = _tip(title)
         self.parts.append(f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}" fill="{fill}">{tip}</rect>')
 
     def dot(self, x: float, y: float, color: str, *, square: bool = False, title: str = "") -> None:
-        tip = f"<title>{escape(title)}</title>" if title else ""
+        tip = _tip(title)
         if square:
             self.parts.append(f'<rect x="{_n(x - 4)}" y="{_n(y - 4)}" width="8" height="8" fill="{color}">{tip}</rect>')
         else:
