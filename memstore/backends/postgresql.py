@@ -273,14 +273,17 @@ class PostgresStore(RecordStore):
         return found[0] if found else None
 
     def _load_visible(self, memory_id: str, cutoff: datetime, visible: Visibility) -> Memory | None:
+        # One indexed look-up, and the row judged on its repo, kind and author before anything
+        # is built: a memory the actor may not see is never built (it costs about what a missing
+        # one costs, so timing tells little).
         found = self._rows(
-            f"SELECT repo, kind, author FROM {self._t} WHERE id = %s AND chain_refreshed_at > %s",
-            (memory_id, _us(cutoff)),
+            f"SELECT {_COLUMNS} FROM {self._t} WHERE id = %s AND chain_refreshed_at > %s", (memory_id, _us(cutoff))
         )
-        repo, kind, author = found[0] if found else _NOBODY
-        if not visible(repo, _KINDS[kind], author) or not found:
+        row = found[0] if found else None
+        repo, kind, author = (row[1], row[2], row[7]) if row is not None else _NOBODY
+        if not visible(repo, _KINDS[kind], author) or row is None:
             return None
-        return self._load(memory_id, cutoff)
+        return _row_to_memory(row)
 
     def _recent(
         self, repo: str, *, facts: bool, preferences_of: str | None, cutoff: datetime, limit: int
