@@ -52,6 +52,7 @@ __all__ = [
     "chain_order",
     "check_actor",
     "check_limit",
+    "check_memory_id",
     "check_surface",
 ]
 
@@ -79,7 +80,7 @@ def check_surface(surface: object) -> Surface:
         raise ValidationError("surface", f"must be a Surface, got {surface!r}") from exc
 
 
-def _memory_id(memory_id: object) -> str:
+def check_memory_id(memory_id: object) -> str:
     if not isinstance(memory_id, str) or not memory_id:
         raise ValidationError("memory_id", f"must be a non-empty string, got {shown(memory_id)}")
     if len(memory_id) > MAX_ID_CHARS or not memory_id.isprintable() or not memory_id.isascii():
@@ -139,7 +140,7 @@ class RecordStore(ABC):
         if supersedes is None:
             self._insert(memory)
             return memory
-        old = self._visible(_memory_id(supersedes), actor, now)
+        old = self._visible(check_memory_id(supersedes), actor, now)
         if old.repo != memory.repo:
             raise ValidationError(
                 "repo", f"a correction stays in the repository of the memory it corrects ({old.repo})"
@@ -166,12 +167,12 @@ class RecordStore(ABC):
         return self._recent(repo, facts=facts, preferences_of=preferences_of, cutoff=self._cutoff(now), limit=limit)
 
     def get(self, memory_id: str, *, actor: Actor) -> Memory:
-        return self._visible(_memory_id(memory_id), check_actor(actor), self.clock.now())
+        return self._visible(check_memory_id(memory_id), check_actor(actor), self.clock.now())
 
     def refresh(self, memory_id: str, *, actor: Actor) -> Memory:
         actor = check_actor(actor)
         now = self.clock.now()
-        memory = self._visible(_memory_id(memory_id), actor, now)
+        memory = self._visible(check_memory_id(memory_id), actor, now)
         self._require_active(memory, "refresh")
         if not self._refresh(memory.id, now, self._cutoff(now)):
             self._raise_changed(memory.id, actor, "refresh")
@@ -181,7 +182,7 @@ class RecordStore(ABC):
         actor = check_actor(actor)
         check_text(reason, "reason", MAX_REASON_CHARS, required=False)
         now = self.clock.now()
-        memory = self._visible(_memory_id(memory_id), actor, now)
+        memory = self._visible(check_memory_id(memory_id), actor, now)
         check_write(self.access, actor, memory)
         self._require_active(memory, "retire")
         if not self._retire(memory.id, reason, self._cutoff(now)):
@@ -189,14 +190,14 @@ class RecordStore(ABC):
 
     def delete(self, memory_id: str, *, actor: Actor) -> None:
         actor = check_actor(actor)
-        memory = self._visible(_memory_id(memory_id), actor, self.clock.now())
+        memory = self._visible(check_memory_id(memory_id), actor, self.clock.now())
         check_delete(self.access, actor, memory)
         self._delete_chain(memory.id)
 
     def history(self, memory_id: str, *, actor: Actor) -> list[Memory]:
         actor = check_actor(actor)
         now = self.clock.now()
-        memory = self._visible(_memory_id(memory_id), actor, now)
+        memory = self._visible(check_memory_id(memory_id), actor, now)
         return self._chain(memory.id, self._cutoff(now))
 
     def sweep(self) -> int:

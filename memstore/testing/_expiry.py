@@ -46,6 +46,7 @@ class ExpiryTests(ConformanceBase):
         assert refreshed.created_at == memory.created_at
         clock.advance(28 * _DAY - _TICK)
         assert store.get(memory.id, actor=READER).refreshed_at == refreshed.refreshed_at
+        assert self.ids(store.recent(API, actor=READER, surface=Surface.CLI)) == [memory.id]  # still in use
         clock.advance(_TICK)
         assert store.recent(API, actor=READER, surface=Surface.CLI) == []
 
