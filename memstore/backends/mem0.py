@@ -89,7 +89,7 @@ def _mem0() -> Any:
         raise ConfigurationError("mem0: is Mem0's store: pip install 'memstore[mem0]'") from exc
     # mem0 reads its switch once at import; imported before this (telemetry on), it is switched off here.
     mem0.memory.telemetry.MEM0_TELEMETRY = False
-    mem0.memory.main.MEM0_TELEMETRY = False  # type: ignore[attr-defined]
+    mem0.memory.main.MEM0_TELEMETRY = False
     for name in ("mem0", "qdrant_client", "httpx"):
         logging.getLogger(name).setLevel(logging.ERROR)
     return mem0
