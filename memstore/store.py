@@ -135,6 +135,7 @@ BACKENDS: Registry[BackendFactory] = Registry(
     "memstore.backends",
     {
         "agentmem": "memstore.backends.agentmem:open_agentmem",
+        "mcp": "memstore.backends.mcp:open_mcp",
         "mem0": "memstore.backends.mem0:open_mem0",
         "memcite": "memstore.backends.memcite:open_memcite",
         "memory": "memstore.backends.memory:open_memory",

@@ -8,6 +8,8 @@ must keep failing (``strict``): a fixed store turns it into a test to update, ne
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -29,6 +31,7 @@ FINDINGS: dict[str, dict[str, str]] = {
         "test_expired_memory_cannot_be_refreshed": "memcite's get() returns a memory past its ttl",
         "test_refresh_restarts_the_window": "memcite's ttl runs from creation: use does not renew it",
     },
+    "mcp:server-memory": {},
     "mem0": {
         "test_memory_lives_until_the_window_ends": "mem0's get() returns a memory past its expiration date",
         "test_expired_memory_cannot_be_refreshed": "mem0's get() returns a memory past its expiration date",
@@ -42,6 +45,10 @@ FINDINGS: dict[str, dict[str, str]] = {
 @pytest.fixture(params=sorted(FINDINGS))
 def adapter(request: pytest.FixtureRequest) -> str:
     name = str(request.param)
+    if name == "mcp:server-memory" and shutil.which("mcp-server-memory") is None:
+        if os.environ.get("MEMSTORE_REQUIRE_THIRD_PARTY") == "1":
+            pytest.fail("mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory")
+        pytest.skip("mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory")
     test = getattr(request.node, "originalname", request.node.name)
     if test in FINDINGS[name]:
         request.applymarker(pytest.mark.xfail(strict=True, reason=FINDINGS[name][test]))
@@ -55,7 +62,7 @@ class TestForeignStores(StoreConformance):
 
         def make(access: AccessPolicy, clock: Clock, expiry: timedelta) -> MemoryStore:
             where = tmp_path / f"s{next(counter)}"
-            uri = f"{adapter}:///{where}"
+            uri = f"{adapter}?folder={where}" if adapter.startswith("mcp:") else f"{adapter}:///{where}"
             return open_store(uri, access=access, clock=clock, expiry=expiry, ids=UlidIds(9))
 
         return make

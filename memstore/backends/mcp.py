@@ -1,0 +1,321 @@
+"""``mcp:MAPPING[?command=...]``: any MCP memory server (stdio) as a store, through a mapping.
+
+The server is started with its command line and spoken to with the official MCP client
+(`mcp.Client`, over stdio), one connection per store, kept open on a thread of its own. A
+*mapping* says how the store protocol's five engine operations (`memstore.backends.foreign`)
+become the server's tools; it is a small class (`ToolMapping`) with the tool calls spelled
+out, and a mapping of one's own is named by ``package.module:Class``. Shipped:
+
+- ``server-memory``: the reference ``@modelcontextprotocol/server-memory`` (npm; install with
+  ``npm install -g @modelcontextprotocol/server-memory``, command ``mcp-server-memory``), a
+  knowledge graph in one JSONL file (``MEMORY_FILE_PATH``, put in the store's folder). A memory
+  is an entity named by its subject and id, of type ``memstore memory``, whose observations
+  are the fact and the bookkeeping record; a correction is a ``supersedes`` relation;
+  ``search_nodes`` is the server's search (a case-insensitive substring of a name, type or
+  observation: the whole query, not its words). The graph has no users, permissions or
+  expiry: every memory is everyone's and is kept until deleted.
+
+``mcp:`` alone with a mapping name gets a fresh folder per trial (``{folder}`` in a command is
+that folder). The server runs with a scrubbed environment: its ``PATH`` and the variables the
+mapping sets, nothing of the harness's; what it writes to stderr goes to ``server.log`` there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import shlex
+import shutil
+import threading
+import urllib.parse
+from pathlib import Path
+from typing import Any, ClassVar
+
+from memstore.backends import StoreOptions, TrialStore, per_trial
+from memstore.backends.foreign import ForeignStore, bookkeeping, from_bookkeeping
+from memstore.errors import ConfigurationError, StorageError
+from memstore.model import Memory
+from memstore.registry import import_reference
+
+__all__ = ["MAPPINGS", "McpConnection", "McpStore", "ServerMemory", "ToolMapping", "open_mcp"]
+
+CALL_TIMEOUT = 60.0  # seconds a tool call may take
+
+
+class McpConnection:
+    """One MCP client session to a stdio server, driven from synchronous code: the session lives
+    in an event loop on a thread of its own (the SDK's client is asynchronous), and `call` hands
+    it one tool call at a time."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], log: Path) -> None:
+        self.argv = argv
+        self.log = log
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="memstore-mcp-store", daemon=True)
+        self._thread.start()
+        self._requests: asyncio.Queue[Any] | None = None
+        self._ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._done = asyncio.run_coroutine_threadsafe(self._serve(env), self._loop)
+        try:
+            self._ready.result(timeout=CALL_TIMEOUT)
+        except Exception as exc:
+            self.close()
+            raise StorageError(f"the MCP server {shlex.join(argv)!r} did not start: {exc}") from exc
+
+    async def _serve(self, env: dict[str, str]) -> None:
+        from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=env)
+        self._requests = asyncio.Queue()
+        try:
+            with self.log.open("a", encoding="utf-8") as errlog:
+                async with Client(stdio_client(params, errlog=errlog)) as client:
+                    self._ready.set_result(None)
+                    while (request := await self._requests.get()) is not None:
+                        tool, arguments, answer = request
+                        try:
+                            answer.set_result(await client.call_tool(tool, arguments))
+                        except Exception as exc:  # the server's failure is the caller's to see
+                            answer.set_exception(exc)
+        except Exception as exc:
+            if not self._ready.done():
+                self._ready.set_exception(exc)
+            raise
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The tool's structured result; `StorageError` when the server refuses or fails."""
+        if self._requests is None or self._done.done():
+            raise StorageError(f"the MCP server {self.argv[0]!r} is not running")
+        answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._loop.call_soon_threadsafe(self._requests.put_nowait, (tool, arguments, answer))
+        try:
+            result = answer.result(timeout=CALL_TIMEOUT)
+        except Exception as exc:
+            raise StorageError(f"MCP tool {tool} failed: {exc}") from exc
+        if result.is_error:
+            text = " ".join(getattr(part, "text", "") for part in result.content)
+            raise StorageError(f"MCP tool {tool}: {text[:500]}")
+        return dict(result.structured_content or {})
+
+    def close(self) -> None:
+        if self._requests is not None and not self._done.done():
+            self._loop.call_soon_threadsafe(self._requests.put_nowait, None)
+            with contextlib.suppress(Exception):  # a server that died on the way out is closed all the same
+                self._done.result(timeout=CALL_TIMEOUT)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=CALL_TIMEOUT)
+
+
+class ToolMapping:
+    """How the store protocol becomes one MCP server's tools (see the module docstring).
+
+    A subclass gives ``command`` (the default command line, ``{folder}`` for the store's folder),
+    ``env`` (variables the server needs), what the server does natively and what is emulated,
+    and the five operations over ``self.server`` (an `McpConnection`)."""
+
+    name: ClassVar[str] = ""
+    command: ClassVar[tuple[str, ...]] = ()
+    install: ClassVar[str] = ""
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+    native: ClassVar[dict[str, str]] = {}
+    emulated: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, server: McpConnection) -> None:
+        self.server = server
+
+    @classmethod
+    def env(cls, folder: Path) -> dict[str, str]:
+        return {}
+
+    def put(self, memory: Memory, replacing: Memory | None) -> None:
+        raise NotImplementedError
+
+    def save(self, memory: Memory) -> None:
+        raise NotImplementedError
+
+    def fetch(self, memory_id: str) -> Memory | None:
+        raise NotImplementedError
+
+    def everything(self) -> list[Memory]:
+        raise NotImplementedError
+
+    def drop(self, memory_ids: list[str]) -> None:
+        raise NotImplementedError
+
+    def find(self, query: str) -> list[Memory]:
+        raise NotImplementedError
+
+
+_KIND = "memstore memory"
+
+
+class ServerMemory(ToolMapping):
+    """``@modelcontextprotocol/server-memory``'s knowledge graph (see the module docstring)."""
+
+    name = "server-memory"
+    command = ("mcp-server-memory",)
+    install = "npm install -g @modelcontextprotocol/server-memory"
+    capabilities = frozenset({"delete", "history", "retire", "search", "supersede"})
+    native: ClassVar[dict[str, str]] = {
+        "search": "search_nodes: the whole query as a case-insensitive substring of names, types, observations",
+        "supersede": "a 'supersedes' relation between entities",
+    }
+    emulated: ClassVar[dict[str, str]] = {
+        "citations": "kept in an observation (the bookkeeping record): entities have no evidence",
+        "scoping": "the repository in the bookkeeping record, one graph file per store",
+        "status": "superseded and retired versions kept as such in the bookkeeping record",
+    }
+
+    @classmethod
+    def env(cls, folder: Path) -> dict[str, str]:
+        return {"MEMORY_FILE_PATH": str(folder / "memory.jsonl")}
+
+    @staticmethod
+    def _entity_name(memory: Memory) -> str:
+        return f"{memory.subject} [{memory.id}]"
+
+    @staticmethod
+    def _read(entity: dict[str, Any]) -> Memory | None:
+        observations = [o for o in entity.get("observations", []) if isinstance(o, str)]
+        record = next((o for o in observations if o.startswith("memstore:")), None)
+        facts = [o for o in observations if o is not record]
+        if record is None or entity.get("entityType") != _KIND:
+            return None
+        return from_bookkeeping(record, facts[0] if facts else "")
+
+    def _entities(self, result: dict[str, Any]) -> list[Memory]:
+        return [m for m in (self._read(e) for e in result.get("entities", [])) if m is not None]
+
+    def put(self, memory: Memory, replacing: Memory | None) -> None:
+        entity = {
+            "name": self._entity_name(memory),
+            "entityType": _KIND,
+            "observations": [memory.fact, bookkeeping(memory)],
+        }
+        self.server.call("create_entities", {"entities": [entity]})
+        if replacing is not None:
+            relation = {
+                "from": self._entity_name(memory),
+                "to": self._entity_name(replacing),
+                "relationType": "supersedes",
+            }
+            self.server.call("create_relations", {"relations": [relation]})
+
+    def save(self, memory: Memory) -> None:
+        name = self._entity_name(memory)
+        found = self.server.call("open_nodes", {"names": [name]}).get("entities", [])
+        old = [o for e in found for o in e.get("observations", []) if isinstance(o, str) and o.startswith("memstore:")]
+        if old:
+            self.server.call("delete_observations", {"deletions": [{"entityName": name, "observations": old}]})
+        self.server.call(
+            "add_observations", {"observations": [{"entityName": name, "contents": [bookkeeping(memory)]}]}
+        )
+
+    def fetch(self, memory_id: str) -> Memory | None:
+        return next((m for m in self.everything() if m.id == memory_id), None)
+
+    def everything(self) -> list[Memory]:
+        return self._entities(self.server.call("read_graph", {}))
+
+    def drop(self, memory_ids: list[str]) -> None:
+        names = [self._entity_name(m) for m in self.everything() if m.id in set(memory_ids)]
+        if names:
+            self.server.call("delete_entities", {"entityNames": names})
+
+    def find(self, query: str) -> list[Memory]:
+        return self._entities(self.server.call("search_nodes", {"query": query}))
+
+
+MAPPINGS: dict[str, type[ToolMapping]] = {"server-memory": ServerMemory}
+
+
+class McpStore(ForeignStore):
+    """A `MemoryStore` on an MCP memory server, through a `ToolMapping`."""
+
+    def __init__(self, mapping: type[ToolMapping], argv: list[str], folder: Path, options: StoreOptions) -> None:
+        super().__init__(options)
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(folder), **mapping.env(folder)}
+        self.mapping = mapping(McpConnection(argv, env, folder / "server.log"))
+        self.capabilities = mapping.capabilities
+        self.native = mapping.native  # type: ignore[misc]
+        self.emulated = mapping.emulated  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"McpStore({self.mapping.name!r}, {str(self.folder)!r})"
+
+    def close(self) -> None:
+        self.mapping.server.close()
+
+    def _put(self, memory: Memory, replacing: Memory | None) -> Memory:
+        self.mapping.put(memory, replacing)
+        return self.mapping.fetch(memory.id) or memory
+
+    def _save(self, memory: Memory) -> None:
+        self.mapping.save(memory)
+
+    def _fetch(self, memory_id: str) -> Memory | None:
+        return self.mapping.fetch(memory_id)
+
+    def _namespace(self, repo: str, user: str | None) -> list[Memory]:
+        return [m for m in self.mapping.everything() if m.repo == repo]
+
+    def _drop(self, memory_ids: list[str]) -> None:
+        self.mapping.drop(memory_ids)
+
+    def _find(self, repo: str, query: str, user: str | None, limit: int) -> list[Memory]:
+        return [m for m in self.mapping.find(query) if m.repo == repo]
+
+    def _repos(self) -> list[str]:
+        return sorted({m.repo for m in self.mapping.everything()})
+
+
+def _parse(uri: str) -> tuple[type[ToolMapping], str | None, str | None]:
+    """The mapping, the command line and the folder an ``mcp:`` URI names."""
+    rest = uri.split(":", 1)[1]
+    name, _, query = rest.partition("?")
+    params = urllib.parse.parse_qs(query, keep_blank_values=True)
+    unknown = sorted(set(params) - {"command", "folder"})
+    if unknown:
+        raise ConfigurationError(
+            f"store URI {uri!r}: unknown parameter(s) {', '.join(unknown)}; known: command, folder"
+        )
+    mapping: Any = MAPPINGS.get(name)
+    if mapping is None and ":" in name:
+        mapping = import_reference(name, "MCP tool mapping")
+    if mapping is None or not (isinstance(mapping, type) and issubclass(mapping, ToolMapping)):
+        raise ConfigurationError(
+            f"store URI {uri!r}: no MCP tool mapping {name!r}; shipped: {', '.join(sorted(MAPPINGS))}, "
+            "or package.module:Class (a ToolMapping)"
+        )
+    command = params.get("command", [None])[-1]
+    folder = params.get("folder", [None])[-1]
+    return mapping, command, folder
+
+
+def _trial_folder(uri: str, folder: Path) -> TrialStore:
+    """A trial's own server state: ``mcp:MAPPING`` with no folder gets a fresh one in ``folder``."""
+    _, _, named = _parse(uri)
+    if named is not None:
+        return TrialStore(uri)
+    base = folder / "mcp"
+    joiner = "&" if "?" in uri else "?"
+    return TrialStore(f"{uri}{joiner}folder={urllib.parse.quote(str(base))}", files=(base,))
+
+
+@per_trial(_trial_folder, hint="use 'mcp:MAPPING' (a private folder per trial), or put {{trial}} in ?folder=")
+def open_mcp(uri: str, options: StoreOptions) -> McpStore:
+    """Factory for ``mcp:MAPPING[?command=CMD&folder=DIR]`` (see the module docstring)."""
+    mapping, command, folder = _parse(uri)
+    if folder is None:
+        raise ConfigurationError(f"store URI {uri!r}: name the server's folder with ?folder=DIR")
+    argv = shlex.split(command) if command else list(mapping.command)
+    argv = [part.replace("{folder}", folder) for part in argv]
+    if not argv or shutil.which(argv[0]) is None:
+        hint = f" (install: {mapping.install})" if mapping.install else ""
+        raise ConfigurationError(f"store URI {uri!r}: the MCP server command {argv[:1]} is not found{hint}")
+    return McpStore(mapping, argv, Path(folder), options)
