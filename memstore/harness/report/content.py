@@ -30,6 +30,7 @@ __all__ = [
     "harm_rows",
     "headlines",
     "simulation_notes",
+    "store_profile_lines",
     "usage_lines",
 ]
 
@@ -292,3 +293,14 @@ def usage_lines(results: RunResults) -> list[str]:
 
 def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
+
+
+def store_profile_lines(results: RunResults) -> list[str]:
+    """For each store over another project's engine: what the engine does itself, and what is
+    emulated around it (`memstore.backends.foreign`), one line each."""
+    lines = []
+    for uri, profile in sorted((results.run.get("store_profiles") or {}).items()):
+        native = "; ".join(f"{k}: {v}" for k, v in sorted(profile.get("native", {}).items())) or "nothing listed"
+        emulated = "; ".join(f"{k}: {v}" for k, v in sorted(profile.get("emulated", {}).items())) or "nothing"
+        lines.append(f"{uri} does itself: {native}. Emulated around it: {emulated}.")
+    return lines

@@ -20,6 +20,7 @@ from memstore.harness.report.content import (
     harm_rows,
     headlines,
     simulation_notes,
+    store_profile_lines,
 )
 from memstore.harness.report.gates import Gate
 
@@ -84,6 +85,9 @@ def render_markdown(
     notes = simulation_notes(results)
     if notes:
         lines += ["## What is simulated", "", *[f"- {_md(n)}" for n in notes], ""]
+    profiles = store_profile_lines(results)
+    if profiles:
+        lines += ["## Other projects' stores: native and emulated", "", *[f"- {_md(p)}" for p in profiles], ""]
     lines += _harm(results)
     lines += _costs(results, timings)
     lines += comparison_table(

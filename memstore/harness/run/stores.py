@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import cast
 
 from memstore.access import AccessPolicy
 from memstore.backends import PerTrial, per_trial_of, redact, wrapped_of
@@ -18,7 +19,7 @@ from memstore.harness.run.guard import StoreGuard
 from memstore.ids import UlidIds
 from memstore.store import MemoryStore, open_store
 
-__all__ = ["StoreFactory", "check_store_uri", "store_capabilities", "trial_store"]
+__all__ = ["StoreFactory", "check_store_uri", "store_capabilities", "store_profile", "trial_store"]
 
 StoreFactory = Callable[[AccessPolicy, Clock], MemoryStore]
 _PLACEHOLDERS = ("scenario", "trial", "arm")
@@ -75,13 +76,13 @@ def _check_per_trial(uri: str, declared: PerTrial) -> None:
         raise ConfigurationError(f"store URI {uri!r}: the folder {one.folder} does not exist")
 
 
-def _open_once(uri: str) -> frozenset[str]:
+def _open_once(uri: str) -> dict[str, object]:
     """Open the store a trial would get, in a scratch folder, and close it: an unknown scheme, a
-    factory that cannot be imported or that fails is refused before any world is built. The
-    capabilities it declares. (A server store is not opened here: its schema per trial would be
+    factory that cannot be imported or that fails is refused before any world is built. What it
+    declares (`store_profile`). (A server store is not opened here: its schema per trial would be
     made for nothing.)"""
     if "{" in uri and per_trial_of(uri) is not None:
-        return frozenset()  # a store per trial named by placeholders: checked above, and the store is the trial's
+        return _profile(None)  # a store per trial named by placeholders: checked above, and the store is the trial's
     with tempfile.TemporaryDirectory(prefix="memstore-probe-") as folder:
         make, _, _ = trial_store(
             uri, scenario="probe", trial=0, arm="probe", seed=0, expiry=timedelta(days=28), where=Path(folder)
@@ -92,11 +93,34 @@ def _open_once(uri: str) -> frozenset[str]:
             raise
         except Exception as exc:  # a third-party factory may raise anything
             raise ConfigurationError(f"store {uri!r} could not be opened: {type(exc).__name__}: {exc}") from exc
-        capabilities = frozenset(getattr(store, "capabilities", frozenset()))
+        profile = _profile(store)
         close = getattr(store, "close", None)
         if callable(close):
             close()
-        return capabilities
+        return profile
+
+
+def _profile(store: object) -> dict[str, object]:
+    return {
+        "capabilities": sorted(getattr(store, "capabilities", frozenset())),
+        "native": dict(getattr(store, "native", {})),
+        "emulated": dict(getattr(store, "emulated", {})),
+    }
+
+
+def store_profile(uri: str) -> dict[str, object]:
+    """What the store of ``uri`` declares: its ``capabilities``, and for a store over another
+    project's engine (`memstore.backends.foreign`) what that engine does itself (``native``) and
+    what is done around it (``emulated``); nothing for a server store, not opened.
+
+    Raises:
+        ConfigurationError: a store that cannot be opened (see `check_store_uri`).
+    """
+    inner = wrapped_of(uri)
+    declared = per_trial_of(inner[1] if inner is not None else uri)
+    if declared is not None and declared.server:
+        return _profile(None)
+    return _open_once(uri)
 
 
 def store_capabilities(uri: str) -> frozenset[str]:
@@ -106,11 +130,7 @@ def store_capabilities(uri: str) -> frozenset[str]:
     Raises:
         ConfigurationError: a store that cannot be opened (see `check_store_uri`).
     """
-    inner = wrapped_of(uri)
-    declared = per_trial_of(inner[1] if inner is not None else uri)
-    if declared is not None and declared.server:
-        return frozenset()
-    return _open_once(uri)
+    return frozenset(cast(list[str], store_profile(uri)["capabilities"]))
 
 
 def _format(uri: str, values: dict[str, object]) -> str:

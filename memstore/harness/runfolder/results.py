@@ -28,6 +28,7 @@ from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
 from memstore.harness.run.process import gunzip_bounded, read_bounded
 from memstore.harness.run.runner import Declared, RunConfig, declared
 from memstore.harness.run.sandbox import resolve_mode
+from memstore.harness.run.stores import store_profile
 from memstore.harness.runfolder.forked import in_child
 from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_tables
 from memstore.harness.scenarios.data import scenario_set_hash
@@ -95,6 +96,7 @@ def metadata(config: RunConfig, arms: Mapping[str, Declared] | None = None) -> d
             for a in config.arms
         ],
         "stores": stores,
+        **_profiles(config),
         "populations": {
             s.population["name"]: s.population for s in sorted(config.scenarios, key=lambda s: s.name) if s.population
         },
@@ -102,6 +104,14 @@ def metadata(config: RunConfig, arms: Mapping[str, Declared] | None = None) -> d
         **_agent_runtime(config),
         "memstore_version": __version__,
     }
+
+
+def _profiles(config: RunConfig) -> dict[str, Any]:
+    """What the stores over other projects' engines do themselves and what is emulated around them
+    (only for runs that have such a store: `memstore.harness.run.stores.store_profile`)."""
+    profiles = {redact(uri): store_profile(uri) for uri in sorted({arm.store for arm in config.arms})}
+    shown = {uri: p for uri, p in profiles.items() if p["native"] or p["emulated"]}
+    return {"store_profiles": shown} if shown else {}
 
 
 def _agent_runtime(config: RunConfig) -> dict[str, Any]:
