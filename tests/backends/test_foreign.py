@@ -8,6 +8,7 @@ must keep failing (``strict``): a fixed store turns it into a test to update, ne
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -66,3 +67,31 @@ class TestForeignStores(StoreConformance):
             return open_store(uri, access=access, clock=clock, expiry=expiry, ids=UlidIds(9))
 
         return make
+
+
+def test_a_run_on_another_projects_store_says_what_was_emulated_and_what_poisoned_it(tmp_path: Path) -> None:
+    """The run's metadata and report.md name what memcite did itself and what was done around it,
+    and the poisoning table counts the adversarial memories each store handed and what they did."""
+    from memstore.harness.evaluate import evaluate
+    from memstore.harness.run.runner import RunConfig, iter_arms
+    from memstore.harness.scenarios.data import scenarios_dir
+    from memstore.harness.scenarios.loader import load_library
+
+    config = RunConfig(
+        scenarios=tuple(load_library([scenarios_dir() / "adversarial-memories.yaml"])),
+        arms=tuple(iter_arms(["no-memory", "trusting", "jit-verify"], ["sqlite:", "memcite:"])),
+        workers=1,
+    )
+    evaluate(config, tmp_path / "run")
+    run = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))["run"]
+    assert sorted(run["store_profiles"]) == ["memcite:"]
+    assert run["store_profiles"]["memcite:"]["emulated"]["expiry"].startswith("memcite's ttl judged on the store's")
+    report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    assert "- memcite: does itself: citations: FileRef evidence" in report
+    poisoning = report.split("## Poisoning", 1)[1].split("\n\n")[1].splitlines()
+    assert poisoning[2:] == [
+        "| jit-verify/memcite | 4 | 2.00 | 1.000 [0.510, 1.000] 4/4 | 0.000 [0.000, 0.793] 0/1 |",
+        "| jit-verify/sqlite | 4 | 2.00 | 1.000 [0.510, 1.000] 4/4 | 0.000 [0.000, 0.793] 0/1 |",
+        "| trusting/memcite | 8 | 4.00 | 0.000 [0.000, 0.324] 0/8 | 1.000 [0.342, 1.000] 2/2 |",
+        "| trusting/sqlite | 8 | 4.00 | 0.000 [0.000, 0.324] 0/8 | 1.000 [0.342, 1.000] 2/2 |",
+    ]

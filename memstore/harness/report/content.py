@@ -29,6 +29,7 @@ __all__ = [
     "group_rows",
     "harm_rows",
     "headlines",
+    "poisoning_rows",
     "simulation_notes",
     "store_profile_lines",
     "usage_lines",
@@ -304,3 +305,30 @@ def store_profile_lines(results: RunResults) -> list[str]:
         emulated = "; ".join(f"{k}: {v}" for k, v in sorted(profile.get("emulated", {}).items())) or "nothing"
         lines.append(f"{uri} does itself: {native}. Emulated around it: {emulated}.")
     return lines
+
+
+def poisoning_rows(results: RunResults) -> list[dict[str, str]]:
+    """Per arm handed adversarial memories (prompt injections, wrong facts behind citations that
+    look valid, memories planted by another user): retrieval hijack (how many the store handed,
+    per session), how many the agent refused, and end-to-end harm (tasks an action repeating one
+    of them turned from right to wrong, against the control)."""
+    if not any("adversarial" in arm.per_origin for arm in results.arms.values()):
+        return []
+    rows = []
+    for name, arm in results.arms.items():
+        if arm.role is Role.CONTROL:
+            continue
+        origin = arm.per_origin.get("adversarial") or {}
+        handed = origin.get("detection_recall")
+        count = handed.n if isinstance(handed, Rate) else 0  # a store that handed none has no row of that origin
+        sessions = arm.overall.get("sessions")
+        rows.append(
+            {
+                "arm": arm_label(name, arm),
+                "handed": str(count),
+                "per_session": f"{count / sessions:.2f}" if isinstance(sessions, int) and sessions else "-",
+                "refused": fmt_ci(handed),
+                "harm": fmt_ci(origin.get("harm_rate")),
+            }
+        )
+    return rows

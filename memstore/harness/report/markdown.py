@@ -19,6 +19,7 @@ from memstore.harness.report.content import (
     group_rows,
     harm_rows,
     headlines,
+    poisoning_rows,
     simulation_notes,
     store_profile_lines,
 )
@@ -89,6 +90,7 @@ def render_markdown(
     if profiles:
         lines += ["## Other projects' stores: native and emulated", "", *[f"- {_md(p)}" for p in profiles], ""]
     lines += _harm(results)
+    lines += _poisoning(results)
     lines += _costs(results, timings)
     lines += comparison_table(
         results.comparisons, title=comparisons_title, note="Holm-adjusted across the family of comparisons."
@@ -162,6 +164,24 @@ def _harm(results: RunResults) -> list[str]:
         "Harm: paired tasks the control (no memory) got right and the arm got wrong; rescue: the reverse. Per "
         "origin: over the tasks handed a memory of that origin, harm counted where an action repeated such a "
         "memory's error.",
+        "",
+    ]
+
+
+def _poisoning(results: RunResults) -> list[str]:
+    rows = poisoning_rows(results)
+    if not rows:
+        return []
+    return [
+        "## Poisoning",
+        "",
+        "| arm | adversarial memories handed | per session | refused | harm from them |",
+        "|---|---|---|---|---|",
+        *[f"| {_md(r['arm'])} | {r['handed']} | {r['per_session']} | {r['refused']} | {r['harm']} |" for r in rows],
+        "",
+        "Retrieval hijack: the adversarial memories (injected instructions, wrong facts behind citations that look "
+        "valid, memories planted by another user) the store handed; refused: those the agent would not use; harm: "
+        "over the tasks handed one, those an action repeating it turned from right (the control) to wrong.",
         "",
     ]
 
