@@ -13,8 +13,10 @@ database per ``owner/name`` under ``dir``, and maps each memory onto memcite's o
   here on the store's clock, since memcite reads the wall clock and an eval's clock is simulated;
 - searches are memcite's ``query()`` (its hybrid ranking), without its validation: a store is
   handed no checkout in an eval, so verification is the agent's job (jit-verify);
-- a correction is memcite's ``supersede()``; memcite returns the existing memory when the same
-  text is stored again (its de-duplication), which the harness sees as an unkept write.
+- a correction is memcite's ``supersede()``, with its de-duplication off (memcite's default
+  would return the memory being corrected when the correction keeps its words, a re-anchored
+  citation say, and then fail linking a memory to itself); a new memory keeps memcite's
+  default: the same text stored again returns the memory memcite has (an unkept write).
 
 What memcite has no field for (subject, reason, author, surface, dates, status, each
 citation's recorded text and commit) is the bookkeeping record in its ``tags``
@@ -24,13 +26,14 @@ citation's recorded text and commit) is the bookkeeping record in its ``tags``
 
 from __future__ import annotations
 
+import sqlite3
 import urllib.parse
 from pathlib import Path
 from typing import Any, ClassVar
 
 from memstore.backends import StoreOptions, TrialStore, per_trial
 from memstore.backends.foreign import BOOKKEEPING, ForeignStore, bookkeeping, from_bookkeeping
-from memstore.errors import ConfigurationError
+from memstore.errors import ConfigurationError, StorageError
 from memstore.model import Kind, Memory
 
 __all__ = ["MemciteStore", "open_memcite"]
@@ -124,10 +127,14 @@ class MemciteStore(ForeignStore):
             "kind": "preference" if memory.kind is Kind.PREFERENCE else "fact",
             "ttl_seconds": int(self.expiry.total_seconds()),
         }
-        if replacing is not None:
-            record = engine.supersede(self._where[replacing.id][1], memory.fact, self._evidence(memory), **options)
-        else:
-            record = engine.add(memory.fact, evidence=self._evidence(memory), **options)
+        try:
+            if replacing is not None:  # a correction is a version of its own, even in the same words
+                old = self._where[replacing.id][1]
+                record = engine.supersede(old, memory.fact, self._evidence(memory), deduplicate=False, **options)
+            else:
+                record = engine.add(memory.fact, evidence=self._evidence(memory), **options)
+        except (ValueError, TypeError, sqlite3.Error) as exc:  # memcite's own refusals and failures
+            raise StorageError(f"memcite refused the memory: {exc}") from exc
         kept = self._read(memory.repo, record)
         return kept if kept is not None else memory
 

@@ -95,3 +95,25 @@ def test_a_run_on_another_projects_store_says_what_was_emulated_and_what_poisone
         "| trusting/memcite | 8 | 4.00 | 0.000 [0.000, 0.324] 0/8 | 1.000 [0.342, 1.000] 2/2 |",
         "| trusting/sqlite | 8 | 4.00 | 0.000 [0.000, 0.324] 0/8 | 1.000 [0.342, 1.000] 2/2 |",
     ]
+
+
+def test_a_memcite_correction_in_the_same_words_is_a_version_of_its_own(tmp_path: Path) -> None:
+    """A re-anchored memory keeps its words and moves its citation: memcite's own de-duplication
+    would hand back the memory being corrected (and then fail to link it to itself)."""
+    from memstore import Access, Actor, Kind, MemoryDraft, Surface
+
+    store = open_store(f"memcite:///{tmp_path}", access=AccessPolicy().grant("ana", "*", Access.ADMIN))
+    ana = Actor("ana")
+    old = store.store(
+        MemoryDraft("acme/api", Kind.FACT, "API version", "The API version is 3", ["src/a.py:4"], "why"),
+        actor=ana,
+        surface=Surface.CLI,
+    )
+    moved = MemoryDraft("acme/api", Kind.FACT, "API version", "The API version is 3", ["src/a.py:9"], "why")
+    new = store.store(moved, actor=ana, surface=Surface.CLI, supersedes=old.id)
+    assert new.id != old.id
+    assert [str(c) for c in new.citations] == ["src/a.py:9"]
+    assert [m.id for m in store.history(new.id, actor=ana)] == [old.id, new.id]
+    assert [m.id for m in store.recent("acme/api", actor=ana, surface=Surface.CLI)] == [new.id]
+    again = store.store(moved, actor=ana, surface=Surface.CLI)  # a new memory in the same words: memcite's
+    assert again.id == new.id  # de-duplication hands back the one it has
