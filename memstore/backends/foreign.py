@@ -34,7 +34,7 @@ from memstore.clock import Clock
 from memstore.errors import Conflict, NotFound, ValidationError
 from memstore.ids import IdFactory
 from memstore.model import Citation, Memory, MemoryDraft, Status, Surface
-from memstore.store import StoreOptions
+from memstore.backends import StoreOptions
 from memstore.validation import MAX_REASON_CHARS, check_text, validate_repo
 
 __all__ = ["BOOKKEEPING", "ForeignStore", "bookkeeping", "from_bookkeeping"]
