@@ -117,3 +117,27 @@ def test_a_memcite_correction_in_the_same_words_is_a_version_of_its_own(tmp_path
     assert [m.id for m in store.recent("acme/api", actor=ana, surface=Surface.CLI)] == [new.id]
     again = store.store(moved, actor=ana, surface=Surface.CLI)  # a new memory in the same words: memcite's
     assert again.id == new.id  # de-duplication hands back the one it has
+
+
+def test_mem0_runs_with_telemetry_off_a_closed_endpoint_and_a_stand_in_embedder(tmp_path: Path) -> None:
+    import mem0.memory.main
+    import mem0.memory.telemetry
+
+    from memstore.backends.mem0 import DIMENSIONS, HashedWords, Mem0Store
+
+    store = open_store(f"mem0:///{tmp_path}", access=AccessPolicy())
+    assert isinstance(store, Mem0Store)
+    engine = store._mem()
+    assert mem0.memory.telemetry.MEM0_TELEMETRY is False
+    assert mem0.memory.main.MEM0_TELEMETRY is False
+    assert isinstance(engine.embedding_model, HashedWords)
+    assert engine.llm.config.openai_base_url == "http://127.0.0.1:9/v1"  # nothing listens there
+    assert not (Path.home() / ".mem0").exists() or os.environ.get("MEM0_DIR")
+    embed = HashedWords().embed
+    one, same, near, far = (embed(t) for t in ("pool_size is 10", "pool_size is 10", "the pool size", "retry after"))
+    assert one == same
+    assert len(one) == DIMENSIONS
+    assert abs(sum(v * v for v in one) - 1.0) < 1e-9
+    similarity = [sum(a * b for a, b in zip(one, other, strict=True)) for other in (near, far)]
+    assert similarity[0] > 0.3 > similarity[1]
+    store.close()
