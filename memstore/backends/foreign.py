@@ -29,12 +29,12 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from memstore.access import Actor
+from memstore.backends import StoreOptions
 from memstore.backends.base import chain_order, check_actor, check_limit, check_memory_id, check_surface
 from memstore.clock import Clock
 from memstore.errors import Conflict, NotFound, ValidationError
 from memstore.ids import IdFactory
 from memstore.model import Citation, Memory, MemoryDraft, Status, Surface
-from memstore.backends import StoreOptions
 from memstore.validation import MAX_REASON_CHARS, check_text, validate_repo
 
 __all__ = ["BOOKKEEPING", "ForeignStore", "bookkeeping", "from_bookkeeping"]

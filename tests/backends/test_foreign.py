@@ -95,6 +95,9 @@ def test_a_run_on_another_projects_store_says_what_was_emulated_and_what_poisone
         "| trusting/memcite | 8 | 4.00 | 0.000 [0.000, 0.324] 0/8 | 1.000 [0.342, 1.000] 2/2 |",
         "| trusting/sqlite | 8 | 4.00 | 0.000 [0.000, 0.324] 0/8 | 1.000 [0.342, 1.000] 2/2 |",
     ]
+    page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert '<ul id="store-profiles"><li>memcite: does itself: citations:' in page
+    assert "<tr><td>trusting/memcite</td><td>8</td><td>4.00</td>" in page
 
 
 def test_a_memcite_correction_in_the_same_words_is_a_version_of_its_own(tmp_path: Path) -> None:

@@ -28,7 +28,9 @@ from memstore.harness.report.content import (
     group_rows,
     harm_rows,
     headlines,
+    poisoning_rows,
     simulation_notes,
+    store_profile_lines,
 )
 from memstore.harness.report.gates import Gate
 from memstore.harness.run.events import EventKind
@@ -147,6 +149,8 @@ def render_html(
             notes=simulation_notes(results),
             parameters=agent_parameters(results),
             harm=harm_rows(results),
+            poisoning=poisoning_rows(results),
+            profiles=store_profile_lines(results),
             groups=group_rows(results),
             groups_note=GROUPS_NOTE,
             headlines=headlines(results),
