@@ -122,13 +122,14 @@ def failures(results: RunResults, gate_list: list[Gate]) -> list[str]:
 
 def agent_parameters(results: RunResults) -> str:
     """The parameters the run's agents ran with, as the arms record them: once when every agent
-    that has them shares them (``searches=2, reads=8, learn=True``), else per agent; "none" when
-    no agent has any."""
+    that has them shares them (``learn=True, reads=8, searches=2``), else per agent; "none" when
+    no agent has any. By name: a run rendered as it ends and one rendered again from its
+    ``results.json`` (whose keys are sorted) say the same."""
     given: dict[str, str] = {}
     for arm in results.run.get("arms", []):
         params = arm.get("params") or {}
         if params:
-            given.setdefault(arm["agent"], ", ".join(f"{k}={v}" for k, v in params.items()))
+            given.setdefault(arm["agent"], ", ".join(f"{k}={v}" for k, v in sorted(params.items())))
     if not given:
         return "none"
     if len(set(given.values())) == 1:

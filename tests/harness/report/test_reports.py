@@ -54,6 +54,16 @@ def test_every_report_is_written(run_folder: Folder) -> None:
         assert (folder / name).stat().st_size > 0, name
 
 
+def test_a_report_rendered_again_from_results_json_is_the_report_the_run_wrote(run_folder: Folder) -> None:
+    """results.json keeps its keys sorted; nothing in the report may depend on the order a live run had."""
+    from memstore.harness.runfolder.results import load_results
+
+    folder, _, _ = run_folder
+    again = render_markdown(load_results(folder), gates(load_results(folder)))
+    written = (folder / "report.md").read_text(encoding="utf-8")
+    assert again.split("## Retrieval and cost")[0] == written.split("## Retrieval and cost")[0]
+
+
 def test_markdown_summary(run_folder: Folder) -> None:
     _, results, _ = run_folder
     text = render_markdown(results, gates(results))
@@ -67,7 +77,7 @@ def test_markdown_summary(run_folder: Folder) -> None:
     assert "| trusting/memory | all | " in text
     assert "## What is simulated" in text
     assert "no-memory, trusting, jit-verify are built-in stub agents" in text
-    assert "(searches=2, reads=8, learn=True)" in text
+    assert "(learn=True, reads=8, searches=2)" in text
     # per arm: 4 integrity gates and 15 promises of the store contract; and the treatment arm not
     # worse than the control
     assert "58 of 58 passed." in text
