@@ -23,6 +23,8 @@ __all__ = [
     "PerTrial",
     "StoreOptions",
     "TrialStore",
+    "folder_of",
+    "folder_per_trial",
     "known_schemes",
     "per_trial",
     "per_trial_of",
@@ -87,6 +89,29 @@ def per_trial(
         return factory
 
     return decorate
+
+
+def folder_per_trial(scheme: str, name: str, *, shared: bool) -> Callable[[str, Path], TrialStore]:
+    """`PerTrial.make` for a backend that keeps its memories in the folder its URI names
+    (``scheme:///dir``): the bare scheme is a new folder ``name`` in the trial's own folder, and a
+    URI that names one is used as given. ``shared``: another process may open the same store."""
+
+    def make(uri: str, folder: Path) -> TrialStore:
+        if not folder_of(uri):
+            base = folder / name
+            return TrialStore(f"{scheme}:///{base}", files=(base,), shared=shared)
+        return TrialStore(uri, shared=shared)
+
+    return make
+
+
+def folder_of(uri: str) -> str:
+    """The folder ``scheme:///dir`` names (``scheme:dir``: a relative one); "" for none."""
+    rest = uri.split(":", 1)[1].partition("?")[0]
+    path = rest[2:] if rest.startswith("//") else rest
+    if not path.strip("/"):
+        return ""
+    return "/" + path.lstrip("/") if path.startswith("/") else path
 
 
 def per_trial_of(uri: str) -> PerTrial | None:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from memstore.access import Actor
-from memstore.backends import StoreOptions, TrialStore, per_trial
+from memstore.backends import StoreOptions, folder_of, folder_per_trial, per_trial
 from memstore.backends.agentmem_files import (
     INDEX,
     INDEX_MAX_BYTES,
@@ -58,7 +58,7 @@ from memstore.backends.agentmem_files import (
     strip_comments,
     visible_text,
 )
-from memstore.backends.base import check_actor, check_limit, check_surface
+from memstore.backends.base import check_actor, check_correction, check_limit, check_surface
 from memstore.clock import Clock
 from memstore.errors import Conflict, NotFound, ValidationError
 from memstore.ids import IdFactory
@@ -193,17 +193,8 @@ class AgentMemStore:
                 draft, memory_id=self.ids(now), author=actor.user, surface=surface, now=now, supersedes=supersedes
             )
             if supersedes is not None:
-                repo, path, old = self._find(supersedes)
-                if repo != draft.repo:
-                    raise ValidationError(
-                        "repo", f"a correction stays in the repository of the memory it corrects ({repo})"
-                    )
-                if old.kind is not memory.kind:
-                    raise ValidationError(
-                        "kind", f"a correction keeps the kind of the memory it corrects ({old.kind.value})"
-                    )
-                if old.status is not Status.ACTIVE:
-                    raise Conflict(f"cannot correct memory {old.id!r}: it is {old.status.value}")
+                _, path, old = self._find(supersedes)
+                check_correction(old, memory)
                 _write(path, render_topic(_with(old, status=Status.SUPERSEDED)))
             _write(self.memdir(draft.repo) / f"{slug(draft.subject)}-{memory.id.lower()}.md", render_topic(memory))
             self._reindex(draft.repo)
@@ -275,25 +266,11 @@ def _with(memory: Memory, **changes: Any) -> Memory:
     return Memory(**{**memory.__dict__, **changes})
 
 
-def _trial_folder(uri: str, folder: Path) -> TrialStore:
-    """A trial's own agent-mem base directory: ``agentmem:`` alone is a fresh one in ``folder``."""
-    rest = uri.partition(":")[2]
-    if not rest.strip("/"):
-        base = folder / "agent-mem"
-        return TrialStore(f"agentmem:///{base}", files=(base,), shared=True)
-    return TrialStore(uri, shared=True)
-
-
 @per_trial(
-    _trial_folder,
+    folder_per_trial("agentmem", "agent-mem", shared=True),
     hint="use 'agentmem:' (a private folder per trial), or put {{scenario}}, {{trial}} and {{arm}} in the path",
 )
 def open_agentmem(uri: str, options: StoreOptions) -> AgentMemStore:
     """Factory for ``agentmem:///base/dir`` (``agentmem://`` alone: ``AGENT_MEM_DIR`` or ``~/.agent-mem``)."""
-    rest = uri.split(":", 1)[1]
-    path = rest[2:] if rest.startswith("//") else rest
-    if path.startswith("/"):
-        path = "/" + path.lstrip("/")
-    if not path:
-        path = os.environ.get("AGENT_MEM_DIR") or str(Path.home() / ".agent-mem")
+    path = folder_of(uri) or os.environ.get("AGENT_MEM_DIR") or str(Path.home() / ".agent-mem")
     return AgentMemStore(Path(path), options)

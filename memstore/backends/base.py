@@ -51,6 +51,7 @@ __all__ = [
     "Visibility",
     "chain_order",
     "check_actor",
+    "check_correction",
     "check_limit",
     "check_memory_id",
     "check_surface",
@@ -105,6 +106,17 @@ def chain_order(versions: list[Memory]) -> list[Memory]:
             current = by_parent.get(current.id)
     rest = sorted((m for m in versions if m not in ordered), key=lambda m: (m.created_at, m.id))
     return ordered + rest
+
+
+def check_correction(old: Memory, memory: Memory) -> None:
+    """A correction stays in the repository and kind of the memory it corrects, an active one
+    (`ValidationError`, `Conflict`)."""
+    if old.repo != memory.repo:
+        raise ValidationError("repo", f"a correction stays in the repository of the memory it corrects ({old.repo})")
+    if old.kind is not memory.kind:
+        raise ValidationError("kind", f"a correction keeps the kind of the memory it corrects ({old.kind.value})")
+    if old.status is not Status.ACTIVE:
+        raise Conflict(f"cannot correct memory {old.id!r}: it is {old.status.value}")
 
 
 def check_limit(limit: object) -> int:

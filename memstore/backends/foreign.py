@@ -30,7 +30,14 @@ from typing import Any, ClassVar
 
 from memstore.access import Actor
 from memstore.backends import StoreOptions
-from memstore.backends.base import chain_order, check_actor, check_limit, check_memory_id, check_surface
+from memstore.backends.base import (
+    chain_order,
+    check_actor,
+    check_correction,
+    check_limit,
+    check_memory_id,
+    check_surface,
+)
 from memstore.clock import Clock
 from memstore.errors import Conflict, NotFound, ValidationError
 from memstore.ids import IdFactory
@@ -153,16 +160,7 @@ class ForeignStore(ABC):
             )
             old = None if supersedes is None else self._known(supersedes)
             if old is not None:
-                if old.repo != memory.repo:
-                    raise ValidationError(
-                        "repo", f"a correction stays in the repository of the memory it corrects ({old.repo})"
-                    )
-                if old.kind is not memory.kind:
-                    raise ValidationError(
-                        "kind", f"a correction keeps the kind of the memory it corrects ({old.kind.value})"
-                    )
-                if old.status is not Status.ACTIVE:
-                    raise Conflict(f"cannot correct memory {old.id!r}: it is {old.status.value}")
+                check_correction(old, memory)
             kept = self._put(memory, old)
             if old is not None and kept.id == memory.id:
                 self._save(replace(old, status=Status.SUPERSEDED))

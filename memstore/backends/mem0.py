@@ -37,7 +37,7 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memstore.backends import StoreOptions, TrialStore, per_trial
+from memstore.backends import StoreOptions, folder_of, folder_per_trial, per_trial
 from memstore.backends.foreign import ForeignStore, bookkeeping, from_bookkeeping
 from memstore.errors import ConfigurationError
 from memstore.model import Kind, Memory
@@ -232,24 +232,13 @@ class Mem0Store(ForeignStore):
         return self._where
 
 
-def _trial_folder(uri: str, folder: Path) -> TrialStore:
-    """A trial's own Mem0 folder: ``mem0:`` alone is a fresh one in ``folder`` (mem0's embedded
-    Qdrant admits one process at a time: the store lives in the process that opened it)."""
-    rest = uri.partition(":")[2]
-    if not rest.strip("/"):
-        base = folder / "mem0"
-        return TrialStore(f"mem0:///{base}", files=(base,))
-    return TrialStore(uri)
-
-
 @per_trial(
-    _trial_folder,
+    folder_per_trial("mem0", "mem0", shared=False),  # mem0's embedded Qdrant admits one process at a time
     hint="use 'mem0:' (a private folder per trial), or put {{scenario}}, {{trial}} and {{arm}} in the path",
 )
 def open_mem0(uri: str, options: StoreOptions) -> Mem0Store:
     """Factory for ``mem0:///dir`` (a folder for Mem0's embedded Qdrant and history database)."""
-    rest = uri.split(":", 1)[1]
-    path = rest[2:] if rest.startswith("//") else rest
-    if not path.strip("/"):
+    path = folder_of(uri)
+    if not path:
         raise ConfigurationError("mem0: needs a folder: mem0:///path/to/dir")
-    return Mem0Store(Path("/" + path.lstrip("/")), options)
+    return Mem0Store(Path(path), options)

@@ -31,7 +31,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memstore.backends import StoreOptions, TrialStore, per_trial
+from memstore.backends import StoreOptions, folder_of, folder_per_trial, per_trial
 from memstore.backends.foreign import BOOKKEEPING, ForeignStore, bookkeeping, from_bookkeeping
 from memstore.errors import ConfigurationError, StorageError
 from memstore.model import Kind, Memory
@@ -178,24 +178,14 @@ class MemciteStore(ForeignStore):
         return sorted(urllib.parse.unquote(p.stem) for p in self.folder.glob("*%2F*.db"))
 
 
-def _trial_folder(uri: str, folder: Path) -> TrialStore:
-    """A trial's own memcite folder: ``memcite:`` alone is a fresh one in ``folder``."""
-    rest = uri.partition(":")[2]
-    if not rest.strip("/"):
-        base = folder / "memcite"
-        return TrialStore(f"memcite:///{base}", files=(base,), shared=True)
-    return TrialStore(uri, shared=True)
-
-
 @per_trial(
-    _trial_folder,
+    folder_per_trial("memcite", "memcite", shared=True),
     hint="use 'memcite:' (a private folder per trial), or put {{scenario}}, {{trial}} and {{arm}} in the path",
 )
 def open_memcite(uri: str, options: StoreOptions) -> MemciteStore:
     """Factory for ``memcite:///dir`` (a folder of memcite databases, one per repository)."""
-    rest = uri.split(":", 1)[1]
-    path = rest[2:] if rest.startswith("//") else rest
-    if not path.strip("/"):
+    path = folder_of(uri)
+    if not path:
         raise ConfigurationError("memcite: needs a folder: memcite:///path/to/dir")
     _memcite()
-    return MemciteStore(Path("/" + path.lstrip("/")), options)
+    return MemciteStore(Path(path), options)
