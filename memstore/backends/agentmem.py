@@ -58,9 +58,9 @@ from memstore.backends.agentmem_files import (
     strip_comments,
     visible_text,
 )
-from memstore.backends.base import check_actor, check_correction, check_limit, check_surface
+from memstore.backends.base import check_actor, check_correction, check_limit, check_store_arguments
 from memstore.clock import Clock
-from memstore.errors import Conflict, NotFound, ValidationError
+from memstore.errors import Conflict, NotFound
 from memstore.ids import IdFactory
 from memstore.model import (
     MAX_REASON_CHARS,
@@ -183,10 +183,7 @@ class AgentMemStore:
     # -- the protocol -------------------------------------------------------------------
 
     def store(self, draft: MemoryDraft, *, actor: Actor, surface: Surface, supersedes: str | None = None) -> Memory:
-        if not isinstance(draft, MemoryDraft):
-            raise ValidationError("draft", f"must be a MemoryDraft, got {type(draft).__name__}")
-        actor, surface = check_actor(actor), check_surface(surface)
-        draft = draft.validated()
+        draft, actor, surface = check_store_arguments(draft, actor, surface)
         with self._lock:
             now = self.clock.now()
             memory = Memory.from_draft(

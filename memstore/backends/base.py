@@ -54,6 +54,7 @@ __all__ = [
     "check_correction",
     "check_limit",
     "check_memory_id",
+    "check_store_arguments",
     "check_surface",
 ]
 
@@ -108,6 +109,14 @@ def chain_order(versions: list[Memory]) -> list[Memory]:
     return ordered + rest
 
 
+def check_store_arguments(draft: object, actor: object, surface: object) -> tuple[MemoryDraft, Actor, Surface]:
+    """``store()``'s arguments checked: a valid draft (`MemoryDraft.validated`), an `Actor`, a `Surface`."""
+    if not isinstance(draft, MemoryDraft):
+        raise ValidationError("draft", f"must be a MemoryDraft, got {type(draft).__name__}")
+    actor, surface = check_actor(actor), check_surface(surface)
+    return draft.validated(), actor, surface
+
+
 def check_correction(old: Memory, memory: Memory) -> None:
     """A correction stays in the repository and kind of the memory it corrects, an active one
     (`ValidationError`, `Conflict`)."""
@@ -140,10 +149,7 @@ class RecordStore(ABC):
     # -- the protocol ---------------------------------------------------------------
 
     def store(self, draft: MemoryDraft, *, actor: Actor, surface: Surface, supersedes: str | None = None) -> Memory:
-        if not isinstance(draft, MemoryDraft):
-            raise ValidationError("draft", f"must be a MemoryDraft, got {type(draft).__name__}")
-        actor, surface = check_actor(actor), check_surface(surface)
-        draft = draft.validated()
+        draft, actor, surface = check_store_arguments(draft, actor, surface)
         check_create(self.access, actor, Kind(draft.kind), draft.repo, surface)
         now = self.clock.now()
         memory = Memory.from_draft(

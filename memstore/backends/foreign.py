@@ -36,10 +36,11 @@ from memstore.backends.base import (
     check_correction,
     check_limit,
     check_memory_id,
+    check_store_arguments,
     check_surface,
 )
 from memstore.clock import Clock
-from memstore.errors import Conflict, NotFound, ValidationError
+from memstore.errors import Conflict, NotFound
 from memstore.ids import IdFactory
 from memstore.model import Citation, Memory, MemoryDraft, Status, Surface
 from memstore.validation import MAX_REASON_CHARS, check_text, validate_repo
@@ -149,10 +150,7 @@ class ForeignStore(ABC):
     # -- the protocol -------------------------------------------------------------------
 
     def store(self, draft: MemoryDraft, *, actor: Actor, surface: Surface, supersedes: str | None = None) -> Memory:
-        if not isinstance(draft, MemoryDraft):
-            raise ValidationError("draft", f"must be a MemoryDraft, got {type(draft).__name__}")
-        actor, surface = check_actor(actor), check_surface(surface)
-        draft = draft.validated()
+        draft, actor, surface = check_store_arguments(draft, actor, surface)
         with self._lock:
             now = self.clock.now()
             memory = Memory.from_draft(
