@@ -9,12 +9,13 @@ comparisons, the gates, and drill-down to scenario, task and memory.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import jinja2
 import pandas as pd
 
-from memstore.harness.analysis.model import Rate, RunResults, Value
+from memstore.harness.analysis.model import ArmResult, Rate, RunResults, Value
 from memstore.harness.analysis.registry import Level, metrics
 from memstore.harness.report.charts import ChartData, every_chart
 from memstore.harness.report.content import (
@@ -97,6 +98,20 @@ def _memories(events: pd.DataFrame) -> tuple[list[dict[str, Any]], int]:
     return found, int(labelled.memory_id.nunique())
 
 
+def _per_scenario(arms: Mapping[str, ArmResult], shown: list[Any], scenarios: list[str]) -> list[dict[str, Any]]:
+    """Each scenario's table: a row per arm, a cell per metric shown."""
+    return [
+        {
+            "name": s,
+            "rows": [
+                {"arm": name, "cells": [_cell(arm.per_scenario.get(s, {}).get(m.name)) for m in shown]}
+                for name, arm in arms.items()
+            ],
+        }
+        for s in scenarios
+    ]
+
+
 def render_html(
     results: RunResults, tables: dict[str, pd.DataFrame], gate_list: list[Gate], timings: dict[str, Any] | None = None
 ) -> str:
@@ -109,16 +124,6 @@ def render_html(
     ]
     sessions = tables["sessions"]
     scenarios = sorted(sessions.scenario.unique()) if not sessions.empty else []
-    per_scenario = [
-        {
-            "name": s,
-            "rows": [
-                {"arm": name, "cells": [_cell(arm.per_scenario.get(s, {}).get(m.name)) for m in shown]}
-                for name, arm in arms.items()
-            ],
-        }
-        for s in scenarios
-    ]
     # Failures first (a task that failed, then one that errored), so the drill-down opens on them.
     order = sessions.assign(_ok=sessions.get("task_success", pd.Series(dtype=object)).eq(True))
     head = order.sort_values("_ok", kind="stable").drop(columns="_ok").head(_DRILL_TASKS).astype(object)
@@ -136,7 +141,7 @@ def render_html(
             cells={name: [_cell(arm.overall.get(m.name)) for m in shown] for name, arm in arms.items()},
             comparisons=results.comparisons,
             charts=charts,
-            per_scenario=per_scenario,
+            per_scenario=_per_scenario(arms, shown, scenarios),
             tasks=head.where(head.notna(), "").to_dict("records"),
             task_total=len(sessions),
             memories=memories,
