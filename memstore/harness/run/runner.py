@@ -37,7 +37,7 @@ from memstore.harness.run.output import Arm, RunOutput, Unit
 from memstore.harness.run.records import Role
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.scratch import clean_stale, release_all
-from memstore.harness.run.stores import check_store_uri, store_capabilities
+from memstore.harness.run.stores import check_store_uri, store_profile
 from memstore.harness.run.trial import forget_templates, run_unit
 from memstore.harness.scenarios.model import Scenario
 from memstore.store import DEFAULT_EXPIRY
@@ -133,17 +133,21 @@ class Declared(NamedTuple):
     role: Role
     simulated: bool  # an agent's ``simulated``: the stubs are
     params: dict[str, Any]  # the parameters its agent runs with (an agent's ``params``), if it says
+    store: dict[str, Any]  # what its store declares (`memstore.harness.run.stores.store_profile`)
 
 
 def declared(config: RunConfig) -> dict[str, Declared]:
     """What each arm's agent and store declare: its role, whether its agent is a simulation,
-    and the parameters it runs with."""
+    the parameters it runs with, and its store's profile."""
+    profiles = {uri: store_profile(uri) for uri in sorted({arm.store for arm in config.arms})}  # each opened once
     found = {}
     for arm in config.arms:
         agent = make_agent(arm.agent, runtime=config.runtime_for(arm.agent))
-        role = agents.arm_role(agent, _Declared(store_capabilities(arm.store)))
+        capabilities = frozenset(profiles[arm.store]["capabilities"])
+        role = agents.arm_role(agent, _Declared(capabilities))
         params = getattr(agent, "params", None)
-        found[arm.name] = Declared(role, bool(getattr(agent, "simulated", False)), dict(params or {}))
+        simulated = bool(getattr(agent, "simulated", False))
+        found[arm.name] = Declared(role, simulated, dict(params or {}), profiles[arm.store])
     return found
 
 

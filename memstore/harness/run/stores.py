@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import cast
+from typing import Any
 
 from memstore.access import AccessPolicy
 from memstore.backends import PerTrial, per_trial_of, redact, wrapped_of
@@ -76,7 +76,7 @@ def _check_per_trial(uri: str, declared: PerTrial) -> None:
         raise ConfigurationError(f"store URI {uri!r}: the folder {one.folder} does not exist")
 
 
-def _open_once(uri: str) -> dict[str, object]:
+def _open_once(uri: str) -> dict[str, Any]:
     """Open the store a trial would get, in a scratch folder, and close it: an unknown scheme, a
     factory that cannot be imported or that fails is refused before any world is built. What it
     declares (`store_profile`). (A server store is not opened here: its schema per trial would be
@@ -100,7 +100,7 @@ def _open_once(uri: str) -> dict[str, object]:
         return profile
 
 
-def _profile(store: object) -> dict[str, object]:
+def _profile(store: object) -> dict[str, Any]:
     return {
         "capabilities": sorted(getattr(store, "capabilities", frozenset())),
         "native": dict(getattr(store, "native", {})),
@@ -108,7 +108,7 @@ def _profile(store: object) -> dict[str, object]:
     }
 
 
-def store_profile(uri: str) -> dict[str, object]:
+def store_profile(uri: str) -> dict[str, Any]:
     """What the store of ``uri`` declares: its ``capabilities``, and for a store over another
     project's engine (`memstore.backends.foreign`) what that engine does itself (``native``) and
     what is done around it (``emulated``); nothing for a server store, not opened.
@@ -130,10 +130,10 @@ def store_capabilities(uri: str) -> frozenset[str]:
     Raises:
         ConfigurationError: a store that cannot be opened (see `check_store_uri`).
     """
-    return frozenset(cast(list[str], store_profile(uri)["capabilities"]))
+    return frozenset(store_profile(uri)["capabilities"])
 
 
-def _format(uri: str, values: dict[str, object]) -> str:
+def _format(uri: str, values: dict[str, Any]) -> str:
     """``uri`` with its placeholders filled in (an arm's name made a file name's part)."""
     safe = {k: re.sub(r"\W", "_", v) if k == "arm" and isinstance(v, str) else v for k, v in values.items()}
     return uri.format(**{k: v for k, v in safe.items() if k in _PLACEHOLDERS})

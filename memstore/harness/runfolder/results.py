@@ -28,7 +28,6 @@ from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
 from memstore.harness.run.process import gunzip_bounded, read_bounded
 from memstore.harness.run.runner import Declared, RunConfig, declared
 from memstore.harness.run.sandbox import resolve_mode
-from memstore.harness.run.stores import store_profile
 from memstore.harness.runfolder.forked import in_child
 from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_tables
 from memstore.harness.scenarios.data import scenario_set_hash
@@ -96,7 +95,7 @@ def metadata(config: RunConfig, arms: Mapping[str, Declared] | None = None) -> d
             for a in config.arms
         ],
         "stores": stores,
-        **_profiles(config),
+        **_profiles(config, arms),
         "populations": {
             s.population["name"]: s.population for s in sorted(config.scenarios, key=lambda s: s.name) if s.population
         },
@@ -106,11 +105,11 @@ def metadata(config: RunConfig, arms: Mapping[str, Declared] | None = None) -> d
     }
 
 
-def _profiles(config: RunConfig) -> dict[str, Any]:
+def _profiles(config: RunConfig, arms: Mapping[str, Declared]) -> dict[str, Any]:
     """What the stores over other projects' engines do themselves and what is emulated around them
     (only for runs that have such a store: `memstore.harness.run.stores.store_profile`)."""
-    profiles = {redact(uri): store_profile(uri) for uri in sorted({arm.store for arm in config.arms})}
-    shown = {uri: p for uri, p in profiles.items() if p["native"] or p["emulated"]}
+    profiles = {redact(a.store): arms[a.name].store for a in config.arms}
+    shown = {uri: p for uri, p in sorted(profiles.items()) if p["native"] or p["emulated"]}
     return {"store_profiles": shown} if shown else {}
 
 
