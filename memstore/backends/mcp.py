@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memstore.backends import StoreOptions, TrialStore, per_trial
-from memstore.backends.foreign import ForeignStore, bookkeeping, from_bookkeeping
+from memstore.backends.foreign import BOOKKEEPING, ForeignStore, bookkeeping, from_bookkeeping
 from memstore.errors import ConfigurationError, StorageError
 from memstore.model import Memory
 from memstore.registry import import_reference
@@ -180,14 +180,20 @@ class ServerMemory(ToolMapping):
     @staticmethod
     def _read(entity: dict[str, Any]) -> Memory | None:
         observations = [o for o in entity.get("observations", []) if isinstance(o, str)]
-        record = next((o for o in observations if o.startswith("memstore:")), None)
+        record = next((o for o in observations if o.startswith(BOOKKEEPING)), None)
         facts = [o for o in observations if o is not record]
         if record is None or entity.get("entityType") != _KIND:
             return None
         return from_bookkeeping(record, facts[0] if facts else "")
 
+    def __init__(self, server: McpConnection) -> None:
+        super().__init__(server)
+        self._names: dict[str, str] = {}  # memory id -> its entity's name (what open_nodes takes)
+
     def _entities(self, result: dict[str, Any]) -> list[Memory]:
-        return [m for m in (self._read(e) for e in result.get("entities", [])) if m is not None]
+        found = [m for m in (self._read(e) for e in result.get("entities", [])) if m is not None]
+        self._names.update((m.id, self._entity_name(m)) for m in found)
+        return found
 
     def put(self, memory: Memory, replacing: Memory | None) -> None:
         entity = {
@@ -196,6 +202,7 @@ class ServerMemory(ToolMapping):
             "observations": [memory.fact, bookkeeping(memory)],
         }
         self.server.call("create_entities", {"entities": [entity]})
+        self._names[memory.id] = self._entity_name(memory)
         if replacing is not None:
             relation = {
                 "from": self._entity_name(memory),
@@ -207,7 +214,7 @@ class ServerMemory(ToolMapping):
     def save(self, memory: Memory) -> None:
         name = self._entity_name(memory)
         found = self.server.call("open_nodes", {"names": [name]}).get("entities", [])
-        old = [o for e in found for o in e.get("observations", []) if isinstance(o, str) and o.startswith("memstore:")]
+        old = [o for e in found for o in e.get("observations", []) if isinstance(o, str) and o.startswith(BOOKKEEPING)]
         if old:
             self.server.call("delete_observations", {"deletions": [{"entityName": name, "observations": old}]})
         self.server.call(
@@ -215,13 +222,20 @@ class ServerMemory(ToolMapping):
         )
 
     def fetch(self, memory_id: str) -> Memory | None:
-        return next((m for m in self.everything() if m.id == memory_id), None)
+        """One entity by name where its name is known (the store audit reads memories back every
+        session: not the whole graph each time); else the graph, once."""
+        name = self._names.get(memory_id)
+        found = self._entities(self.server.call("open_nodes", {"names": [name]})) if name else self.everything()
+        return next((m for m in found if m.id == memory_id), None)
 
     def everything(self) -> list[Memory]:
         return self._entities(self.server.call("read_graph", {}))
 
     def drop(self, memory_ids: list[str]) -> None:
-        names = [self._entity_name(m) for m in self.everything() if m.id in set(memory_ids)]
+        unknown = [i for i in memory_ids if i not in self._names]
+        if unknown:
+            self.everything()
+        names = [self._names.pop(i) for i in memory_ids if i in self._names]
         if names:
             self.server.call("delete_entities", {"entityNames": names})
 
