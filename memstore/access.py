@@ -12,6 +12,7 @@ may already see, so an error never reveals that a hidden memory exists.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -105,6 +106,19 @@ class AccessPolicy:
     def grants(self) -> list[tuple[str, str, Access]]:
         """Every grant as ``(user, repo pattern, level)``, sorted."""
         return sorted((u, r, lvl) for (u, r), lvl in self._grants.items())
+
+    def to_toml(self) -> str:
+        """The policy as the TOML access file ``memstore mcp --access`` reads (``[users.NAME]``
+        tables mapping repository patterns to levels)."""
+        by_user: dict[str, list[tuple[str, Access]]] = {}
+        for user, repo, level in self.grants():
+            by_user.setdefault(user, []).append((repo, level))
+        lines = []
+        for user, grants in sorted(by_user.items()):
+            lines.append(f"[users.{json.dumps(user)}]")
+            lines += [f"{json.dumps(repo)} = {json.dumps(level.name.lower())}" for repo, level in grants]
+            lines.append("")
+        return "\n".join(lines)
 
 
 def sees_preferences(surface: Surface) -> bool:

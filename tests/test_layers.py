@@ -53,6 +53,9 @@ LAZY: set[tuple[str, str]] = {
     *((_PLUGIN, f"memstore.harness.{name}") for name in _PLUGIN_NEEDS),
     ("memstore.harness.run.boundary", "memstore.mcp.server"),  # the MCP SDK, only for a session that asks for MCP
     ("memstore.harness.run.boundary", "memstore.mcp.service"),
+    # a fork of the fork server runs the command line; the module itself is run as a script that
+    # must import nothing but the standard library (its launcher)
+    ("memstore.mcp.forkserver", "memstore.cli"),
 }
 
 

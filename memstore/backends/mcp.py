@@ -22,92 +22,23 @@ mapping sets, nothing of the harness's; what it writes to stderr goes to ``serve
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextlib
 import os
 import shlex
 import shutil
-import threading
 import urllib.parse
 from pathlib import Path
 from typing import Any, ClassVar
 
 from memstore.backends import StoreOptions, TrialStore, per_trial
 from memstore.backends.foreign import BOOKKEEPING, ForeignStore, bookkeeping, from_bookkeeping
-from memstore.errors import ConfigurationError, StorageError
+from memstore.backends.mcp_client import McpConnection
+from memstore.backends.mcp_memstore import open_memstore_server
+from memstore.errors import ConfigurationError
 from memstore.model import Memory
 from memstore.registry import import_reference
+from memstore.store import MemoryStore
 
 __all__ = ["MAPPINGS", "McpConnection", "McpStore", "ServerMemory", "ToolMapping", "open_mcp"]
-
-CALL_TIMEOUT = 60.0  # seconds a tool call may take
-
-
-class McpConnection:
-    """One MCP client session to a stdio server, driven from synchronous code: the session lives
-    in an event loop on a thread of its own (the SDK's client is asynchronous), and `call` hands
-    it one tool call at a time."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], log: Path) -> None:
-        self.argv = argv
-        self.log = log
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="memstore-mcp-store", daemon=True)
-        self._thread.start()
-        self._requests: asyncio.Queue[Any] | None = None
-        self._ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._done = asyncio.run_coroutine_threadsafe(self._serve(env), self._loop)
-        try:
-            self._ready.result(timeout=CALL_TIMEOUT)
-        except Exception as exc:
-            self.close()
-            raise StorageError(f"the MCP server {shlex.join(argv)!r} did not start: {exc}") from exc
-
-    async def _serve(self, env: dict[str, str]) -> None:
-        from mcp import Client, StdioServerParameters
-        from mcp.client.stdio import stdio_client
-
-        params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=env)
-        self._requests = asyncio.Queue()
-        try:
-            with self.log.open("a", encoding="utf-8") as errlog:
-                async with Client(stdio_client(params, errlog=errlog)) as client:
-                    self._ready.set_result(None)
-                    while (request := await self._requests.get()) is not None:
-                        tool, arguments, answer = request
-                        try:
-                            answer.set_result(await client.call_tool(tool, arguments))
-                        except Exception as exc:  # the server's failure is the caller's to see
-                            answer.set_exception(exc)
-        except Exception as exc:
-            if not self._ready.done():
-                self._ready.set_exception(exc)
-            raise
-
-    def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The tool's structured result; `StorageError` when the server refuses or fails."""
-        if self._requests is None or self._done.done():
-            raise StorageError(f"the MCP server {self.argv[0]!r} is not running")
-        answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._loop.call_soon_threadsafe(self._requests.put_nowait, (tool, arguments, answer))
-        try:
-            result = answer.result(timeout=CALL_TIMEOUT)
-        except Exception as exc:
-            raise StorageError(f"MCP tool {tool} failed: {exc}") from exc
-        if result.is_error:
-            text = " ".join(getattr(part, "text", "") for part in result.content)
-            raise StorageError(f"MCP tool {tool}: {text[:500]}")
-        return dict(result.structured_content or {})
-
-    def close(self) -> None:
-        if self._requests is not None and not self._done.done():
-            self._loop.call_soon_threadsafe(self._requests.put_nowait, None)
-            with contextlib.suppress(Exception):  # a server that died on the way out is closed all the same
-                self._done.result(timeout=CALL_TIMEOUT)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=CALL_TIMEOUT)
-
 
 class ToolMapping:
     """How the store protocol becomes one MCP server's tools (see the module docstring).
@@ -288,32 +219,41 @@ class McpStore(ForeignStore):
         return sorted({m.repo for m in self.mapping.everything()})
 
 
-def _parse(uri: str) -> tuple[type[ToolMapping], str | None, str | None]:
-    """The mapping, the command line and the folder an ``mcp:`` URI names."""
+MEMSTORE = "memstore"  # memstore's own server: `memstore.backends.mcp_memstore`, not a ToolMapping
+
+
+def _params(uri: str) -> tuple[str, dict[str, str]]:
+    """The mapping's name and the parameters of an ``mcp:`` URI (each given once at most)."""
     rest = uri.split(":", 1)[1]
     name, _, query = rest.partition("?")
     params = urllib.parse.parse_qs(query, keep_blank_values=True)
-    unknown = sorted(set(params) - {"command", "folder"})
+    known = {"command", "folder", "store"} if name == MEMSTORE else {"command", "folder"}
+    unknown = sorted(set(params) - known)
     if unknown:
         raise ConfigurationError(
-            f"store URI {uri!r}: unknown parameter(s) {', '.join(unknown)}; known: command, folder"
+            f"store URI {uri!r}: unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
         )
+    return name, {key: values[-1] for key, values in params.items()}
+
+
+def _parse(uri: str) -> tuple[type[ToolMapping], str | None, str | None]:
+    """The mapping, the command line and the folder an ``mcp:`` URI names."""
+    name, params = _params(uri)
     mapping: Any = MAPPINGS.get(name)
     if mapping is None and ":" in name:
         mapping = import_reference(name, "MCP tool mapping")
     if mapping is None or not (isinstance(mapping, type) and issubclass(mapping, ToolMapping)):
         raise ConfigurationError(
-            f"store URI {uri!r}: no MCP tool mapping {name!r}; shipped: {', '.join(sorted(MAPPINGS))}, "
+            f"store URI {uri!r}: no MCP tool mapping {name!r}; shipped: {', '.join(sorted([*MAPPINGS, MEMSTORE]))}, "
             "or package.module:Class (a ToolMapping)"
         )
-    command = params.get("command", [None])[-1]
-    folder = params.get("folder", [None])[-1]
-    return mapping, command, folder
+    return mapping, params.get("command"), params.get("folder")
 
 
 def _trial_folder(uri: str, folder: Path) -> TrialStore:
     """A trial's own server state: ``mcp:MAPPING`` with no folder gets a fresh one in ``folder``."""
-    _, _, named = _parse(uri)
+    name, params = _params(uri)
+    named = params.get("folder") if name == MEMSTORE else _parse(uri)[2]
     if named is not None:
         return TrialStore(uri)
     base = folder / "mcp"
@@ -322,8 +262,12 @@ def _trial_folder(uri: str, folder: Path) -> TrialStore:
 
 
 @per_trial(_trial_folder, hint="use 'mcp:MAPPING' (a private folder per trial), or put {{trial}} in ?folder=")
-def open_mcp(uri: str, options: StoreOptions) -> McpStore:
-    """Factory for ``mcp:MAPPING[?command=CMD&folder=DIR]`` (see the module docstring)."""
+def open_mcp(uri: str, options: StoreOptions) -> MemoryStore:
+    """Factory for ``mcp:MAPPING[?command=CMD&folder=DIR]`` (see the module docstring), and for
+    ``mcp:memstore``, memstore's own server (`memstore.backends.mcp_memstore`)."""
+    name, params = _params(uri)
+    if name == MEMSTORE:
+        return open_memstore_server(uri, params, options)
     mapping, command, folder = _parse(uri)
     if folder is None:
         raise ConfigurationError(f"store URI {uri!r}: name the server's folder with ?folder=DIR")

@@ -14,7 +14,7 @@ from typing import IO
 import click
 
 from memstore.access import Actor
-from memstore.clock import Clock, FakeClock, SystemClock
+from memstore.clock import Clock, FakeClock, FileClock, SystemClock
 from memstore.commands._shared import CommandError, load_access, repository_name
 from memstore.ids import UlidIds
 from memstore.mcp.http import serve_http
@@ -62,6 +62,20 @@ def _codebases(repo_path: Path | None, ref: str | None) -> tuple[Codebase | None
     head = GitCodebase(repo, "HEAD")
     working = head if repo.is_bare() else WorkingTree(repo_path, history=head)
     return (GitCodebase(repo, ref) if ref else working), working
+
+
+def _clock(now: str | None, clock_file: Path | None) -> Clock:
+    """The server's clock: the wall clock, one fixed time (``--now``) or a file's (``--clock-file``)."""
+    if now is not None and clock_file is not None:
+        raise CommandError("give the clock as --now or as --clock-file, not both")
+    if clock_file is not None:
+        return FileClock(clock_file)
+    if now is None:
+        return SystemClock()
+    try:
+        return FakeClock(datetime.fromisoformat(now))
+    except ValueError as exc:
+        raise CommandError(f"--now {now!r} is not an ISO 8601 time with a timezone") from exc
 
 
 @click.command(name="mcp")
@@ -113,6 +127,12 @@ def _codebases(repo_path: Path | None, ref: str | None) -> tuple[Codebase | None
     help="Append every operation to this file as a JSON line (an audit log; the harness reads it).",
 )
 @click.option("--now", default=None, help="Fix the clock at this ISO 8601 time (reproducible runs).")
+@click.option(
+    "--clock-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Read the time from this file at every call (an ISO 8601 time the operator rewrites; a harness's clock).",
+)
 @click.option("--ids-seed", default=None, help="Seed of new memories' ids (reproducible runs).")
 @click.option(
     "--expiry-days",
@@ -136,6 +156,7 @@ def mcp_command(
     port: int,
     events_file: Path | None,
     now: str | None,
+    clock_file: Path | None,
     ids_seed: str | None,
     expiry_days: float,
 ) -> None:
@@ -149,12 +170,7 @@ def mcp_command(
     if repo_path is None and name is None:
         raise CommandError("name the repository: --repo PATH (its clone) or --name OWNER/NAME")
     repo = validate_repo(name) if name else repository_name(GitRepository(repo_path), None)  # type: ignore[arg-type]
-    clock: Clock = SystemClock()
-    if now is not None:
-        try:
-            clock = FakeClock(datetime.fromisoformat(now))
-        except ValueError as exc:
-            raise CommandError(f"--now {now!r} is not an ISO 8601 time with a timezone") from exc
+    clock = _clock(now, clock_file)
     store = open_store(
         store_uri,
         access=load_access(access_file, user),

@@ -2,11 +2,13 @@
 
 `build_server(service)` exposes a `MemoryService`: ``store_memory``, ``recent_memories``,
 ``search_memories`` (only when the store searches), ``verify_memory``, ``refresh_memory``,
-``retire_memory``, and the resource ``memstore://OWNER/NAME/memories``. Who acts, on which
-repository and from which surface is the service's, fixed when the server starts; no tool
-takes them as arguments. Every failure is a tool error with a message a model can act on
-(a memory the user may not see is "not found", as one that does not exist); nothing a caller
-sends can stop the server.
+``retire_memory``, ``get_memory`` and ``memory_history`` (one memory, or its versions, whole),
+and the resource ``memstore://OWNER/NAME/memories``. Who acts, on which repository and from
+which surface is the service's, fixed when the server starts; no tool takes them as arguments.
+Every failure is a tool error with a message a model can act on (a memory the user may not see
+is "not found", as one that does not exist) and, for a program, the error's kind in its
+structured content (``{"error": "not_found", "message": ...}``); nothing a caller sends can stop
+the server.
 """
 
 from __future__ import annotations
@@ -17,16 +19,33 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
-from pydantic import StrictInt, ValidationError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, StrictInt, ValidationError
 
 from memstore import __version__
-from memstore.errors import MemstoreError
+from memstore.errors import Conflict, MemstoreError, NotFound, PermissionDenied
+from memstore.errors import ValidationError as BadInput
 from memstore.mcp.service import MemoryService
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "build_server"]
+__all__ = ["ERROR_KINDS", "INSTRUCTIONS", "TOOLS", "CitedLines", "build_server"]
 
-TOOLS = ("store_memory", "recent_memories", "search_memories", "verify_memory", "refresh_memory", "retire_memory")
+TOOLS = (
+    "store_memory",
+    "recent_memories",
+    "search_memories",
+    "verify_memory",
+    "refresh_memory",
+    "retire_memory",
+    "get_memory",
+    "memory_history",
+)
+#: A tool error's kind (its structured content's ``error``), by the memstore error it stands for.
+ERROR_KINDS: dict[type[MemstoreError], str] = {
+    NotFound: "not_found",
+    PermissionDenied: "permission_denied",
+    BadInput: "invalid",
+    Conflict: "conflict",
+}
 INSTRUCTIONS = (
     "memstore keeps memories about this repository: facts with citations to path:line in the code. "
     "Before relying on a memory, call verify_memory: code moves and changes, and a memory may be stale or wrong. "
@@ -38,19 +57,41 @@ INSTRUCTIONS = (
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _failed(kind: str, message: str) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=message)],
+        structured_content={"error": kind, "message": message},
+        is_error=True,
+    )
+
+
 def _tool_errors(fn: F) -> F:
-    """Turn memstore's errors (and bad input) into tool errors with their own message."""
+    """Turn memstore's errors (and bad input) into tool errors with their own message and kind."""
 
     @wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except MemstoreError as exc:
-            raise ToolError(str(exc)) from exc
+            kind = next((k for cls, k in ERROR_KINDS.items() if isinstance(exc, cls)), "failed")
+            return _failed(kind, str(exc))
         except (TypeError, ValueError) as exc:  # arguments the schema let through but Python refuses
-            raise ToolError(f"bad arguments: {str(exc)[:300]}") from exc
+            return _failed("invalid", f"bad arguments: {str(exc)[:300]}")
 
     return call  # type: ignore[return-value]
+
+
+class CitedLines(BaseModel):
+    """A citation as an object: what ``"path:line"`` says, and optionally the text the lines held
+    and the commit (kept only by a server that has no repository to read them from itself)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    line: StrictInt
+    end_line: StrictInt | None = None
+    snippet: str | None = None
+    commit: str | None = None
 
 
 class _Server(MCPServer):
@@ -92,6 +133,7 @@ def build_server(service: MemoryService, *, name: str = "memstore") -> MCPServer
         name, can_search=service.can_search, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
     _memory_tools(server, service)
+    _whole_tools(server, service)
     _upkeep_tools(server, service)
     return server
 
@@ -108,10 +150,11 @@ def _memory_tools(server: MCPServer, service: MemoryService) -> None:
     def store_memory(
         subject: str,
         fact: str,
-        citations: list[str],
+        citations: list[str | CitedLines],
         reason: str = "",
         kind: str = "fact",
         supersedes: str | None = None,
+        whole: bool = False,
     ) -> dict[str, Any]:
         """Store a memory about this repository, for the agents that work here after you.
 
@@ -119,29 +162,34 @@ def _memory_tools(server: MCPServer, service: MemoryService) -> None:
         fact: one or two sentences that are true of the code, with the names and values that matter.
         citations: where the code makes it true, as "path:line" or "path:first-last" (repository-relative);
             each must point at lines that exist now; their text is recorded so the memory can be re-checked.
+            ({"path", "line", "end_line"} objects are taken too.)
         reason: why it matters (what goes wrong without it).
         kind: "fact" (about the repository, seen by everyone who may read it) or "preference" (yours alone).
         supersedes: the id of a memory this one corrects (it goes out of use, kept in the history).
+        whole: return every field (as get_memory does), not only what an agent needs.
         Returns the stored memory with its id.
         """
-        return service.store_memory(subject, fact, citations, reason, kind, supersedes)
+        cited = [c.model_dump(exclude_none=True) if isinstance(c, CitedLines) else c for c in citations]
+        return service.store_memory(subject, fact, cited, reason, kind, supersedes, whole=whole)
 
     @server.tool(annotations=_READS)
     @_tool_errors
-    def recent_memories(limit: StrictInt = 50) -> dict[str, Any]:
+    def recent_memories(limit: StrictInt = 50, whole: bool = False) -> dict[str, Any]:
         """The repository's memories you may see, most recently validated first (at most `limit`, 1 to 200).
 
-        Each has an id, subject, fact, citations and reason. Verify one (verify_memory) before relying on it.
+        Each has an id, subject, fact, citations and reason (`whole`: every field, as get_memory gives it).
+        Verify one (verify_memory) before relying on it.
         """
-        return {"memories": service.recent_memories(limit)}
+        return {"memories": service.recent_memories(limit, whole=whole)}
 
     if service.can_search:
 
         @server.tool(annotations=_READS)
         @_tool_errors
-        def search_memories(query: str, limit: StrictInt = 20) -> dict[str, Any]:
-            """The repository's memories most relevant to `query` (words of your task, names of files or code)."""
-            return {"memories": service.search_memories(query, limit)}
+        def search_memories(query: str, limit: StrictInt = 20, whole: bool = False) -> dict[str, Any]:
+            """The repository's memories most relevant to `query` (words of your task, names of files or code);
+            `whole`: every field of each, as get_memory gives it."""
+            return {"memories": service.search_memories(query, limit, whole=whole)}
 
     @server.tool(annotations=_READS)
     @_tool_errors
@@ -154,6 +202,23 @@ def _memory_tools(server: MCPServer, service: MemoryService) -> None:
         version to store with store_memory(..., supersedes=memory_id) when one can be derived.
         """
         return service.verify_memory(memory_id)
+
+
+def _whole_tools(server: MCPServer, service: MemoryService) -> None:
+    """One memory, and its versions, whole."""
+
+    @server.tool(annotations=_READS)
+    @_tool_errors
+    def get_memory(memory_id: str) -> dict[str, Any]:
+        """One memory whole, whatever its status (active, superseded, retired): every field, and each
+        citation with the text it cited and the commit it was made at."""
+        return service.get_memory(memory_id)
+
+    @server.tool(annotations=_READS)
+    @_tool_errors
+    def memory_history(memory_id: str) -> dict[str, Any]:
+        """Every version of a memory's chain of corrections, oldest first (why it changed, and when)."""
+        return {"versions": service.memory_history(memory_id)}
 
 
 def _upkeep_tools(server: MCPServer, service: MemoryService) -> None:

@@ -117,14 +117,16 @@ class MemoryService:
         return "search" in getattr(self.store, "capabilities", frozenset()) and hasattr(self.store, "search")
 
     def _get(self, memory_id: object) -> Memory:
-        """A memory of this repository the actor may see from this surface (a preference is not
-        there for code review, whatever its id); anything else is "not found", alike."""
+        """A memory the actor may see here: a fact of this repository, or the actor's own
+        preference (which follows its author to every repository, as ``recent_memories`` lists
+        it) from a surface that applies preferences; anything else is "not found", alike."""
         if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 200:
             raise NotFound(str(memory_id)[:200])
         found = self.store.get(memory_id, actor=self.actor)
-        if found.repo != self.repo:
-            raise NotFound(memory_id)
-        if found.kind is Kind.PREFERENCE and (not sees_preferences(self.surface) or found.author != self.actor.user):
+        if found.kind is Kind.PREFERENCE:
+            if not sees_preferences(self.surface) or found.author != self.actor.user:
+                raise NotFound(memory_id)
+        elif found.repo != self.repo:
             raise NotFound(memory_id)
         return found
 
@@ -132,16 +134,18 @@ class MemoryService:
         self,
         subject: str,
         fact: str,
-        citations: list[str],
+        citations: list[Any],
         reason: str = "",
         kind: str = "fact",
         supersedes: str | None = None,
+        *,
+        whole: bool = False,
     ) -> dict[str, Any]:
         """Store a memory, or a correction of one; each citation anchored in the code now."""
         if not isinstance(citations, list) or len(citations) > MAX_CITATIONS:
             raise ValidationError("citations", f"must be a list of at most {MAX_CITATIONS} 'path:line' strings")
         check_text(subject, "subject", 200, required=True)
-        cited = [Citation.parse(c) if isinstance(c, str) else _not_a_citation(c, i) for i, c in enumerate(citations)]
+        cited = [_citation(c, i) for i, c in enumerate(citations)]
         base = self.anchor_base or self.codebase
         if base is not None:
             cited = [anchor(base, c) for c in cited]
@@ -155,15 +159,16 @@ class MemoryService:
         with self._lock:
             made = self.store.store(draft, actor=self.actor, surface=self.surface, supersedes=supersedes)
         self._record("correct" if supersedes else "store", made.id, supersedes or "", [])
-        return memory_json(made)
+        return made.to_dict() if whole else memory_json(made)
 
-    def recent_memories(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The repository's active memories this user may see on this surface, newest first."""
+    def recent_memories(self, limit: int = 50, *, whole: bool = False) -> list[dict[str, Any]]:
+        """The repository's active memories this user may see on this surface, newest first
+        (``whole``: every field of each, as `get_memory` gives it)."""
         found = self.store.recent(self.repo, actor=self.actor, surface=self.surface, limit=_limit(limit))
         self._record("recall", "", "recent", found)
-        return [memory_json(m) for m in found]
+        return [m.to_dict() if whole else memory_json(m) for m in found]
 
-    def search_memories(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+    def search_memories(self, query: str, limit: int = 20, *, whole: bool = False) -> list[dict[str, Any]]:
         """The memories most relevant to ``query`` (stores that search)."""
         if not self.can_search:
             raise MemstoreError("this store does not search; use recent_memories")
@@ -171,7 +176,21 @@ class MemoryService:
         search = self.store.search  # type: ignore[attr-defined]
         found: list[Memory] = search(self.repo, query, actor=self.actor, surface=self.surface, limit=_limit(limit))
         self._record("recall", "", "search", found)
-        return [memory_json(m) for m in found]
+        return [m.to_dict() if whole else memory_json(m) for m in found]
+
+    def get_memory(self, memory_id: str) -> dict[str, Any]:
+        """One memory whole, whatever its status: every field, each citation with the text it cited
+        and the commit it was made at, and whether it is active, superseded or retired."""
+        found = self._get(memory_id)
+        self._record("get", found.id, "", [])
+        return found.to_dict()
+
+    def memory_history(self, memory_id: str) -> list[dict[str, Any]]:
+        """Every version of the memory's chain of corrections, oldest first, each whole."""
+        self._get(memory_id)
+        versions = self.store.history(memory_id, actor=self.actor)
+        self._record("history", memory_id, "", [])
+        return [v.to_dict() for v in versions]
 
     def verify_memory(self, memory_id: str) -> dict[str, Any]:
         """The memory checked against the code now: the verdict, its evidence, the correction."""
@@ -229,5 +248,19 @@ def _limit(limit: object) -> int:
     return limit
 
 
-def _not_a_citation(value: object, index: int) -> Citation:
-    raise ValidationError(f"citations[{index}]", f"must be a 'path:line' string, got {type(value).__name__}")
+def _citation(value: object, index: int) -> Citation:
+    """A citation as a tool takes it: ``"path:line"``, or an object with ``path``, ``line`` and
+    optionally ``end_line``, ``snippet`` (the text the lines held) and ``commit``."""
+    if isinstance(value, str):
+        return Citation.parse(value)
+    if isinstance(value, dict) and isinstance(value.get("path"), str):
+        unknown = sorted(set(value) - {"path", "line", "end_line", "snippet", "commit"})
+        if unknown:
+            raise ValidationError(f"citations[{index}]", f"unknown field(s) {', '.join(map(str, unknown))}")
+        try:
+            return Citation.from_dict(value)
+        except KeyError as exc:
+            raise ValidationError(f"citations[{index}]", f"needs {exc.args[0]!r}") from exc
+    raise ValidationError(
+        f"citations[{index}]", f"must be a 'path:line' string or a {{path, line}} object, got {type(value).__name__}"
+    )

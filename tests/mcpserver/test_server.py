@@ -61,6 +61,7 @@ def test_tools_are_listed_with_schemas_and_descriptions(tmp_path: Path, repo: Pa
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == {
                 "store_memory", "recent_memories", "verify_memory", "refresh_memory", "retire_memory",
+                "get_memory", "memory_history",
             }  # fmt: skip
             assert tools["store_memory"].input_schema["required"] == ["subject", "fact", "citations"]
             assert "path:line" in (tools["store_memory"].description or "")
@@ -133,6 +134,59 @@ def test_store_recall_verify_correct_refresh_retire(tmp_path: Path, repo: Path) 
             error, message = await _call(client, "retire_memory", memory_id=sync["id"], reason="again")
             assert error  # the superseded version is out of use
             assert "superseded" in message
+
+    _run(body)
+
+
+def test_a_memory_and_its_versions_read_whole_and_errors_carry_their_kind(tmp_path: Path, repo: Path) -> None:
+    """get_memory and memory_history give every field (each citation's recorded text, the status);
+    a failure's structured content names its kind, so a program can tell "not found" from "denied"."""
+    db = f"sqlite:///{tmp_path / 'm.db'}"
+
+    async def body() -> None:
+        async with Client(build_server(_service(db, repo))) as ana:
+            _, old = await _call(ana, "store_memory", subject="API version", fact='"v2.1.4"',
+                                 citations=[{"path": "src/constants.ts", "line": 3, "snippet": "made up"}])  # fmt: skip
+            _, new = await _call(ana, "store_memory", subject="API version", fact='"v2.1.5"',
+                                 citations=["src/constants.ts:3"], supersedes=old["id"])  # fmt: skip
+            error, whole = await _call(ana, "get_memory", memory_id=old["id"])
+            assert not error
+            assert whole["status"] == "superseded"
+            assert whole["surface"] == "coding_agent"
+            # the server reads the cited text from the repository: a text given with the citation is not kept
+            assert whole["citations"][0]["snippet"] == 'export const API_VERSION = "v2.1.4";'
+            assert len(whole["citations"][0]["commit"]) == 40
+            _, history = await _call(ana, "memory_history", memory_id=new["id"])
+            assert [(v["id"], v["status"]) for v in history["versions"]] == [
+                (old["id"], "superseded"),
+                (new["id"], "active"),
+            ]
+        async with Client(build_server(_service(db, repo, user="rae"))) as rae:
+            denied = await rae.call_tool("retire_memory", {"memory_id": new["id"], "reason": "no"})
+            assert denied.is_error
+            assert denied.structured_content == {"error": "permission_denied", "message": denied.content[0].text}  # type: ignore[union-attr]
+            missing = await rae.call_tool("get_memory", {"memory_id": "mem_00000000000000000000000000"})
+            assert (missing.structured_content or {})["error"] == "not_found"
+            bad = await rae.call_tool("recent_memories", {"limit": 0})
+            assert (bad.structured_content or {})["error"] == "invalid"
+
+    _run(body)
+
+
+def test_a_server_without_a_repository_keeps_the_cited_text_it_is_given(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'm.db'}", access=_policy(), clock=FakeClock())
+    service = MemoryService(store, Actor("ana"), Surface.CLI, "acme/api")
+
+    async def body() -> None:
+        async with Client(build_server(service)) as client:
+            cited = {"path": "src/a.py", "line": 3, "end_line": 4, "snippet": "X = 1\nY = 2", "commit": "ab" * 20}
+            _, made = await _call(client, "store_memory", subject="s", fact="f", citations=[cited])
+            _, whole = await _call(client, "get_memory", memory_id=made["id"])
+            assert whole["citations"] == [cited]
+            error, message = await _call(client, "store_memory", subject="s", fact="f",
+                                         citations=[{"path": "a.py", "line": 1, "colour": "red"}])  # fmt: skip
+            assert error
+            assert "colour" in message
 
     _run(body)
 
@@ -223,7 +277,10 @@ def test_over_stdio_as_a_client_launches_it(tmp_path: Path, repo: Path) -> None:
     async def body() -> None:
         async with Client(_stdio(db, repo, "--events", str(events))) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert names == {"store_memory", "recent_memories", "verify_memory", "refresh_memory", "retire_memory"}
+            assert names == {
+                "store_memory", "recent_memories", "verify_memory", "refresh_memory", "retire_memory",
+                "get_memory", "memory_history",
+            }  # fmt: skip
             _, made = await _call(
                 client, "store_memory", subject="API version", fact='"v2.1.4"', citations=["src/constants.ts:3"]
             )

@@ -1,6 +1,9 @@
-"""The store mutation suite on other projects' stores (``memcite:``, ``mem0:``, ``mcp:server-memory``).
+"""The store mutation suite on other projects' stores (``memcite:``, ``mem0:``, ``mcp:server-memory``)
+and on memstore's own MCP server (``mcp:memstore``).
 
-Each store mutant wraps the adapter as it wraps the reference stores. Where the adapter keeps a
+Each store mutant wraps the adapter as it wraps the reference stores; behind memstore's own
+server, the mutant is the store the servers serve (``mcp:memstore?store=mutant:NAME:sqlite:``),
+so a broken store must be caught through the server's tools. Where the adapter keeps a
 promise (its identity wrapper passes that promise's gate), the mutant that breaks it must fail
 that gate: the harness catches a broken memcite, mem0 or MCP server as it catches a broken
 sqlite, except where no session reaches the promise through that store (`UNREACHED`). Where
@@ -37,6 +40,7 @@ BROKEN: dict[str, set[str]] = {
     },
     "mem0:": {"expired_returned", "get_leaks", "permission_breaches", "surface_leaks"},
     "mcp:server-memory": {"expired_returned", "get_leaks", "permission_breaches", "preference_leaks", "surface_leaks"},
+    "mcp:memstore": set(),
 }
 
 # Mutants of a promise the adapter keeps but that no session reaches through it: the agent finds
@@ -47,7 +51,19 @@ UNREACHED: dict[str, set[str]] = {
     "memcite:": set(),
     "mem0:": set(),
     "mcp:server-memory": {"drops-supersede", "ignores-refresh", "ignores-retire", "returns-superseded"},
+    # These mutants leak only what they stored themselves, remembered in the process that stored
+    # it; behind memstore's server each user, surface and repository has a server process of its
+    # own, and the one that is asked (the outsider's, another user's, another repository's) stored
+    # nothing. Pinned: a mutant that leaks what it did not store would be caught.
+    "mcp:memstore": {"get-ignores-permissions", "other-repositories", "other-users-preferences"},
 }
+
+
+def _mutant(name: str, adapter: str) -> str:
+    """The store URI of mutant ``name`` on ``adapter``: behind the server, for memstore's own."""
+    if adapter == "mcp:memstore":
+        return f"mcp:memstore?store={mutant_uri(name, 'sqlite:')}"
+    return mutant_uri(name, adapter)
 
 
 def _available(adapter: str) -> str | None:
@@ -55,7 +71,7 @@ def _available(adapter: str) -> str | None:
     module = {"memcite:": "agentic_memory", "mem0:": "mem0"}.get(adapter)
     if module is not None and importlib.util.find_spec(module) is None:
         return f"{adapter} needs its extra: pip install 'memstore[{adapter.rstrip(':')}]'"
-    if adapter.startswith("mcp:") and shutil.which("mcp-server-memory") is None:
+    if adapter == "mcp:server-memory" and shutil.which("mcp-server-memory") is None:
         return "mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory"
     return None
 
@@ -69,7 +85,7 @@ def adapter_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
             pytest.fail(missing)
         pytest.skip(missing)
     # A mutant of a promise the adapter already breaks could show nothing more: not run.
-    stores = [mutant_uri(n, adapter) for n, m in STORE_MUTANTS.items() if m.caught_by not in BROKEN[adapter]]
+    stores = [_mutant(n, adapter) for n, m in STORE_MUTANTS.items() if m.caught_by not in BROKEN[adapter]]
     killing = [p for p in hand_written_library() if p.stem in KILLING]
     return adapter, _run(stores, killing, tmp_path_factory.mktemp("adapter-mutants"))
 
@@ -77,10 +93,10 @@ def adapter_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
 @pytest.mark.slow
 def test_every_mutant_of_a_kept_promise_fails_its_gate_on_the_adapter(adapter_run: tuple[str, Evaluation]) -> None:
     adapter, evaluation = adapter_run
-    broken = _failed_promises(evaluation, mutant_uri("identity", adapter))
+    broken = _failed_promises(evaluation, _mutant("identity", adapter))
     assert broken == BROKEN[adapter], sorted(broken)
     applicable = {name: m.caught_by for name, m in STORE_MUTANTS.items() if m.caught_by and m.caught_by not in broken}
-    killed = {name: _failed_promises(evaluation, mutant_uri(name, adapter)) - broken for name in applicable}
+    killed = {name: _failed_promises(evaluation, _mutant(name, adapter)) - broken for name in applicable}
     missed = {name for name, found in killed.items() if found != {applicable[name]}}
     assert missed == UNREACHED[adapter]
     assert all(killed[name] == set() for name in missed)  # missed, never caught by another gate

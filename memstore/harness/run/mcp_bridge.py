@@ -24,29 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstore.access import Access, AccessPolicy, Actor
+from memstore.access import Actor
 from memstore.errors import MemstoreError
 from memstore.harness.run.events import EventKind
 from memstore.model import Memory, Surface
 from memstore.store import MemoryStore
 
-__all__ = ["WRITES", "McpLaunch", "access_toml", "logged_ids", "read_events", "snapshot", "unexplained"]
+__all__ = ["WRITES", "McpLaunch", "logged_ids", "read_events", "snapshot", "unexplained"]
 
 _SURFACES = {Surface.CODING_AGENT: "coding-agent", Surface.CODE_REVIEW: "code-review", Surface.CLI: "cli"}
 WRITES = frozenset({"store", "correct", "refresh", "retire"})  # operations that change the store
-
-
-def access_toml(policy: AccessPolicy) -> str:
-    """An access policy as the TOML file ``--access`` reads."""
-    by_user: dict[str, list[tuple[str, Access]]] = {}
-    for user, repo, level in policy.grants():
-        by_user.setdefault(user, []).append((repo, level))
-    lines = []
-    for user, grants in sorted(by_user.items()):
-        lines.append(f"[users.{json.dumps(user)}]")
-        lines += [f"{json.dumps(repo)} = {json.dumps(level.name.lower())}" for repo, level in grants]
-        lines.append("")
-    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

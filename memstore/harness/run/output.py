@@ -25,11 +25,21 @@ class Arm:
 
     @property
     def store_label(self) -> str:
+        """The store as a run names it: its scheme for a store named by a path or nothing
+        (``sqlite:``, ``sqlite:///x.db``), a mutant as NAME(inner's label), a store named by a
+        name (``mcp:server-memory``) with the store it serves in parentheses (``?store=``)."""
         scheme, _, rest = self.store.partition(":")
         if scheme == "mutant":  # mutant:NAME:INNER, shown as NAME(inner's label)
             name, _, inner = rest.partition(":")
             return f"{name}({Arm(self.agent, inner).store_label})"
-        return scheme if "://" in self.store or self.store.endswith(":") else self.store
+        if not rest or rest.startswith("//"):
+            return scheme
+        name, _, query = rest.partition("?")
+        pairs = [pair for pair in query.split("&") if pair]
+        served = [pair.partition("=")[2] for pair in pairs if pair.startswith("store=")]
+        label = f"{scheme}:{name}" + (f"({Arm(self.agent, served[-1]).store_label})" if served else "")
+        others = [pair for pair in pairs if not pair.startswith("store=")]
+        return label + (f"?{'&'.join(others)}" if others else "")
 
     @property
     def name(self) -> str:

@@ -28,7 +28,7 @@ from memstore.harness.run.audit import Breach, StoreAudit, breach_counts
 from memstore.harness.run.boundary import AgentSession, Gateway, Limits, PullRequest, TaskView, Tools, Usage
 from memstore.harness.run.events import EventKind
 from memstore.harness.run.guard import StoreGuard
-from memstore.harness.run.mcp_bridge import McpLaunch, access_toml
+from memstore.harness.run.mcp_bridge import McpLaunch
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.records import FailureRecord, row
 from memstore.harness.run.sandbox import AgentRuntime
@@ -204,7 +204,7 @@ class _Trial:
     def share(self, uri: str, folder: Path) -> None:
         """Let each session's MCP server open the trial's store (``uri``), with its users' access."""
         access = folder / "access.toml"
-        access.write_text(access_toml(self.world.access), encoding="utf-8")
+        access.write_text(self.world.access.to_toml(), encoding="utf-8")
         self.shared = (uri, access)
 
     def event(self, key: dict[str, str], kind: str, memory_id: str, detail: str) -> None:
