@@ -276,10 +276,16 @@ def call_names(fact: str) -> list[str]:
 
 @lru_cache(maxsize=1 << 14)
 def identifiers(text: str) -> frozenset[str]:
-    """The code identifiers a text names (``RETRY_LIMIT_3``, ``maxFiles``), normalised to compare
-    (kept by text: the stubs ask of the same task and memory texts all session long)."""
+    """The code identifiers a text names (``RETRY_LIMIT_3``, ``maxFiles``, ``__author__``),
+    normalised to compare (kept by text: the stubs ask of the same task and memory texts all
+    session long)."""
     tokens = re.findall(r"[A-Za-z_][\w]*", text)
-    return frozenset(_norm(t) for t in tokens if "_" in t.strip("_") or re.search(r"[a-z][A-Z]", t))
+    return frozenset(
+        _norm(t) for t in tokens if "_" in t.strip("_") or re.search(r"[a-z][A-Z]", t) or _DUNDER.fullmatch(t)
+    )
+
+
+_DUNDER = re.compile(r"__[A-Za-z]\w*__")  # a name Python reserves (``__version__``): code, whatever its letters
 
 
 _NAME_QUESTION = re.compile(

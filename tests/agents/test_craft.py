@@ -114,3 +114,16 @@ def test_which_file_is_answered_by_a_path_and_never_by_the_name_asked_about() ->
     question = "Which file defines changelog?"
     assert answer_from_fact("`changelog` is defined in `scripts/release.py`.", question) == "scripts/release.py"
     assert answer_from_fact("`changelog` defaults `write_out` to `False`.", question) is None
+
+
+def test_a_dunder_name_is_code_so_a_question_about_one_is_not_answered_by_another() -> None:
+    """``__author__`` is a name, not the word "author": a memory of ``__version__`` that shares the
+    words "set" and "init" with a question about ``__author__`` does not bear on it (a trace of
+    jit-verify on memcite answering "24.1" for the author)."""
+    asked = craft.identifiers("What is __author__ set to?")
+    assert asked == {"author"}
+    assert asked.isdisjoint(craft.identifiers('`__version__` is set to `"24.1"` in `src/packaging/__init__.py`.'))
+    assert craft.identifiers("RETRY_LIMIT_3 and maxFiles, but not _private or plain words") == {
+        "retrylimit3",
+        "maxfiles",
+    }
