@@ -279,13 +279,18 @@ def identifiers(text: str) -> frozenset[str]:
     """The code identifiers a text names (``RETRY_LIMIT_3``, ``maxFiles``, ``__author__``),
     normalised to compare (kept by text: the stubs ask of the same task and memory texts all
     session long)."""
-    tokens = re.findall(r"[A-Za-z_][\w]*", text)
-    return frozenset(
-        _norm(t) for t in tokens if "_" in t.strip("_") or re.search(r"[a-z][A-Z]", t) or _DUNDER.fullmatch(t)
-    )
+    found = set()
+    for token in re.finditer(r"[A-Za-z_][\w]*", text):
+        t = token.group()
+        # A name Python reserves (``__version__``) is code, whatever its letters; a module's file
+        # name (``__init__.py``) is not: a question names it only to say where to look.
+        dunder = _DUNDER.fullmatch(t) and not text.startswith(".py", token.end())
+        if "_" in t.strip("_") or re.search(r"[a-z][A-Z]", t) or dunder:
+            found.add(_norm(t))
+    return frozenset(found)
 
 
-_DUNDER = re.compile(r"__[A-Za-z]\w*__")  # a name Python reserves (``__version__``): code, whatever its letters
+_DUNDER = re.compile(r"__[A-Za-z]\w*__")
 
 
 _NAME_QUESTION = re.compile(

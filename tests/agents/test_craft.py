@@ -120,8 +120,8 @@ def test_a_dunder_name_is_code_so_a_question_about_one_is_not_answered_by_anothe
     """``__author__`` is a name, not the word "author": a memory of ``__version__`` that shares the
     words "set" and "init" with a question about ``__author__`` does not bear on it (a trace of
     jit-verify on memcite answering "24.1" for the author)."""
-    asked = craft.identifiers("What is __author__ set to?")
-    assert asked == {"author"}
+    asked = craft.identifiers("What is __author__ set to? What is __author__ set to in __init__.py?")
+    assert asked == {"author"}  # __init__.py names a file, not code the question is about
     assert asked.isdisjoint(craft.identifiers('`__version__` is set to `"24.1"` in `src/packaging/__init__.py`.'))
     assert craft.identifiers("RETRY_LIMIT_3 and maxFiles, but not _private or plain words") == {
         "retrylimit3",

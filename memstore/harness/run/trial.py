@@ -13,6 +13,7 @@ decides whether a change passes its check and writes the rows.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tempfile
 import time
@@ -150,9 +151,19 @@ def _run_unit(unit: Unit) -> RunOutput:
         template.repo.close()  # its reader restarts when the next trial reads it; its caches stay
         if trial is not None:
             trial.workspace.close()
+            _close(trial.world.store)
         remove_tree(where)
         remove_tree(store_dir)
     return out
+
+
+def _close(store: object) -> None:
+    """A trial's store is closed with the trial: its connections, and the server processes of a
+    store over a server (an MCP server's), end with it, not when the worker does."""
+    close = getattr(store, "close", None)
+    if callable(close):
+        with contextlib.suppress(Exception):  # a store that fails to close fails nothing of the trial's
+            close()
 
 
 def transcript_slug(name: str) -> str:
