@@ -18,6 +18,7 @@ from memstore.store import BACKENDS
 from tests.harness.conftest import scenario
 
 OPENED: list[str] = []  # every URI the team's factory was opened with, in order
+CLOSED: list[str] = []  # and every one closed, in order
 
 
 def _team_trial(uri: str, folder: Path) -> TrialStore:
@@ -29,16 +30,25 @@ def _team_trial(uri: str, folder: Path) -> TrialStore:
     return TrialStore(uri, shared=True)
 
 
+class _TeamStore(SqliteStore):
+    def close(self) -> None:
+        CLOSED.append(str(self.path))
+        super().close()
+
+
 @per_trial(_team_trial, hint="use 'teamfile:' (a private file per trial)")
 def open_teamfile(uri: str, options: StoreOptions) -> SqliteStore:
     """A store another project ships: memories in a file, by its own scheme."""
     OPENED.append(uri)
-    return open_sqlite("sqlite:" + uri.partition(":")[2], options)
+    store = open_sqlite("sqlite:" + uri.partition(":")[2], options)
+    store.__class__ = _TeamStore
+    return store
 
 
 @pytest.fixture(autouse=True)
 def _registered() -> object:
     OPENED.clear()
+    CLOSED.clear()
     with BACKENDS.registration("teamfile", open_teamfile):
         yield
 
@@ -51,6 +61,7 @@ def test_every_trial_of_a_third_party_store_opens_its_own_fresh_store() -> None:
     )
     check_config(config)
     OPENED.clear()  # the check opened one in a scratch folder: not a trial's
+    CLOSED.clear()
     output = run(config)
     assert output.failures == []
     folders = [Path(uri.removeprefix("teamfile://")).parent for uri in OPENED]
@@ -58,6 +69,8 @@ def test_every_trial_of_a_third_party_store_opens_its_own_fresh_store() -> None:
     assert len(set(folders)) == 4
     assert all(folder.name.startswith("store-") for folder in folders)
     assert not any(folder.exists() for folder in folders)  # each trial's store went with it
+    # and was closed when its trial ended (a store over a server process ends that process)
+    assert [Path(path).parent.name for path in CLOSED] == [folder.name for folder in folders]
     seeded = {row["seeded"] for row in output.trials}
     assert seeded == {len(scenario("api-version-moved").memories)}  # no trial inherits another's memories
 
