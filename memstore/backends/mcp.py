@@ -40,6 +40,7 @@ from memstore.store import MemoryStore
 
 __all__ = ["MAPPINGS", "McpConnection", "McpStore", "ServerMemory", "ToolMapping", "open_mcp"]
 
+
 class ToolMapping:
     """How the store protocol becomes one MCP server's tools (see the module docstring).
 

@@ -42,7 +42,6 @@ from memstore.backends import StoreOptions, per_trial_of, wrapped_of
 from memstore.backends.base import check_actor, check_limit, check_memory_id, check_store_arguments, check_surface
 from memstore.backends.mcp_client import McpConnection
 from memstore.clock import write_clock_file
-from memstore.mcp.forkserver import ForkServer
 from memstore.errors import (
     ConfigurationError,
     Conflict,
@@ -52,6 +51,7 @@ from memstore.errors import (
     StorageError,
     ValidationError,
 )
+from memstore.mcp.forkserver import ForkServer
 from memstore.model import Citation, Memory, MemoryDraft, Surface
 from memstore.store import open_store
 from memstore.validation import validate_repo
@@ -164,10 +164,7 @@ class MemstoreServerStore:
                 "--access", str(self.folder / "access.toml"), "--clock-file", str(self.folder / "clock"),
                 "--ids-seed", f"{self._seed}/{self._started}", "--expiry-days", repr(self.expiry / timedelta(days=1)),
             ]  # fmt: skip
-            if self.command is not None:
-                argv = [*self.command, *args]
-            else:
-                argv = ForkServer.shared().argv(args)
+            argv = [*self.command, *args] if self.command is not None else ForkServer.shared().argv(args)
             self._tick()
             server = self._servers[key] = McpConnection(argv, {}, self.folder / "server.log")
         return server

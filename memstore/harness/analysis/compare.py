@@ -90,16 +90,17 @@ def _outcomes_of(metric: Metric, tables: Tables, arm: str) -> pd.Series | None:
             return None
         truths = BAD if metric.unit is Unit.BAD_HANDED else USABLE
         rows = pairs[(pairs.arm == arm) & pairs.truth.isin(truths)]
-        return rows.set_index([*KEY, "memory_id"])[metric.column]
+        # paired by the seeded memory, not by the id a store gave it: stores number memories their own way
+        return rows.set_index([*KEY, "seed"])[metric.column]
     trials = tables.get("trials")
-    if trials is None or "bad_ids" not in trials:
+    if trials is None or "bad_seeds" not in trials:
         return None
     found = {}
     for row in trials[trials.arm == arm].itertuples(index=False):
-        healed = set(str(row.healed_ids).split(";")) if isinstance(row.healed_ids, str) else set()
-        for memory_id in str(row.bad_ids).split(";") if isinstance(row.bad_ids, str) else []:
-            found[(row.scenario, row.trial, "", memory_id)] = memory_id in healed
-    index = pd.MultiIndex.from_tuples(list(found), names=[*KEY, "memory_id"]) if found else None
+        healed = set(str(row.healed_seeds).split(";")) if isinstance(row.healed_seeds, str) else set()
+        for seed in str(row.bad_seeds).split(";") if isinstance(row.bad_seeds, str) else []:
+            found[(row.scenario, row.trial, "", seed)] = seed in healed
+    index = pd.MultiIndex.from_tuples(list(found), names=[*KEY, "seed"]) if found else None
     return pd.Series(list(found.values()), index=index, dtype=bool) if found else None
 
 

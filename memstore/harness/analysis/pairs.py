@@ -41,13 +41,15 @@ def task_groups(sessions: pd.DataFrame) -> list[tuple[str, pd.Series]]:
 
 
 def memory_pairs(events: pd.DataFrame) -> pd.DataFrame:
-    """One row per (session, memory handed): its origin and truth, whether the agent refused it
-    (refuse or retire), and whether an action repeated its error (``misled``, found by the
-    harness from the session's actions; an agent's own ``use`` events count for nothing)."""
+    """One row per (session, memory handed): the seeded memory it is (``seed``), its origin and
+    truth, whether the agent refused it (refuse or retire), and whether an action repeated its
+    error (``misled``, found by the harness from the session's actions; an agent's own ``use``
+    events count for nothing)."""
+    columns = [*SESSION_KEY, "memory_id", "seed", "origin", "truth"]
     if events.empty:
-        return pd.DataFrame(columns=[*SESSION_KEY, "memory_id", "origin", "truth", "refused", "misled", "refreshed"])
+        return pd.DataFrame(columns=[*columns, "refused", "misled", "refreshed"])
     handed = events[(events.kind == EventKind.RETRIEVE) & (events.truth != "")]
-    pairs = handed[[*SESSION_KEY, "memory_id", "origin", "truth"]].drop_duplicates()
+    pairs = handed[columns].drop_duplicates()
     marks = (
         ("refused", [EventKind.REFUSE, EventKind.RETIRE]),
         ("misled", [EventKind.MISLED]),

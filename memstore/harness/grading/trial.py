@@ -56,6 +56,10 @@ class TrialGrading:
         self.unit, self.world, self.workspace, self.out = unit, world, workspace, out
         self.labels = world.truth()  # memory id -> seeded memory (truth, origin, claim)
         self.key_of = {m.id: k for k, ms in world.seeded.items() for m in ms}
+        # what pairs a seeded memory across arms: its key, not the id its store gave it (KEY#N for copies)
+        self.seed_of = {
+            m.id: k if len(ms) == 1 else f"{k}#{n}" for k, ms in world.seeded.items() for n, m in enumerate(ms)
+        }
         self.chains: dict[str, str] = dict(self.key_of)  # memory id -> seeded key; corrections inherit theirs
         self.learned: dict[str, set[str]] = {}  # task key -> memories stored in its session
         self.true_lines = template.true_lines()  # seeded key -> where git puts each citation now
@@ -98,6 +102,7 @@ class TrialGrading:
             detail=detail,
             origin=spec.origin.value if spec else "",
             truth=truth,
+            seed=self.seed_of.get(memory_id, ""),
         )
         self.out.events.append(row(record))
 
@@ -219,5 +224,7 @@ class TrialGrading:
             healed=len(healing),
             bad_ids=";".join(bad),
             healed_ids=";".join(healing),
+            bad_seeds=";".join(self.seed_of[i] for i in bad),
+            healed_seeds=";".join(self.seed_of[i] for i in healing),
         )
         self.out.trials.append(row(record))

@@ -28,7 +28,8 @@ __all__ = [
     "row",
 ]
 
-FORMAT = 3  # 1: before versions were written (no "format" key); 2: one stubs' budget for the whole run
+FORMAT = 4  # 1: before versions were written (no "format" key); 2: one stubs' budget for the whole run;
+# 3: memories paired across arms by the id their store gave them (4: by their seeded key)
 RECALL_KS = (5, 10, 20, 50)  # the ranks at which retrieval recall is counted (``needed_at_K``)
 
 
@@ -126,6 +127,8 @@ class TrialRecord:
     healed: int
     bad_ids: str
     healed_ids: str
+    bad_seeds: str  # the same memories by their seeded key (`EventRecord.seed`), in the same order
+    healed_seeds: str
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,7 @@ class EventRecord:
     detail: str
     origin: str
     truth: str
+    seed: str  # the seeded memory it is, by its scenario key (KEY#N for a copy), whatever id its store gave it
 
 
 @dataclass(frozen=True)

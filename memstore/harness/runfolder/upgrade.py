@@ -15,6 +15,11 @@ folder could lack its failures table.
 Format 2 to 3: the stub agents' parameters were one budget for the whole run
 (``run.agent_config``); they are each arm's own now (``run.arms[].params``, what its agent runs
 with: the budget for a simulated arm, none for any other).
+
+Format 3 to 4: a seeded memory was paired across arms by the id its store gave it (every
+memstore store numbered them alike); it is paired by its seeded key now (events' ``seed``, the
+trials' ``bad_seeds`` and ``healed_seeds``). An older folder's memories keep their ids as their
+seeds, so they pair as they did when it was written.
 """
 
 from __future__ import annotations
@@ -113,4 +118,12 @@ def upgrade_tables(tables: Mapping[str, pd.DataFrame], version: int) -> dict[str
         if sessions is not None and not sessions.empty and "role" not in sessions:
             roles = [_role_in_format_1(a, s).value for a, s in zip(sessions.agent, sessions.store, strict=True)]
             upgraded["sessions"] = sessions.assign(role=roles)
+    if version <= 3:
+        events = upgraded.get("events")
+        if events is not None and "seed" not in events:
+            seeded = events.truth.fillna("").astype(str) != "" if "truth" in events else False
+            upgraded["events"] = events.assign(seed=events.memory_id.where(seeded, "") if len(events) else [])
+        trials = upgraded.get("trials")
+        if trials is not None and "bad_ids" in trials and "bad_seeds" not in trials:
+            upgraded["trials"] = trials.assign(bad_seeds=trials.bad_ids, healed_seeds=trials.healed_ids)
     return upgraded

@@ -50,6 +50,7 @@ def _event(task: str, kind: str, memory: str, truth: str = "", origin: str = "")
         "task": task,
         "kind": kind,
         "memory_id": memory,
+        "seed": memory if truth else "",
         "truth": truth,
         "origin": origin,
         "detail": "",
@@ -176,7 +177,7 @@ def test_harm_and_rescue_pair_each_arm_with_the_no_memory_control() -> None:
         misled_origins=["stale", "", "", "", "", ""],
     )
     sessions = pd.DataFrame(control + trusting)
-    empty = pd.DataFrame(columns=["arm", "scenario", "trial", "task", "kind", "memory_id", "truth", "origin"])
+    empty = pd.DataFrame(columns=["arm", "scenario", "trial", "task", "kind", "memory_id", "seed", "truth", "origin"])
     trials = pd.DataFrame(columns=["arm", "scenario", "trial", "healed", "bad_initial"])
     found = compute({"sessions": sessions, "events": empty, "trials": trials, "findings": pd.DataFrame()})
     overall = found["trusting/sqlite"].overall

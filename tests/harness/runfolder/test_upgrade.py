@@ -44,7 +44,7 @@ def test_a_format_1_results_file_loads_with_its_figures_as_written() -> None:
     for name, arm in results.arms.items():
         assert arm.role.value == written["arms"][name]["role"]
         assert arm.to_json()["overall"] == written["arms"][name]["overall"]
-    assert results.to_json()["format"] == FORMAT == 3
+    assert results.to_json()["format"] == FORMAT == 4
 
 
 def test_a_format_1_run_folder_gets_the_tables_it_lacked() -> None:
@@ -85,6 +85,17 @@ def test_the_current_format_round_trips_unchanged() -> None:
     assert upgrade_tables({"sessions": pd.DataFrame({"arm": ["a"]})}, FORMAT)["sessions"].columns.tolist() == ["arm"]
 
 
+def test_a_format_3_folder_pairs_its_memories_by_the_ids_it_wrote() -> None:
+    """Before format 4 a seeded memory was paired across arms by its id: an older folder's labelled
+    memories keep their ids as their seeds (a memory with no label has none), so they pair as they did."""
+    events = pd.DataFrame({"memory_id": ["mem_1", "mem_2", ""], "truth": ["valid", "", ""]})
+    trials = pd.DataFrame({"bad_ids": ["mem_1;mem_3"], "healed_ids": ["mem_3"]})
+    upgraded = upgrade_tables({"events": events, "trials": trials}, 3)
+    assert upgraded["events"].seed.tolist() == ["mem_1", "", ""]
+    assert upgraded["trials"][["bad_seeds", "healed_seeds"]].values.tolist() == [["mem_1;mem_3", "mem_3"]]
+    assert upgrade_tables({"events": events.iloc[:0]}, 3)["events"].columns.tolist() == ["memory_id", "truth", "seed"]
+
+
 def test_a_format_2_run_gives_its_one_budget_to_each_simulated_arm() -> None:
     written = json.loads((FORMAT_2 / "results.json").read_text())
     assert written["format"] == 2
@@ -111,9 +122,9 @@ def test_memstore_report_renders_a_format_2_run_folder_with_its_budget(tmp_path:
     assert "exploration budget (learn=True, reads=8, searches=2)" in (folder / "report.md").read_text()
 
 
-@pytest.mark.parametrize("version", [4, 0, "2", True, None])
+@pytest.mark.parametrize("version", [5, 0, "2", True, None])
 def test_a_format_this_memstore_does_not_know_is_refused(tmp_path: Path, version: object) -> None:
-    with pytest.raises(ConfigurationError, match="this memstore reads formats 1 to 3"):
+    with pytest.raises(ConfigurationError, match="this memstore reads formats 1 to 4"):
         format_of({"format": version})
     folder = _copy(tmp_path)
     data = json.loads((folder / "results.json").read_text())
