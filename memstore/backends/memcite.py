@@ -26,17 +26,21 @@ citation's recorded text and commit) is the bookkeeping record in its ``tags``
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
+import tempfile
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from memstore.backends import StoreOptions, folder_of, folder_per_trial, per_trial
 from memstore.backends.foreign import BOOKKEEPING, ForeignStore, bookkeeping, from_bookkeeping
 from memstore.errors import ConfigurationError, StorageError
-from memstore.model import Kind, Memory
+from memstore.model import Citation, Kind, Memory, MemoryDraft
+from memstore.verify import CitationCheck, Codebase, Verdict, VerdictStatus
 
-__all__ = ["MemciteStore", "open_memcite"]
+__all__ = ["MemciteStore", "MemciteVerifier", "open_memcite"]
 
 
 def _memcite() -> Any:
@@ -189,3 +193,54 @@ def open_memcite(uri: str, options: StoreOptions) -> MemciteStore:
         raise ConfigurationError("memcite: needs a folder: memcite:///path/to/dir")
     _memcite()
     return MemciteStore(Path(path), options)
+
+
+class MemciteVerifier:
+    """memcite's own evidence check, ``FileRef.validate``, as a `memstore.verify.Verifier`: so it
+    is measured on the same benchmark as memstore's verifier (``evals/bench/eval_verdicts.py
+    --verifier memstore.backends.memcite:MemciteVerifier``).
+
+    Each citation becomes the ``FileRef`` memcite makes when a memory is added: the cited line
+    range, with the hash and snapshot of the text it held then (the citation's recorded text).
+    memcite validates against files on disk, so each cited file is written, as ``codebase``
+    holds it now, into a scratch folder. What memcite says, as a verdict: every citation's text
+    unchanged, or found again elsewhere in its file by its snapshot, is VALID (REANCHORED where
+    it moved, the new lines in the correction); a citation whose text changed makes the memory
+    stale, CONTRADICTED here (out of use; memcite gives no corrected value); a file gone is
+    MISSING (memcite does not follow renames). memcite does not read the fact: a wrong fact
+    behind lines that did not change is valid to it, as its documentation says.
+    """
+
+    def judge(self, memory: Memory, checks: Sequence[CitationCheck], codebase: Codebase) -> Verdict:
+        evidence = _memcite().evidence
+        statuses, moved = [], []
+        with tempfile.TemporaryDirectory(prefix="memstore-memcite-") as scratch:
+            for check in checks:
+                citation, text = check.citation, check.snippet
+                read = codebase.read(citation.path)
+                if read.ok:
+                    target = Path(scratch, citation.path)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text("".join(f"{line}\n" for line in read.lines), encoding="utf-8")
+                snapshot = "" if text is None else text + "\n"
+                ref = evidence.FileRef(
+                    citation.path,
+                    lines=(citation.line, citation.last_line),
+                    content_hash=hashlib.sha256(snapshot.encode()).hexdigest()[:16] if text is not None else "",
+                    content_snapshot=snapshot,
+                )
+                status, _ = ref.validate(scratch)
+                statuses.append(str(getattr(status, "value", status)).lower())
+                if statuses[-1] == "valid" and ref.lines != (citation.line, citation.last_line):
+                    end = ref.lines[1] if ref.lines[1] != ref.lines[0] else None
+                    moved.append(Citation(citation.path, ref.lines[0], end, snippet=text, commit=citation.commit))
+                else:
+                    moved.append(citation)
+        if "invalid" in statuses:
+            return Verdict(VerdictStatus.MISSING, tuple(checks), reason="memcite: a cited file is gone")
+        if "stale" in statuses:
+            return Verdict(VerdictStatus.CONTRADICTED, tuple(checks), reason="memcite: the cited content changed")
+        if moved != list(memory.citations):
+            corrected = MemoryDraft(memory.repo, memory.kind, memory.subject, memory.fact, tuple(moved), memory.reason)
+            return Verdict(VerdictStatus.REANCHORED, tuple(checks), corrected, "memcite: the cited content moved")
+        return Verdict(VerdictStatus.VALID, tuple(checks), reason="memcite: the cited content matches")

@@ -144,3 +144,45 @@ def test_mem0_runs_with_telemetry_off_a_closed_endpoint_and_a_stand_in_embedder(
     similarity = [sum(a * b for a, b in zip(one, other, strict=True)) for other in (near, far)]
     assert similarity[0] > 0.3 > similarity[1]
     store.close()
+
+
+def test_memcites_own_validate_as_a_verifier_passes_a_wrong_fact_behind_an_unchanged_line(tmp_path: Path) -> None:
+    """memcite's evidence check, measured as memstore's verifier is: an unchanged line is valid to
+    it whatever the fact says (memstore's verifier reads the fact: contradicted); a moved line is
+    found by its snapshot, a changed one is stale, a deleted file is gone."""
+    from datetime import UTC, datetime
+
+    from memstore import Citation, Kind, Memory, Surface
+    from memstore.backends.memcite import MemciteVerifier
+    from memstore.verify import GitCodebase, VerdictStatus, verify_memory
+    from memstore.verify.history import HistoryBuilder
+
+    settings = "POOL_SIZE = 20  # connections the service keeps open\nRETRIES = 3\n"
+    b = HistoryBuilder().write("app/settings.py", settings).write("app/old.py", "LEGACY_TIMEOUT = 30\n")
+    b.commit("start", label="old")
+    b.write("app/settings.py", "# settings\n" + settings.replace("RETRIES = 3", "RETRIES = 5"))
+    b.remove("app/old.py")
+    b.commit("change", label="new")
+    built = b.build(tmp_path / "repo")
+    now = GitCodebase(built.path, built.commits["new"])
+    old = built.commits["old"]
+
+    def memory(fact: str, path: str, line: int) -> Memory:
+        at = datetime(2026, 1, 5, tzinfo=UTC)
+        return Memory(
+            id="mem_t", repo="acme/api", kind=Kind.FACT, subject="settings", fact=fact,
+            citations=(Citation(path, line, commit=old),), reason="r", author="ana",
+            surface=Surface.CODING_AGENT, created_at=at, refreshed_at=at,
+        )  # fmt: skip
+
+    wrong = memory("The pool keeps at most `10` connections (`POOL_SIZE`).", "app/settings.py", 1)
+    assert verify_memory(wrong, now, verifier=MemciteVerifier()).status is VerdictStatus.REANCHORED
+    assert verify_memory(wrong, now).status is VerdictStatus.CONTRADICTED
+    moved = verify_memory(memory("`POOL_SIZE` is 20.", "app/settings.py", 1), now, verifier=MemciteVerifier())
+    assert moved.corrected is not None
+    assert [str(c) for c in moved.corrected.citations] == ["app/settings.py:2"]
+    changed = verify_memory(memory("`RETRIES` is 3.", "app/settings.py", 2), now, verifier=MemciteVerifier())
+    assert changed.status is VerdictStatus.CONTRADICTED
+    assert changed.corrected is None  # memcite says stale, and reads no new value
+    gone = verify_memory(memory("`LEGACY_TIMEOUT` is 30.", "app/old.py", 1), now, verifier=MemciteVerifier())
+    assert gone.status is VerdictStatus.MISSING
