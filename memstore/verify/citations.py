@@ -10,7 +10,6 @@ collapsed: re-indenting or re-wrapping spaces does not invalidate a citation.
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -220,11 +219,12 @@ def verify_citation(codebase: Codebase, citation: Citation) -> CitationCheck:
 def _find_renamed(
     codebase: Codebase, citation: Citation, old: FileRead | None, snippet: tuple[str, ...] | None
 ) -> str | None:
-    """Where a missing file went: git's rename detection when the commit is known; failing that
-    (a file moved and reformatted in one change, which git no longer pairs): the same path under
-    or out of ``src/`` (a package moved wholesale), else a file that holds the cited code in its
-    tokens (`code_form`: quotes, spacing and trailing commas aside): one of the same name
-    anywhere, else the one file of the same package."""
+    """Where a missing file went, only on evidence of a move: git's rename detection when the
+    commit is known; the same path under or out of ``src/`` (a package moved wholesale); else a
+    file that holds the cited block whole, in its tokens (`code_form`: quotes, spacing and
+    trailing commas aside), of the same name anywhere or, failing that, the one such file of the
+    same package. A file that holds similar code or defines the same name is no evidence: a
+    citation of a deleted file is missing, not re-anchored onto another file."""
     if old is not None and old.ok and citation.commit is not None:
         renamed = codebase.rename_of(citation.commit, citation.path)
         if renamed is not None:
@@ -234,61 +234,56 @@ def _find_renamed(
             return other
     if snippet is None:
         return None
-    want = [form for form in (code_form(line) for line in snippet) if form]
+    want = tuple(form for form in (code_form(line) for line in snippet) if form)
     if not want:
         return None
+    # a file of another name must hold more than a brace or an import to show where this one went
+    strong = sum(len(w) for w in want) >= _EVIDENCE_CHARS
     name, package = citation.path.rsplit("/", 1)[-1], _package(citation.path)
-    strong = [w for w in want if len(w) >= 8]  # a file of another name must hold more than a brace
     same_name, same_package = [], []
     for path in codebase.paths():
         named = path.rsplit("/", 1)[-1] == name
         if path == citation.path or not (named or (strong and package and _package(path) == package)):
             continue
-        forms = _forms(codebase, path)
-        if named and all(w in forms for w in want):
-            same_name.append(path)
-        elif strong and all(w in forms for w in strong):
-            same_package.append(path)
+        if not set(want) <= _forms(codebase, path) or not _holds_whole(codebase, path, want):
+            continue
+        (same_name if named else same_package).append(path)
     if same_name:
         return max(same_name, key=lambda p: (_common_parts(p, citation.path), p))
-    if len(same_package) == 1:
-        return same_package[0]
-    return _defining(codebase, citation.path, package, snippet)
+    return same_package[0] if len(same_package) == 1 else None
 
 
-_DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
+_EVIDENCE_CHARS = 16  # code (spacing and quotes aside) a block must hold to show where its file went
 
 
-def _defining(codebase: Codebase, path: str, package: str, snippet: tuple[str, ...]) -> str | None:
-    """For a cited definition (``class PluginManager(object):``): the one file of the same package
-    that defines that name now, whatever its signature became."""
-    match = next((m for m in map(_DEFINITION.match, snippet) if m), None)
-    if match is None or not package:
-        return None
-    kind_and_name = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(match.group(1))}\b")
-    found = [
-        p
-        for p in codebase.paths()
-        if p != path and _package(p) == package and any(kind_and_name.match(line) for line in codebase.read(p).lines)
-    ]
-    return found[0] if len(found) == 1 else None
+def _holds_whole(codebase: Codebase, path: str, want: tuple[str, ...]) -> bool:
+    """Whether ``path`` holds the block ``want`` (code forms) as consecutive lines, blanks aside."""
+    forms = _code_forms(codebase, path)[0]
+    first = want[0]
+    return any(tuple(forms[i : i + len(want)]) == want for i, form in enumerate(forms) if form == first)
 
 
-_FORMS: dict[str, frozenset[str]] = {}  # file content key -> the code forms of its lines
+_FORMS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}  # file content key -> its lines' code forms
 
 
-def _forms(codebase: Codebase, path: str) -> frozenset[str]:
+def _code_forms(codebase: Codebase, path: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The code forms of a file's non-blank lines, in order and as a set (kept by content)."""
     read = codebase.read(path)
     if not read.ok:
-        return frozenset()
+        return (), frozenset()
     found = _FORMS.get(read.key) if read.key else None
     if found is None:
-        found = frozenset(code_form(line) for line in read.lines)
+        ordered = tuple(form for form in map(code_form, read.lines) if form)
+        found = (ordered, frozenset(ordered))
         if read.key:
             if len(_FORMS) > 20_000:
                 _FORMS.clear()
             _FORMS[read.key] = found
     return found
+
+
+def _forms(codebase: Codebase, path: str) -> frozenset[str]:
+    return _code_forms(codebase, path)[1]
 
 
 def _package(path: str) -> str:

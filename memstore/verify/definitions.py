@@ -22,6 +22,8 @@ __all__ = [
     "enclosing_class",
     "find_definition",
     "find_member",
+    "head_of",
+    "in_brackets",
     "member_defined",
     "named_definition",
     "statement_of",
@@ -30,6 +32,7 @@ __all__ = [
 
 
 SHORT = 4  # content words a cited line needs to be judged on its own; fewer: its block is read too
+_SIGNATURE_LINES = 40  # lines a wrapped signature or call may span above a cited line of it (attrs' attrib: 16)
 CONTEXT_LINES = (2, 4)  # lines read before and after a short citation
 
 
@@ -46,25 +49,45 @@ def context_of(check: CitationCheck, codebase: Codebase) -> str:
     return "\n".join(read.lines[first:last])
 
 
+_STRING = re.compile(r"'(?:\\.|[^'\\])*'" + r'|"(?:\\.|[^"\\])*"')
+
+
 def bracket_depth(text: str) -> int:
-    """Brackets a line opens minus those it closes (strings are not parsed: a heuristic)."""
-    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+    """Brackets a line opens minus those it closes, outside its one-line strings and comments
+    (a heuristic: a string that spans lines is read as code)."""
+    code = "\n".join(_STRING.sub("", line).split("#", 1)[0] for line in text.split("\n"))
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
-def statement_of(check: CitationCheck, codebase: Codebase) -> str:
+def head_of(lines: Sequence[str], index: int) -> int:
+    """The first line (0-based) of the statement the line at ``index`` is part of: the line that
+    opened the brackets it is in (a wrapped signature's ``def``, a call's name), followed up
+    through brackets within brackets, at most `_SIGNATURE_LINES` above."""
+    start = index
+    while True:
+        depth, opener = 0, None
+        for above in range(start - 1, max(-1, index - _SIGNATURE_LINES), -1):
+            depth += bracket_depth(lines[above])
+            if depth > 0:  # this line opened a bracket still open below it
+                opener = above
+                break
+        if opener is None:
+            return start
+        start = opener
+
+
+def statement_of(check: CitationCheck, codebase: Codebase, *, always: bool = False) -> str:
     """The whole statement a changed citation now lands in: a signature black wrapped over
-    several lines is read as one (``by: str = "key",`` is still ``do_dictsort``'s default)."""
+    several lines is read as one (``by: str = "key",`` is still ``do_dictsort``'s default).
+    A citation whose lines did not change is its own text, unless ``always``."""
     assert check.text is not None
-    if check.status is CitationStatus.VALID or check.line is None:
+    if (check.status is CitationStatus.VALID and not always) or check.line is None:
         return check.text
     lines = codebase.read(check.path).lines
     index = check.line - 1
     if not 0 <= index < len(lines):
         return check.text
-    start = index
-    for above in range(index - 1, max(-1, index - 12), -1):  # up to the line that opened the brackets
-        if bracket_depth("\n".join(lines[above:index])) > 0:
-            start = above
+    start = head_of(lines, index)
     depth, end = 0, start
     for end in range(start, min(len(lines), start + 40)):
         depth += bracket_depth(lines[end])
@@ -112,9 +135,7 @@ def definition_at(lines: Sequence[str], index: int, name: str) -> int | None:
     while 0 <= at < len(lines) and lines[at].lstrip().startswith("@") and at < index + 4:
         at += 1  # a decorator: the definition is below it
     if at == index:
-        for above in range(index - 1, max(-1, index - 12), -1):  # inside a wrapped signature: its head
-            if bracket_depth("\n".join(lines[above:index])) > 0:
-                at = above
+        at = head_of(lines, index)  # inside a wrapped signature: its head
     return at + 1 if 0 <= at < len(lines) and pattern.match(lines[at]) else None
 
 
@@ -126,9 +147,31 @@ def find_definition(lines: Sequence[str], name: str) -> int | None:
 
 
 def defined_in(snippet: str | None, name: str) -> bool:
-    """Whether the cited text, as it was, defined ``name``."""
-    pattern = rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=]+)?="
-    return snippet is not None and re.search(pattern, snippet, re.MULTILINE) is not None
+    """Whether the cited text, as it was, defined ``name``: a ``def`` or ``class`` of it, or an
+    assignment to it as a statement; not a parameter or keyword argument of that name in a wrapped
+    signature or call (``    le=None,``), which defines nothing."""
+    if snippet is None:
+        return False
+    pattern = rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=]+)?=(?!=)"
+    return any(re.match(pattern, line) and not _argument_line(line) for line in snippet.split("\n"))
+
+
+def _argument_line(line: str) -> bool:
+    """A line that is one parameter or keyword argument of a wrapped signature or call: it ends
+    with a comma, or closes the brackets it is in (``le=None,``, ``retries: int = 3)``)."""
+    code = line.split("#", 1)[0].rstrip()
+    return code.endswith(",") or bracket_depth(code) < 0
+
+
+def in_brackets(codebase: Codebase, check: CitationCheck) -> bool:
+    """Whether the cited line was inside a bracket when the memory was written (a parameter of a
+    wrapped signature, an argument of a call): it defines nothing, whatever it looks like."""
+    commit = check.citation.commit
+    if commit is None or not codebase.has_commit(commit):
+        return False
+    lines = codebase.read_at(commit, check.citation.path).lines
+    index = check.citation.line - 1
+    return 0 <= index < len(lines) and head_of(lines, index) != index
 
 
 def was_in(codebase: Codebase, check: CitationCheck, owner: str) -> bool:

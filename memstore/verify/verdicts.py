@@ -47,6 +47,7 @@ from memstore.verify.definitions import (
     enclosing_class,
     find_definition,
     find_member,
+    in_brackets,
     member_defined,
     named_definition,
     statement_of,
@@ -156,6 +157,9 @@ def _verbatim(value: str | None, text: str) -> str | None:
     if value is None or not value.strip():
         return None
     return value if mentions(text, value) or value in text else None
+
+
+_FLAGS = frozenset({"None", "True", "False", "null", "true", "false", "nil", "undefined"})
 
 
 def _reanchor(check: CitationCheck, commit: str | None) -> Citation:
@@ -293,6 +297,8 @@ class ReferenceVerifier:
                 lines = codebase.read(check.path).lines
                 if not 0 < check.line <= len(lines) or not defined_in(check.snippet, member):
                     continue  # the memory did not cite that definition: where it is now is beside the point
+                if in_brackets(codebase, check):
+                    continue  # a parameter or an argument of that name, not its definition
                 here = definition_at(lines, check.line - 1, member)
                 if here and (owner is None or enclosing_class(lines, here - 1) == owner):
                     line: int | None = here  # the definition, where the fact says (or a line off it)
@@ -310,11 +316,16 @@ class ReferenceVerifier:
 
     @staticmethod
     def _about(memory: Memory, claims: list[Claim], readable: list[CitationCheck], codebase: Codebase) -> bool:
-        text = "\n".join(context_of(c, codebase) for c in readable if c.text is not None)
+        # a short line is read with its block, and a line of a wrapped signature or call with the
+        # whole statement (``le=None,`` is about ``cmp_using``, whose ``def`` opens it)
+        readings = [(context_of(c, codebase), statement_of(c, codebase, always=True)) for c in readable if c.text]
+        text = "\n".join(f"{block}\n{statement}" for block, statement in readings)
         shared = terms(f"{memory.subject} {memory.fact}") & terms(text)
-        if not shared:
-            return False
-        hooks = [c for c in claims if c.kind is not ClaimKind.NUMBER]
+        # what ties a fact to code: its names and values, not a number or a flag (``None`` is everywhere)
+        hooks = [c for c in claims if c.kind is not ClaimKind.NUMBER and unquote(c.text) not in _FLAGS]
+        if not shared:  # no word in common: about it only where it names code the cited code defines
+            names = [c for c in hooks if c.kind in {ClaimKind.CODE, ClaimKind.IDENTIFIER}]
+            return any(defined_in(text, n.text.rstrip("()")) or member_defined(text, n.text) for n in names)
         if hooks and len(shared) <= 1:
             return any(mentions(text, c.text) or member_defined(text, c.text) for c in hooks)
         return True

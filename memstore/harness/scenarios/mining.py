@@ -78,15 +78,21 @@ def _package(path: str) -> str:
 
 
 def _candidates(path: str, after: set[str]) -> list[str]:
-    """Where a file may be at --to: the same path, with or without a ``src/`` prefix, or the one
-    file with its name under the same package folder (by the paths alone, not by git)."""
+    """Where a file is at --to by its path: the same path, with or without a ``src/`` prefix."""
     options = [path, f"src/{path}", path.removeprefix("src/")]
-    found = [p for p in dict.fromkeys(options) if p in after]
-    if found:
-        return found[:1]
+    return [p for p in dict.fromkeys(options) if p in after][:1]
+
+
+def _same_name(path: str, after: set[str]) -> str | None:
+    """The one file at --to with this file's name under a folder of the same name (a package
+    folder moved), or None."""
     name, parent = PurePosixPath(path).name, PurePosixPath(path).parent.name
     same = [p for p in after if PurePosixPath(p).name == name and PurePosixPath(p).parent.name == parent]
-    return same if len(same) == 1 else []
+    return same[0] if len(same) == 1 else None
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _value(text: str) -> object:
@@ -205,16 +211,20 @@ def _labelled(
 ) -> Mined | None:
     """The memory ``fact`` makes, labelled at ``after``; None where no one truth can be given."""
     targets = _candidates(fact.path, after_paths)
-    moved_to = targets[0] if targets else None
+    moved_to = targets[0] if targets else _renamed(fact.path, before, after)
+    lines = file_lines(before, fact.path) or ()
+    cited = lines[fact.line - 1] if fact.line <= len(lines) else ""
+    if moved_to is None:
+        # Its file is gone, and neither its path nor git says where it went: another file counts
+        # as where it moved only if that file holds the cited line itself (a module folder moved,
+        # a module merged into another); else the file is missing, whatever else now defines it.
+        for other in (_same_name(fact.path, after_paths), _elsewhere(fact, after, after_paths, now_cache)):
+            if other is not None and _flat(cited) in {_flat(t) for t in file_lines(after, other) or ()}:
+                moved_to = other
+                break
     if moved_to is not None and moved_to not in now_cache:
         now_cache[moved_to] = facts_in(after, moved_to, cited=False, unique=False)
-    if moved_to is None:  # its file is gone: was it merged into another of the package?
-        elsewhere = _elsewhere(fact, after, after_paths, now_cache)
-        if elsewhere is not None:
-            moved_to = elsewhere
-    lines = file_lines(before, fact.path) or ()
     now_lines = file_lines(after, moved_to) or () if moved_to else ()
-    cited = lines[fact.line - 1] if fact.line <= len(lines) else ""
     same_place = now_lines[fact.line - 1] if moved_to == fact.path and fact.line <= len(now_lines) else ""
     if len(_same(fact, now_cache.get(moved_to or "", []))) > 1:
         return None  # overloads or conditional definitions at --to: no one truth to label
@@ -234,6 +244,14 @@ def _labelled(
         old_value=fact.value,
         new_value=found.value if truth == "contradicted" and found is not None else None,
     )
+
+
+def _renamed(path: str, before: Codebase, after: Codebase) -> str | None:
+    """Where git's rename detection says the file went between the two versions, or None."""
+    commit = getattr(before, "commit", None)
+    if commit is None or not after.has_commit(commit):
+        return None
+    return after.rename_of(commit, path)
 
 
 def _hard(genuine: list[Mined], count: int, rng: random.Random) -> list[Mined]:
