@@ -240,7 +240,8 @@ def _find_renamed(
     # a file of another name must hold more than a brace or an import to show where this one went
     strong = sum(len(w) for w in want) >= _EVIDENCE_CHARS
     name, package = citation.path.rsplit("/", 1)[-1], _package(citation.path)
-    same_name, same_package = [], []
+    same_name: list[str] = []
+    same_package: list[str] = []
     for path in codebase.paths():
         named = path.rsplit("/", 1)[-1] == name
         if path == citation.path or not (named or (strong and package and _package(path) == package)):
