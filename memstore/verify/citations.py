@@ -222,9 +222,10 @@ def _find_renamed(
     """Where a missing file went, only on evidence of a move: git's rename detection when the
     commit is known; the same path under or out of ``src/`` (a package moved wholesale); else a
     file that holds the cited block whole, in its tokens (`code_form`: quotes, spacing and
-    trailing commas aside), of the same name anywhere or, failing that, the one such file of the
-    same package. A file that holds similar code or defines the same name is no evidence: a
-    citation of a deleted file is missing, not re-anchored onto another file."""
+    trailing commas aside), of the same name anywhere or, failing that, the one file of the same
+    package that holds the cited lines word for word. A file that holds similar code or defines
+    the same name is no evidence: a citation of a deleted file is missing, not re-anchored onto
+    another file."""
     if old is not None and old.ok and citation.commit is not None:
         renamed = codebase.rename_of(citation.commit, citation.path)
         if renamed is not None:
@@ -248,10 +249,20 @@ def _find_renamed(
             continue
         if not set(want) <= _forms(codebase, path) or not _holds_whole(codebase, path, want):
             continue
+        if not named and not _holds_verbatim(codebase, path, snippet):
+            continue  # a file of another name must hold the very lines, not a reformatted likeness
         (same_name if named else same_package).append(path)
     if same_name:
         return max(same_name, key=lambda p: (_common_parts(p, citation.path), p))
     return same_package[0] if len(same_package) == 1 else None
+
+
+def _holds_verbatim(codebase: Codebase, path: str, snippet: tuple[str, ...]) -> bool:
+    """Whether ``path`` holds the cited lines word for word, spacing aside, one after another."""
+    want = tuple(" ".join(line.split()) for line in snippet if line.strip())
+    lines = [" ".join(line.split()) for line in codebase.read(path).lines if line.strip()]
+    starts = (i for i, line in enumerate(lines) if line == want[0]) if want else iter(())
+    return any(tuple(lines[i : i + len(want)]) == want for i in starts)
 
 
 _EVIDENCE_CHARS = 16  # code (spacing and quotes aside) a block must hold to show where its file went

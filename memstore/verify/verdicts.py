@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from dataclasses import replace
 
 from memstore.model import Citation, Kind, Memory, MemoryDraft
+from memstore.verify.by_statement import judge_statements
 from memstore.verify.citations import CitationCheck, CitationStatus, verify_citation
 from memstore.verify.claims import (
     Claim,
@@ -53,6 +52,8 @@ from memstore.verify.definitions import (
     statement_of,
     was_in,
 )
+from memstore.verify.predicates import refuted_claim
+from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus, Verifier
 
 __all__ = [
     "Contradiction",
@@ -63,63 +64,6 @@ __all__ = [
     "verify_memories",
     "verify_memory",
 ]
-
-
-class VerdictStatus(StrEnum):
-    """What to do with a memory: use it, use it re-anchored, or not at all."""
-
-    VALID = "valid"
-    REANCHORED = "reanchored"
-    CONTRADICTED = "contradicted"
-    UNSUPPORTED = "unsupported"
-    MISSING = "missing"
-
-    @property
-    def usable(self) -> bool:
-        return self in {VerdictStatus.VALID, VerdictStatus.REANCHORED}
-
-
-@dataclass(frozen=True)
-class Contradiction:
-    """A claim of the fact that the code no longer bears out."""
-
-    claim: str
-    found: str | None  # what the code says instead, when it can be read off
-    where: str  # path:line of the evidence
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The judgement on one memory, with its evidence.
-
-    Attributes:
-        status: the verdict.
-        checks: one `CitationCheck` per citation, in order.
-        corrected: for REANCHORED and CONTRADICTED, the draft to store as a correction
-            (new citations; for CONTRADICTED, the fact with the current values), when one
-            can be derived; else None.
-        reason: one sentence a person can read.
-        contradictions: the contradicted claims, for CONTRADICTED.
-        uncertain: why the judge is not sure (a heuristic decided it: a changed line read as
-            harmless, relevance by few shared words, a contradiction with no value to read),
-            or "" when the code settles it. A second judge (an LLM, say) can take these cases.
-    """
-
-    status: VerdictStatus
-    checks: tuple[CitationCheck, ...]
-    corrected: MemoryDraft | None = None
-    reason: str = ""
-    contradictions: tuple[Contradiction, ...] = field(default=())
-    uncertain: str = ""
-
-
-@runtime_checkable
-class Verifier(Protocol):
-    """A judge of memories: given the citation checks, decide the verdict."""
-
-    def judge(self, memory: Memory, checks: Sequence[CitationCheck], codebase: Codebase) -> Verdict:
-        """The verdict on ``memory`` given ``checks`` (one per citation) made against ``codebase``."""
-        ...
 
 
 def _effective_kind(claim: Claim) -> ClaimKind:
@@ -159,6 +103,8 @@ def _verbatim(value: str | None, text: str) -> str | None:
     return value if mentions(text, value) or value in text else None
 
 
+_ALIAS = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*([A-Za-z_]\w*)\s*(?:#.*)?$")  # OLD = NEW
+_DEFINES = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s")
 _FLAGS = frozenset({"None", "True", "False", "null", "true", "false", "nil", "undefined"})
 
 
@@ -181,6 +127,18 @@ class ReferenceVerifier:
             summary = ", ".join(f"{c.citation} {c.status.value}" for c in checks)
             return Verdict(VerdictStatus.MISSING, checks, reason=f"no cited code is left: {summary}")
 
+        refuted = refuted_claim(memory.fact, [c.path for c in readable], codebase)
+        if refuted is not None:
+            return Verdict(VerdictStatus.UNSUPPORTED, checks, reason=f"the code refutes the fact: {refuted}")
+        judged = judge_statements(memory, checks, readable, codebase)
+        if isinstance(judged, Verdict):
+            return judged
+        if judged is not None:  # what it stated a value of is gone, and was not renamed there
+            return Verdict(VerdictStatus.CONTRADICTED, checks, reason=judged)
+        return self._by_claims(memory, checks, codebase)
+
+    def _by_claims(self, memory: Memory, checks: tuple[CitationCheck, ...], codebase: Codebase) -> Verdict:
+        """The verdict by the fact's literal claims (steps 2 to 5 of the module docstring)."""
         claims = claims_of(memory.fact)
         checks, gone = self._owners(claims, checks, codebase)
         readable = [c for c in checks if c.status.readable and c.text is not None]
@@ -306,6 +264,16 @@ class ReferenceVerifier:
                     break  # the old code does not show it in that class: nothing to say
                 else:
                     line = find_member(lines, owner, member) if owner else find_definition(lines, member)
+                alias = (
+                    _ALIAS.match(lines[line - 1]) if line is not None and _DEFINES.match(check.snippet or "") else None
+                )
+                renamed = find_definition(lines, alias.group(2)) if alias and alias.group(1) == member else None
+                if renamed is not None and alias is not None:  # an alias left for the old name: OLD = NEW
+                    new = claim.text.replace(member, alias.group(2))
+                    fixed[index] = replace(check, status=CitationStatus.MOVED, line=renamed, end_line=None,
+                                           text=lines[renamed - 1])  # fmt: skip
+                    gone.append(Contradiction(claim.text, new, f"{check.path}:{renamed}"))
+                    break
                 if line is not None and line != check.line:
                     fixed[index] = replace(check, status=CitationStatus.MOVED, line=line, end_line=None,
                                            text=lines[line - 1])  # fmt: skip

@@ -1,6 +1,7 @@
 """Reading facts off code, as a coding agent would write them: constants and versions, function
-defaults, where a class or function is defined; each with its line, its text and how to find
-it again (Python by its syntax tree, other files by pattern). What `mining` labels."""
+defaults, where a class or function is defined, a function's parameters, a class's bases, the
+versions of the dependencies a project pins; each with its line, its text and how to find it
+again (Python by its syntax tree, other files by pattern). What `mining` labels."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import PurePosixPath
 
 from memstore.verify.codebase import Codebase, ReadStatus
 
-__all__ = ["CODE_SUFFIXES", "PROSE_SUFFIXES", "STOP_WORDS", "Fact", "facts_in", "file_lines", "mined_file"]
+__all__ = ["CODE_SUFFIXES", "PROSE_SUFFIXES", "STOP_WORDS", "Fact", "Mined", "facts_in", "file_lines", "mined_file"]
 
 _MAX_FILE_LINES = 20_000
 _PATTERN_CONSTANT = re.compile(
@@ -31,6 +32,33 @@ class Fact:
     line: int
     value: str | None  # a constant's value or a default, as written in the code
     param: str | None = None  # for a default
+    body: str | None = None  # for a definition: what it does (its body, docstring aside), as a syntax tree's text
+    shape: str | None = None  # for a definition: its parameters (a function) or bases (a class), as above
+
+
+@dataclass(frozen=True)
+class Mined:
+    """A memory as an agent would have written it at ``--from``, and its truth at ``--to``."""
+
+    key: str
+    kind: str  # one of KINDS
+    subject: str
+    fact: str
+    path: str  # cited at --from
+    line: int
+    snippet: str
+    truth: str  # valid | moved | contradicted | missing | unsupported
+    now_path: str | None = None  # where it stands at --to (still true, or changed)
+    now_line: int | None = None
+    old_value: str | None = None  # the value the fact states
+    new_value: str | None = None  # the value at --to, for a changed value (a renamed one's new name)
+    sort: str = ""  # "renamed", "near-miss", "literal" (`memstore.harness.scenarios.mined_variants`), or ""
+
+    @property
+    def origin(self) -> str:
+        if self.sort in {"near-miss", "literal"}:
+            return "adversarial"  # never true: a wrong fact behind a real citation
+        return {"unsupported": "adversarial", "contradicted": "stale", "missing": "stale"}.get(self.truth, "genuine")
 
 
 def file_lines(codebase: Codebase, path: str) -> tuple[str, ...] | None:
@@ -59,10 +87,50 @@ def _literal(lines: Sequence[str], node: ast.expr, *, flags: bool = False) -> st
         (isinstance(node.value, str | int | float) and not isinstance(node.value, bool))
         or (flags and (node.value is None or isinstance(node.value, bool)))
     ):
-        segment = ast.get_source_segment("\n".join(lines), node)
-        if segment is not None and "\n" not in segment and len(segment) <= 60:
+        segment = _segment(lines, node)
+        if segment is not None and len(segment) <= 60:
             return segment
     return None
+
+
+def _segment(lines: Sequence[str], node: ast.expr) -> str | None:
+    """The source text of a node on one line (None for one that spans lines). By hand: the
+    standard library's ``ast.get_source_segment`` splits the whole file again at every call."""
+    if node.end_lineno != node.lineno or node.end_col_offset is None or not 0 < node.lineno <= len(lines):
+        return None
+    encoded = lines[node.lineno - 1].encode("utf-8")  # the offsets count UTF-8 bytes
+    return encoded[node.col_offset : node.end_col_offset].decode("utf-8", errors="replace")
+
+
+_BODY_CHARS = 4_000  # of a definition's syntax tree kept to compare it with another's
+
+
+def _body(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+    """What a definition does, its own name and docstring aside, as its syntax tree's text."""
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        body = body[1:]  # the docstring
+    return "\n".join(ast.dump(statement, annotate_fields=False) for statement in body)[:_BODY_CHARS]
+
+
+def _shape(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+    """A definition's parameters (a function's) or bases (a class's), as its syntax tree's text."""
+    if isinstance(node, ast.ClassDef):
+        return "class " + ", ".join(ast.dump(b, annotate_fields=False) for b in node.bases)
+    return "def " + ast.dump(node.args, annotate_fields=False)
+
+
+def _sources(lines: Sequence[str], nodes: Sequence[ast.expr]) -> str | None:
+    """The source text of simple expressions (names and attributes: a class's bases), joined."""
+    parts = []
+    for node in nodes:
+        if not isinstance(node, ast.Name | ast.Attribute):
+            return None
+        segment = _segment(lines, node)
+        if segment is None:
+            return None
+        parts.append(segment)
+    return ", ".join(parts)
 
 
 def _node_facts(path: str, lines: Sequence[str], node: ast.stmt, prefix: str, cited: bool) -> Iterator[Fact]:
@@ -77,9 +145,22 @@ def _node_facts(path: str, lines: Sequence[str], node: ast.stmt, prefix: str, ci
             literal = _literal(lines, value)
             if literal is not None and (name.isupper() or name.startswith("__")) and len(name) >= 3:
                 yield Fact("constant", prefix + name, path, node.lineno, literal)
+            elif isinstance(value, ast.Name) and not cited:  # an alias left for an old name: OLD = NEW
+                yield Fact("alias", prefix + name, path, node.lineno, value.id)
     elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         if not node.name.startswith("__") or node.name == "__init__":
-            yield Fact("definition", prefix + node.name, path, node.lineno, None)
+            yield Fact("definition", prefix + node.name, path, node.lineno, None, body=_body(node), shape=_shape(node))
+        if isinstance(node, ast.ClassDef) and node.bases:
+            bases = _sources(lines, node.bases)
+            if bases is not None and (node.lineno == node.bases[-1].end_lineno or not cited):
+                yield Fact("base", prefix + node.name, path, node.lineno, bases)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_"):
+            names = [a.arg for a in [*node.args.posonlyargs, *node.args.args] if a.arg not in {"self", "cls"}]
+            names += [f"*{node.args.vararg.arg}"] if node.args.vararg else []
+            names += [a.arg for a in node.args.kwonlyargs]
+            names += [f"**{node.args.kwarg.arg}"] if node.args.kwarg else []
+            if names:
+                yield Fact("signature", prefix + node.name, path, node.lineno, ", ".join(names))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             arguments = node.args
             positional = [*arguments.posonlyargs, *arguments.args]
@@ -157,11 +238,43 @@ def _pattern_facts(path: str, lines: Sequence[str]) -> Iterator[Fact]:
             yield Fact("definition", match["name"], path, number, None)
 
 
+# A pinned requirement on a line of its own: ``"click>=8.0",`` (pyproject.toml, setup.py) or
+# ``    click>=8.0`` (setup.cfg): the project's name, and its version specifier as written.
+_REQUIREMENT = re.compile(
+    r"""^\s*["']?(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[\w,\s-]+\])?\s*"""
+    r"""(?P<value>(?:[<>=!~]=?|===)\s*[\w.*+!-]+(?:\s*,\s*(?:[<>=!~]=?|===)\s*[\w.*+!-]+)*)"""
+    r"""\s*(?:;[^"'\n]*)?["']?\s*,?\s*(?:#.*)?$"""
+)
+# where a list of requirements starts: ``dependencies = [``, ``install_requires =`` and, in a
+# pyproject's tables of extras and groups, any ``name = [`` whose items are requirements
+_REQUIREMENTS_START = re.compile(
+    r"^\s*(?:(?:dependencies|requires|install_requires|tests_require)\s*[=:]|[\w.-]+\s*=\s*\[\s*$)"
+)
+
+
+def _dependency_facts(path: str, lines: Sequence[str]) -> Iterator[Fact]:
+    """The versions a project pins for what it depends on, in the lists that declare them
+    (``dependencies = [...]``, ``install_requires = ...``), one requirement a line."""
+    inside = False
+    for number, text in enumerate(lines, 1):
+        if _REQUIREMENTS_START.match(text):
+            inside = True
+            continue
+        if inside and (not text.strip() or re.match(r"^\s*(?:\]|\)|\[|[A-Za-z_][\w-]*\s*[=:])", text)):
+            inside = bool(text.strip()) and not re.match(r"^\s*(?:\]|\)|\[|[A-Za-z_][\w-]*\s*[=:])", text)
+            continue
+        match = _REQUIREMENT.match(text) if inside else None
+        if match:
+            yield Fact("dependency", match["name"], path, number, " ".join(match["value"].split()))
+
+
 def facts_in(codebase: Codebase, path: str, *, cited: bool = True, unique: bool = True) -> list[Fact]:
     lines = file_lines(codebase, path)
     if lines is None:
         return []
     found = list(_python_facts(path, lines, cited) if path.endswith(".py") else _pattern_facts(path, lines))
+    if PurePosixPath(path).name in {"pyproject.toml", "setup.cfg", "setup.py"} and "/" not in path:
+        found += _dependency_facts(path, lines)
     if not unique:
         return found
     names = [(f.kind, f.name, f.param) for f in found]

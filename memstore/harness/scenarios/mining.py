@@ -2,21 +2,28 @@
 
 At ``--from`` the miner writes memories the way a coding agent writes them: facts about
 constants and versions (``MAX_RETRIES`` is ``5``), function defaults (``connect`` defaults
-``timeout`` to ``30``), where a class or function is defined, each citing its real line with
-the line's text and the commit. At ``--to`` it labels each one by a method independent of the
-verifier: for Python, the syntax trees of both versions (is the constant still there, with which
-value, at which line; is the function still there, with which defaults; where did its module go,
-``src/`` layouts included); for other files, constants by pattern. Labels:
+``timeout`` to ``30``), where a class or function is defined, a function's parameters, a
+class's bases, the versions a project pins for its dependencies, each citing its real line
+with the line's text and the commit. At ``--to`` it labels each one by a method independent of
+the verifier: for Python, the syntax trees of both versions (is the constant still there, with
+which value, at which line; is the function still there, with which defaults; where did its
+module go, ``src/`` layouts included; was a name renamed: an alias ``OLD = NEW`` left behind,
+or a new name doing what the old one did); for other files, constants and pins by pattern; a
+file whose path is gone moved only where git's rename detection says, or where another file
+holds the cited line itself. Labels:
 
 - ``valid``: still true, at the same line of the same file;
 - ``moved``: still true, at another line or in a moved file (the verifier should re-anchor);
 - ``contradicted``: the value changed, or the definition is gone from a file that stayed
-  (for a changed value, the value at ``--to`` is recorded: a correction must say it);
+  (for a changed value, the value at ``--to`` is recorded: a correction must say it; for a
+  name renamed, the new name);
 - ``missing``: the file is gone, and no file took its place;
 - ``unsupported``: an adversarial variant, a plausible fact citing a line that has nothing to do
   with it.
 
-The ``hard`` kind writes memories of two sorts a verifier that compares a fact's literals with
+The ``near-miss`` and ``literal`` kinds write memories that were never true behind citations
+that are (`memstore.harness.scenarios.mined_variants`). The ``hard`` kind writes memories of
+two sorts a verifier that compares a fact's literals with
 the cited line gets wrong, labelled like the rest from the syntax trees: a claim the line does
 not make behind the literal it holds (```MAX` = `5` is read from the environment at import
 time``: ``unsupported``, since the tree at ``--to`` assigns a literal), and a true fact about a
@@ -30,7 +37,6 @@ import hashlib
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from memstore.harness.scenarios.mined_facts import (
@@ -38,37 +44,18 @@ from memstore.harness.scenarios.mined_facts import (
     PROSE_SUFFIXES,
     STOP_WORDS,
     Fact,
+    Mined,
     facts_in,
     file_lines,
     mined_file,
 )
+from memstore.harness.scenarios.mined_variants import literal_claims, near_misses
 from memstore.verify.codebase import Codebase
 
 __all__ = ["CODE_SUFFIXES", "KINDS", "PROSE_SUFFIXES", "STOP_WORDS", "Mined", "file_text", "mine", "mined_file"]
 
-KINDS = ("constant", "default", "definition", "adversarial", "hard")
-
-
-@dataclass(frozen=True)
-class Mined:
-    """A memory as an agent would have written it at ``--from``, and its truth at ``--to``."""
-
-    key: str
-    kind: str  # one of KINDS
-    subject: str
-    fact: str
-    path: str  # cited at --from
-    line: int
-    snippet: str
-    truth: str  # valid | moved | contradicted | missing | unsupported
-    now_path: str | None = None  # where it stands at --to (still true, or changed)
-    now_line: int | None = None
-    old_value: str | None = None  # the value the fact states
-    new_value: str | None = None  # the value at --to, for a changed value
-
-    @property
-    def origin(self) -> str:
-        return {"unsupported": "adversarial", "contradicted": "stale", "missing": "stale"}.get(self.truth, "genuine")
+FACT_KINDS = ("constant", "default", "definition", "signature", "base", "dependency")  # read off code (mined_facts)
+KINDS = (*FACT_KINDS, "adversarial", "near-miss", "literal", "hard")
 
 
 def _package(path: str) -> str:
@@ -124,14 +111,16 @@ def _elsewhere(fact: Fact, after: Codebase, after_paths: set[str], cache: dict[s
 
 
 def _label(
-    fact: Fact, now: list[Fact], moved_to: str | None, texts: tuple[str, str] = ("", "")
+    fact: Fact, now: list[Fact], moved_to: str | None, texts: tuple[str, str] = ("", ""), was: Sequence[Fact] = ()
 ) -> tuple[str, Fact | None]:
-    """The truth of what was said about ``fact`` at --to, and the fact it became there."""
+    """The truth of what was said about ``fact`` at --to, and the fact it became there (for a
+    name that is gone, what it was renamed to, if its trees show it: `_renamed_as`)."""
     if moved_to is None:
         return "missing", None
     same = _same(fact, now)
     if not same:
-        return "contradicted", None  # gone from a file that stayed (or renamed): what it said no longer holds
+        # gone from a file that stayed: what it said no longer holds (renamed: said of another name now)
+        return "contradicted", _renamed_as(fact, now, was)
     found = same[0]
     if fact.value is not None and _value(found.value or "") != _value(fact.value):
         return "contradicted", found
@@ -141,12 +130,90 @@ def _label(
     return ("valid" if unchanged else "moved"), found  # moved: still true, its citation to update
 
 
+def _renamed_as(fact: Fact, now: Sequence[Fact], was: Sequence[Fact]) -> Fact | None:
+    """What a name gone at --to was renamed to, by the syntax trees of the same file, or None when
+    nothing shows a rename (it was removed, or the trees cannot tell):
+
+    - the name an alias left behind points to (``OLD = NEW``);
+    - for a definition, the one definition of a name new at --to in its place (between the same
+      neighbours that stayed, under the same owner) with the same parameters (or bases) and either
+      the same body or a name sharing a word with the old one (``_is_setup_finished`` and
+      ``_check_setup_finished``);
+    - for a constant, the one constant of a new name in its place holding its value;
+    - for a default, the one parameter its function gained, holding the default it had.
+    """
+    if fact.kind == "default":  # a parameter renamed: the one new parameter of its function with its default
+        params_then = {f.param for f in was if f.kind == "default" and f.name == fact.name}
+        new = [f for f in now if f.kind == "default" and f.name == fact.name and f.param not in params_then]
+        same = [f for f in new if _value(f.value or "") == _value(fact.value or "")]
+        return same[0] if len(same) == 1 and len(new) == 1 else None
+    if fact.kind not in {"definition", "constant"}:
+        return None
+    owner = fact.name.rpartition(".")[0]
+    alias = next((f for f in now if f.kind == "alias" and f.name == fact.name and f.value), None)
+    if alias is not None and fact.kind == "definition":
+        found = [
+            f for f in now if f.kind == "definition" and f.name == (f"{owner}.{alias.value}" if owner else alias.value)
+        ]
+        return found[0] if len(found) == 1 else None
+    names_then = {f.name for f in was}
+    place = _place(fact, was, now)
+    if place is None:
+        return None
+    new = [
+        f
+        for f in now
+        if f.kind == fact.kind
+        and f.name not in names_then
+        and f.name.rpartition(".")[0] == owner
+        and place[0] < f.line < place[1]
+    ]
+    if fact.kind == "constant":
+        same = [f for f in new if _value(f.value or "") == _value(fact.value or "")]
+        return same[0] if len(same) == 1 else None
+    same = [f for f in new if f.shape == fact.shape and (f.body == fact.body or _share_a_word(f.name, fact.name))]
+    return same[0] if len(same) == 1 else None
+
+
+def _renamed_part(fact: Fact) -> str | None:
+    """The name a rename changed: a default's parameter, else the definition or constant itself."""
+    return fact.param if fact.kind == "default" else fact.name
+
+
+def _place(fact: Fact, was: Sequence[Fact], now: Sequence[Fact]) -> tuple[int, int] | None:
+    """The lines at --to between which ``fact`` stood: the nearest definitions (or constants)
+    before and after it at --from that are still there; None when it cannot be placed."""
+    kinds = {"definition", "constant"}
+    then = sorted((f for f in was if f.kind in kinds), key=lambda f: f.line)
+    where = {f.name: f.line for f in now if f.kind in kinds}
+    index = next((i for i, f in enumerate(then) if f.name == fact.name and f.kind == fact.kind), None)
+    if index is None:
+        return None
+    before = next((where[f.name] for f in reversed(then[:index]) if f.name in where), 0)
+    after = next((where[f.name] for f in then[index + 1 :] if f.name in where), 10**9)
+    return (before, after) if before < after else None
+
+
+def _share_a_word(one: str, other: str) -> bool:
+    def parts(name: str) -> set[str]:
+        last = name.rpartition(".")[2]
+        return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", last) if len(w) >= 3}
+
+    return bool(parts(one) & parts(other))
+
+
 def _say(fact: Fact, module: str) -> tuple[str, str]:
     """The subject and fact an agent would write."""
     if fact.kind == "constant":
         return f"{fact.name} in {module}", f"`{fact.name}` is set to `{fact.value}` in `{fact.path}`."
     if fact.kind == "default":
         return f"{fact.name} defaults", f"`{fact.name}` defaults `{fact.param}` to `{fact.value}`."
+    if fact.kind == "signature":
+        return f"{fact.name} parameters", f"`{fact.name}` takes `({fact.value})`."
+    if fact.kind == "base":
+        return f"{fact.name} base class", f"`{fact.name}` subclasses `{fact.value}`."
+    if fact.kind == "dependency":
+        return f"{fact.name} requirement", f"The project requires `{fact.name}{fact.value}`."
     return f"where {fact.name} lives", f"`{fact.name}` is defined in `{fact.path}`."
 
 
@@ -186,7 +253,11 @@ def mine(
     if balance:
         mined = _by_truth(mined, budget)
     if "adversarial" in kinds:
-        mined += _adversarial(before, after_paths, mined, limit - len(mined), rng)
+        mined += _adversarial(before, after, after_paths, mined, limit - len(mined), rng)
+    if "near-miss" in kinds:
+        mined += near_misses(labelled, max(2, limit // 6), rng)
+    if "literal" in kinds:
+        mined += literal_claims(labelled, after, max(2, limit // 10), rng)
     if "hard" in kinds:
         mined += _hard(labelled, max(2, limit // 10), rng)
     return mined
@@ -228,7 +299,12 @@ def _labelled(
     same_place = now_lines[fact.line - 1] if moved_to == fact.path and fact.line <= len(now_lines) else ""
     if len(_same(fact, now_cache.get(moved_to or "", []))) > 1:
         return None  # overloads or conditional definitions at --to: no one truth to label
-    truth, found = _label(fact, now_cache.get(moved_to or "", []), moved_to, (cited, same_place))
+    key = f"before:{fact.path}"  # what the file said at --from (which names are new at --to)
+    if key not in now_cache:
+        now_cache[key] = facts_in(before, fact.path, cited=False, unique=False)
+    was = now_cache[key]
+    truth, found = _label(fact, now_cache.get(moved_to or "", []), moved_to, (cited, same_place), was)
+    renamed = truth == "contradicted" and found is not None and (found.name, found.param) != (fact.name, fact.param)
     subject, said = _say(fact, PurePosixPath(fact.path).stem)
     return Mined(
         key=_key(fact),
@@ -241,8 +317,9 @@ def _labelled(
         truth=truth,
         now_path=moved_to if found is not None else None,
         now_line=found.line if found is not None else None,
-        old_value=fact.value,
-        new_value=found.value if truth == "contradicted" and found is not None else None,
+        old_value=_renamed_part(fact) if renamed else fact.value,
+        new_value=(_renamed_part(found) if renamed else found.value) if truth == "contradicted" and found else None,
+        sort="renamed" if renamed else "",
     )
 
 
@@ -322,7 +399,7 @@ def _key(fact: Fact) -> str:
 
 
 def _adversarial(
-    before: Codebase, after_paths: set[str], genuine: list[Mined], count: int, rng: random.Random
+    before: Codebase, after: Codebase, after_paths: set[str], genuine: list[Mined], count: int, rng: random.Random
 ) -> list[Mined]:
     """Plausible facts citing lines that have nothing to do with them: another fact's words,
     pinned to a line of another file that shares no word with it."""
@@ -344,7 +421,8 @@ def _adversarial(
         if not plain:
             continue
         line, text = rng.choice(plain)
-        gone = not _candidates(path, after_paths)  # a line of a file that is gone: missing, whatever it said
+        # a line of a file that is gone (no path, no rename of git's keeps it): missing, whatever it said
+        gone = not _candidates(path, after_paths) and _renamed(path, before, after) is None
         found.append(
             Mined(
                 key=f"adversarial-{source.key}",
