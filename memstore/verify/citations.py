@@ -221,11 +221,11 @@ def _find_renamed(
 ) -> str | None:
     """Where a missing file went, only on evidence of a move: git's rename detection when the
     commit is known; the same path under or out of ``src/`` (a package moved wholesale); else a
-    file that holds the cited block whole, in its tokens (`code_form`: quotes, spacing and
-    trailing commas aside), of the same name anywhere or, failing that, the one file of the same
-    package that holds the cited lines word for word. A file that holds similar code or defines
-    the same name is no evidence: a citation of a deleted file is missing, not re-anchored onto
-    another file."""
+    file of the same name that holds the cited block whole, in its tokens (`code_form`: quotes,
+    spacing and trailing commas aside: a file moved and reformatted in one change, which git no
+    longer pairs). A file of another name is no evidence, whatever it holds (a module split in
+    two, code copied, the same name defined): a citation of a deleted file is missing, not
+    re-anchored onto another file."""
     if old is not None and old.ok and citation.commit is not None:
         renamed = codebase.rename_of(citation.commit, citation.path)
         if renamed is not None:
@@ -238,34 +238,16 @@ def _find_renamed(
     want = tuple(form for form in (code_form(line) for line in snippet) if form)
     if not want:
         return None
-    # a file of another name must hold more than a brace or an import to show where this one went
-    strong = sum(len(w) for w in want) >= _EVIDENCE_CHARS
-    name, package = citation.path.rsplit("/", 1)[-1], _package(citation.path)
-    same_name: list[str] = []
-    same_package: list[str] = []
-    for path in codebase.paths():
-        named = path.rsplit("/", 1)[-1] == name
-        if path == citation.path or not (named or (strong and package and _package(path) == package)):
-            continue
-        if not set(want) <= _forms(codebase, path) or not _holds_whole(codebase, path, want):
-            continue
-        if not named and not _holds_verbatim(codebase, path, snippet):
-            continue  # a file of another name must hold the very lines, not a reformatted likeness
-        (same_name if named else same_package).append(path)
-    if same_name:
-        return max(same_name, key=lambda p: (_common_parts(p, citation.path), p))
-    return same_package[0] if len(same_package) == 1 else None
-
-
-def _holds_verbatim(codebase: Codebase, path: str, snippet: tuple[str, ...]) -> bool:
-    """Whether ``path`` holds the cited lines word for word, spacing aside, one after another."""
-    want = tuple(" ".join(line.split()) for line in snippet if line.strip())
-    lines = [" ".join(line.split()) for line in codebase.read(path).lines if line.strip()]
-    starts = (i for i, line in enumerate(lines) if line == want[0]) if want else iter(())
-    return any(tuple(lines[i : i + len(want)]) == want for i in starts)
-
-
-_EVIDENCE_CHARS = 16  # code (spacing and quotes aside) a block must hold to show where its file went
+    name = citation.path.rsplit("/", 1)[-1]
+    same_name = [
+        path
+        for path in codebase.paths()
+        if path != citation.path
+        and path.rsplit("/", 1)[-1] == name
+        and set(want) <= _forms(codebase, path)
+        and _holds_whole(codebase, path, want)
+    ]
+    return max(same_name, key=lambda p: (_common_parts(p, citation.path), p)) if same_name else None
 
 
 def _holds_whole(codebase: Codebase, path: str, want: tuple[str, ...]) -> bool:

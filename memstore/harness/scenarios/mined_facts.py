@@ -154,7 +154,9 @@ def _node_facts(path: str, lines: Sequence[str], node: ast.stmt, prefix: str, ci
             bases = _sources(lines, node.bases)
             if bases is not None and (node.lineno == node.bases[-1].end_lineno or not cited):
                 yield Fact("base", prefix + node.name, path, node.lineno, bases)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_"):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
+            not node.name.startswith("_") or node.name == "__init__"
+        ):
             names = [a.arg for a in [*node.args.posonlyargs, *node.args.args] if a.arg not in {"self", "cls"}]
             names += [f"*{node.args.vararg.arg}"] if node.args.vararg else []
             names += [a.arg for a in node.args.kwonlyargs]

@@ -32,7 +32,6 @@ number (a constant, a default) that did not move which also gives its line numbe
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import random
 import re
@@ -49,6 +48,7 @@ from memstore.harness.scenarios.mined_facts import (
     file_lines,
     mined_file,
 )
+from memstore.harness.scenarios.mined_renames import literal_value, renamed_as, renamed_part
 from memstore.harness.scenarios.mined_variants import literal_claims, near_misses
 from memstore.verify.codebase import Codebase
 
@@ -82,32 +82,8 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _value(text: str) -> object:
-    """A literal's value (``0xcafebabe`` and ``0xCAFEBABE``, ``'a'`` and ``"a"`` are one value)."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return text
-
-
 def _same(fact: Fact, now: list[Fact]) -> list[Fact]:
     return [f for f in now if f.kind == fact.kind and f.name == fact.name and f.param == fact.param]
-
-
-def _elsewhere(fact: Fact, after: Codebase, after_paths: set[str], cache: dict[str, list[Fact]]) -> str | None:
-    """The one file of the same package at --to that defines what ``fact`` names (a module merged
-    into another: ``__about__.py`` into ``__init__.py``), or None."""
-    package = _package(fact.path)
-    if not package or not fact.path.endswith(".py"):
-        return None
-    hits = []
-    for path in sorted(after_paths):
-        if path.endswith(".py") and _package(path) == package:
-            if path not in cache:
-                cache[path] = facts_in(after, path, cited=False, unique=False)
-            if _same(fact, cache[path]):
-                hits.append(path)
-    return hits[0] if len(hits) == 1 else None
 
 
 def _label(
@@ -120,86 +96,14 @@ def _label(
     same = _same(fact, now)
     if not same:
         # gone from a file that stayed: what it said no longer holds (renamed: said of another name now)
-        return "contradicted", _renamed_as(fact, now, was)
+        return "contradicted", renamed_as(fact, now, was)
     found = same[0]
-    if fact.value is not None and _value(found.value or "") != _value(fact.value):
+    if fact.value is not None and literal_value(found.value or "") != literal_value(fact.value):
         return "contradicted", found
     unchanged = (
         moved_to == fact.path and found.line == fact.line and " ".join(texts[0].split()) == " ".join(texts[1].split())
     )
     return ("valid" if unchanged else "moved"), found  # moved: still true, its citation to update
-
-
-def _renamed_as(fact: Fact, now: Sequence[Fact], was: Sequence[Fact]) -> Fact | None:
-    """What a name gone at --to was renamed to, by the syntax trees of the same file, or None when
-    nothing shows a rename (it was removed, or the trees cannot tell):
-
-    - the name an alias left behind points to (``OLD = NEW``);
-    - for a definition, the one definition of a name new at --to in its place (between the same
-      neighbours that stayed, under the same owner) with the same parameters (or bases) and either
-      the same body or a name sharing a word with the old one (``_is_setup_finished`` and
-      ``_check_setup_finished``);
-    - for a constant, the one constant of a new name in its place holding its value;
-    - for a default, the one parameter its function gained, holding the default it had.
-    """
-    if fact.kind == "default":  # a parameter renamed: the one new parameter of its function with its default
-        params_then = {f.param for f in was if f.kind == "default" and f.name == fact.name}
-        new = [f for f in now if f.kind == "default" and f.name == fact.name and f.param not in params_then]
-        same = [f for f in new if _value(f.value or "") == _value(fact.value or "")]
-        return same[0] if len(same) == 1 and len(new) == 1 else None
-    if fact.kind not in {"definition", "constant"}:
-        return None
-    owner = fact.name.rpartition(".")[0]
-    alias = next((f for f in now if f.kind == "alias" and f.name == fact.name and f.value), None)
-    if alias is not None and fact.kind == "definition":
-        found = [
-            f for f in now if f.kind == "definition" and f.name == (f"{owner}.{alias.value}" if owner else alias.value)
-        ]
-        return found[0] if len(found) == 1 else None
-    names_then = {f.name for f in was}
-    place = _place(fact, was, now)
-    if place is None:
-        return None
-    new = [
-        f
-        for f in now
-        if f.kind == fact.kind
-        and f.name not in names_then
-        and f.name.rpartition(".")[0] == owner
-        and place[0] < f.line < place[1]
-    ]
-    if fact.kind == "constant":
-        same = [f for f in new if _value(f.value or "") == _value(fact.value or "")]
-        return same[0] if len(same) == 1 else None
-    same = [f for f in new if f.shape == fact.shape and (f.body == fact.body or _share_a_word(f.name, fact.name))]
-    return same[0] if len(same) == 1 else None
-
-
-def _renamed_part(fact: Fact) -> str | None:
-    """The name a rename changed: a default's parameter, else the definition or constant itself."""
-    return fact.param if fact.kind == "default" else fact.name
-
-
-def _place(fact: Fact, was: Sequence[Fact], now: Sequence[Fact]) -> tuple[int, int] | None:
-    """The lines at --to between which ``fact`` stood: the nearest definitions (or constants)
-    before and after it at --from that are still there; None when it cannot be placed."""
-    kinds = {"definition", "constant"}
-    then = sorted((f for f in was if f.kind in kinds), key=lambda f: f.line)
-    where = {f.name: f.line for f in now if f.kind in kinds}
-    index = next((i for i, f in enumerate(then) if f.name == fact.name and f.kind == fact.kind), None)
-    if index is None:
-        return None
-    before = next((where[f.name] for f in reversed(then[:index]) if f.name in where), 0)
-    after = next((where[f.name] for f in then[index + 1 :] if f.name in where), 10**9)
-    return (before, after) if before < after else None
-
-
-def _share_a_word(one: str, other: str) -> bool:
-    def parts(name: str) -> set[str]:
-        last = name.rpartition(".")[2]
-        return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", last) if len(w) >= 3}
-
-    return bool(parts(one) & parts(other))
 
 
 def _say(fact: Fact, module: str) -> tuple[str, str]:
@@ -286,13 +190,12 @@ def _labelled(
     lines = file_lines(before, fact.path) or ()
     cited = lines[fact.line - 1] if fact.line <= len(lines) else ""
     if moved_to is None:
-        # Its file is gone, and neither its path nor git says where it went: another file counts
-        # as where it moved only if that file holds the cited line itself (a module folder moved,
-        # a module merged into another); else the file is missing, whatever else now defines it.
-        for other in (_same_name(fact.path, after_paths), _elsewhere(fact, after, after_paths, now_cache)):
-            if other is not None and _flat(cited) in {_flat(t) for t in file_lines(after, other) or ()}:
-                moved_to = other
-                break
+        # Its file is gone, and neither its path nor git says where it went: a file of its name
+        # counts as where it moved only if it holds the cited line itself (a package folder
+        # moved); else the file is missing, whatever other file now holds or defines it.
+        other = _same_name(fact.path, after_paths)
+        if other is not None and _flat(cited) in {_flat(t) for t in file_lines(after, other) or ()}:
+            moved_to = other
     if moved_to is not None and moved_to not in now_cache:
         now_cache[moved_to] = facts_in(after, moved_to, cited=False, unique=False)
     now_lines = file_lines(after, moved_to) or () if moved_to else ()
@@ -317,8 +220,8 @@ def _labelled(
         truth=truth,
         now_path=moved_to if found is not None else None,
         now_line=found.line if found is not None else None,
-        old_value=_renamed_part(fact) if renamed else fact.value,
-        new_value=(_renamed_part(found) if renamed else found.value) if truth == "contradicted" and found else None,
+        old_value=renamed_part(fact) if renamed else fact.value,
+        new_value=(renamed_part(found) if renamed else found.value) if truth == "contradicted" and found else None,
         sort="renamed" if renamed else "",
     )
 

@@ -216,3 +216,85 @@ def test_memstore_mine_says_what_it_read_and_why_memories_were_left_out(tmp_path
     left = next(line for line in lines if "left out of the scenario" in line)
     assert "contradicted with nothing at --to to read a current value from" in left  # legacy_helper, gone
     assert "contradicted defaults (a session's answer is checked against constants only)" in left  # connect's port
+
+
+OLD_HOOKS = """\
+class HookRelay(object):
+    pass
+
+
+class _HookCaller(object):
+    def __init__(self, name, hook_execute, specmodule_or_class=None):
+        self.name = name
+
+    def call_extra(self, methods, kwargs):
+        return methods
+
+
+def parse(instring, parseAll=False):
+    return instring
+
+
+MAX_DEPTH = 7
+"""
+
+NEW_HOOKS = """\
+class _HookRelay(HookRelayBase):
+    pass
+
+
+class HookCaller:
+    def __init__(self, name, hook_execute, specmodule_or_class=None, spec_opts=None):
+        self.name = name
+
+    def call_extra(self, methods, kwargs):
+        return methods
+
+
+_HookCaller = HookCaller
+
+
+def parse(instring, parse_all=False):
+    return instring
+
+
+MAXIMUM_DEPTH = 7
+"""
+
+
+def test_renames_bases_and_signatures_are_labelled_from_the_trees(tmp_path: Path) -> None:
+    """A parameter, a constant and a class renamed (an alias left for the old name) are contradicted
+    with the new name; a changed signature or base with the new value; pins read from pyproject."""
+    b = HistoryBuilder()
+    b.write("hooks/core.py", OLD_HOOKS).write("pyproject.toml", '[project]\ndependencies = [\n    "attrs>=19",\n]\n')
+    b.commit("1", label="a")
+    b.write("hooks/core.py", NEW_HOOKS).write("pyproject.toml", '[project]\ndependencies = [\n    "attrs>=22.1",\n]\n')
+    b.commit("2", label="b")
+    built = b.build(tmp_path / "r", bare=True)
+    kinds = ["constant", "default", "definition", "signature", "base", "dependency"]
+    mined = mine(GitCodebase(built.path, built.commits["a"]), GitCodebase(built.path, built.commits["b"]), kinds=kinds)
+    said = {m.fact: (m.truth, m.sort, m.old_value, m.new_value) for m in mined}
+    renamed = ("contradicted", "renamed")
+    assert said["`parse` defaults `parseAll` to `False`."] == (*renamed, "parseAll", "parse_all")
+    assert said["`MAX_DEPTH` is set to `7` in `hooks/core.py`."] == (*renamed, "MAX_DEPTH", "MAXIMUM_DEPTH")
+    assert said["`_HookCaller` is defined in `hooks/core.py`."] == (*renamed, "_HookCaller", "HookCaller")
+    assert said["`HookRelay` subclasses `object`."] == ("contradicted", "", "object", None)  # renamed away, no alias
+    assert said["`_HookCaller.__init__` takes `(name, hook_execute, specmodule_or_class)`."][0] == "contradicted"
+    assert said["The project requires `attrs>=19`."] == ("contradicted", "", ">=19", ">=22.1")
+
+
+def test_near_misses_and_claims_the_line_does_not_make_are_written_from_true_memories(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    kinds = ["constant", "default", "definition", "near-miss", "literal"]
+    mined = mine(GitCodebase(repo, "v1.0.0"), GitCodebase(repo, "v2.0.0"), kinds=kinds, limit=60, seed=3)
+    near = [m for m in mined if m.sort == "near-miss"]
+    literal = [m for m in mined if m.sort == "literal"]
+    assert near
+    assert literal
+    for item in near:
+        source = next(m for m in mined if m.key == item.key.removeprefix("near-"))
+        assert (item.truth, item.new_value, item.origin) == ("contradicted", source.old_value, "adversarial")
+        assert item.old_value != source.old_value
+        assert (item.path, item.line, item.snippet) == (source.path, source.line, source.snippet)  # the citation stands
+    assert {m.truth for m in literal} == {"unsupported"}
+    assert all(f"`{m.old_value}`" in m.fact for m in literal)  # the line's own literal, quoted
