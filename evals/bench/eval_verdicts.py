@@ -81,7 +81,12 @@ NEW_KINDS = "constant,default,definition,signature,base,dependency,adversarial,n
 # Per release pair of a new project: how many of each class are kept, the rarer first.
 NEW_QUOTAS = {
     "renamed identifier": 30,
-    "changed value": 30,
+    "changed signature": 12,
+    "changed default": 8,
+    "changed base": 6,
+    "changed constant": 6,
+    "changed version": 4,
+    "changed dependency": 4,
     "near miss": 8,
     "claim the line does not make": 6,
     "deleted file": 6,
@@ -149,8 +154,11 @@ def class_of(item: Mined) -> str:
         return "near miss"
     if item.sort == "literal" or (item.kind == "hard" and item.truth == "unsupported"):
         return "claim the line does not make"
+    if item.truth == "contradicted" and item.new_value is not None:
+        kind = "version" if item.kind == "constant" and "version" in item.subject.lower() else item.kind
+        return f"changed {kind}"  # a constant, a version, a default, a signature, a base, a pin
     if item.truth == "contradicted":
-        return "changed value" if item.new_value is not None else "gone"
+        return "gone"
     if item.truth == "missing":
         return "deleted file"
     if item.truth == "unsupported":

@@ -28,6 +28,8 @@ from memstore.verify.pycode import syntax_tree
 
 __all__ = ["refuted_claim"]
 
+Found = tuple[ast.Assign | ast.AnnAssign, list[ast.expr], str]  # an assignment, its conditions, its file
+
 _ENVIRONMENT = re.compile(r"(?i)\b(?:read|taken|loaded|comes?|set) from (?:the )?environment\b|\benvironment variable")
 _PLATFORM = re.compile(
     r"(?i)\bonly on (?P<os>windows|linux|macos|mac|posix|unix)\b|\bon (?P<os2>windows|linux|macos) only\b"
@@ -100,11 +102,13 @@ def _function(name: str, paths: Sequence[str], codebase: Codebase) -> ast.Functi
     return found[0] if len(found) == 1 else None
 
 
-def _assignment(name: str, paths: Sequence[str], codebase: Codebase) -> tuple[ast.Assign, list[ast.expr], str] | None:
+def _assignment(
+    name: str, paths: Sequence[str], codebase: Codebase
+) -> tuple[ast.Assign | ast.AnnAssign, list[ast.expr], str] | None:
     """The one assignment of ``name`` (``Owner.NAME`` in a class) in the files, with the conditions
     of the ``if`` statements it sits under, and its file."""
     owner, _, short = name.rpartition(".")
-    found: list[tuple[ast.Assign, list[ast.expr], str]] = []
+    found: list[Found] = []
     for path, tree in _trees(paths, codebase):
         body = tree.body
         if owner:
@@ -118,8 +122,11 @@ def _assignments_in(
     body: list[ast.stmt], name: str, conditions: list[ast.expr]
 ) -> Iterable[tuple[ast.Assign, list[ast.expr]]]:
     for node in body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            yield node, conditions
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            yield node, conditions  # type: ignore[misc]  # an annotated assignment reads the same
         elif isinstance(node, ast.If):
             yield from _assignments_in(node.body, name, [*conditions, node.test])
             yield from _assignments_in(node.orelse, name, [*conditions, node.test])
