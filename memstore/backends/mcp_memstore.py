@@ -187,11 +187,13 @@ class MemstoreServerStore:
 
     def _by_id(self, memory_id: str, actor: Actor, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """``tool`` on ``memory_id`` as ``actor`` from the command line, on the repository the memory
-        is of (a server sees one repository; a memory this store never saw is not found)."""
+        is of (a server sees one repository)."""
         check_actor(actor)
         repo = self._repo_of.get(check_memory_id(memory_id))
-        if repo is None:
-            raise NotFound(memory_id)
+        if repo is None:  # written by another client of the same store: its repository, as the actor may see it
+            with self._lock:
+                self._tick()
+                repo = self._repo_of.setdefault(memory_id, self._beside.get(memory_id, actor=actor).repo)
         return self._call((actor.user, Surface.CLI, repo), tool, {"memory_id": memory_id, **arguments})
 
     def _listed(self, who: tuple[str, Surface, str], tool: str, arguments: dict[str, Any]) -> list[Memory]:

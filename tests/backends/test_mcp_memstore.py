@@ -157,3 +157,18 @@ def test_a_store_behind_the_server_is_any_store_on_disk(tmp_path: Path) -> None:
     assert [m.subject for m in found] == ["API version"]
     assert store.inner == f"ranked:///{tmp_path / 'store.db'}"  # type: ignore[attr-defined]
     store.close()  # type: ignore[attr-defined]
+
+
+def test_a_memory_another_client_wrote_is_found_by_its_repository(tmp_path: Path) -> None:
+    """Two stores over the same servers' store: the second never saw the memory, and finds it."""
+    policy = AccessPolicy().grant("ana", "acme/api", Access.WRITE)
+    one = open_store(f"mcp:memstore?folder={tmp_path / 'a'}&store=sqlite:///{tmp_path / 'shared.db'}",
+                     access=policy, clock=FakeClock())  # fmt: skip
+    made = one.store(_draft(), actor=Actor("ana"), surface=Surface.CLI)
+    other = open_store(f"mcp:memstore?folder={tmp_path / 'b'}&store=sqlite:///{tmp_path / 'shared.db'}",
+                       access=policy, clock=FakeClock())  # fmt: skip
+    assert other.get(made.id, actor=Actor("ana")) == made
+    with pytest.raises(NotFound):
+        other.get(made.id, actor=Actor("nox"))
+    one.close()  # type: ignore[attr-defined]
+    other.close()  # type: ignore[attr-defined]
