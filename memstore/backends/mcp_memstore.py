@@ -165,7 +165,6 @@ class MemstoreServerStore:
                 "--ids-seed", f"{self._seed}/{self._started}", "--expiry-days", repr(self.expiry / timedelta(days=1)),
             ]  # fmt: skip
             argv = [*self.command, *args] if self.command is not None else ForkServer.shared().argv(args)
-            self._tick()
             server = self._servers[key] = McpConnection(argv, {}, self.folder / "server.log")
         return server
 
@@ -178,9 +177,8 @@ class MemstoreServerStore:
 
     def _call(self, who: tuple[str, Surface, str], tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
-            server = self._server(*who)
-            self._tick()
-            result = server.result(tool, arguments)
+            self._tick()  # before a server starts too: it reads the clock file when it starts
+            result = self._server(*who).result(tool, arguments)
         if result.is_error:
             raise _refusal(result, arguments.get("memory_id") or arguments.get("supersedes"))
         return dict(result.structured_content or {})

@@ -45,7 +45,8 @@ def judge_statements(
     for statement in statements:
         located = _locate(statement, readable, codebase)
         if located is None:
-            if any(_names(statement, c.path, codebase.read(c.path).lines, codebase.read(c.path).key) for c in readable):
+            reads = ((c.path, codebase.read(c.path)) for c in readable)
+            if any(names(statement, read.lines, read.key, path) for path, read in reads):
                 return None  # defined there, but not so as to be read exactly (a property and its setter)
             then = _defined_then(statement, readable, codebase)
             if then is None:
@@ -65,9 +66,7 @@ def judge_statements(
     return _judged(memory, checks, found, codebase)
 
 
-def _locate(
-    statement: Stated, readable: Sequence[CitationCheck], codebase: Codebase
-) -> tuple[Stated, Said, CitationCheck] | None:
+def _locate(statement: Stated, readable: Sequence[CitationCheck], codebase: Codebase) -> Located | None:
     for check in readable:
         read = codebase.read(check.path)
         said = said_of(statement, read.lines, read.key, check.path)
@@ -88,7 +87,7 @@ def _defined_then(statement: Stated, readable: Sequence[CitationCheck], codebase
         if not old.ok:
             continue
         known = True
-        if _names(statement, check.citation.path, old.lines, old.key):
+        if names(statement, old.lines, old.key, check.citation.path):
             return True
     return False if known else None
 
@@ -145,14 +144,10 @@ def _new_name_holding(statement: Stated, check: CitationCheck, codebase: Codebas
     return holding[0] if len(holding) == 1 else None
 
 
-def _names(statement: Stated, path: str, lines: Sequence[str], key: str) -> bool:
-    return names(statement, lines, key, path)
-
-
 def _judged(
     memory: Memory,
     checks: tuple[CitationCheck, ...],
-    found: list[tuple[Stated, Said, CitationCheck]],
+    found: list[Located],
     codebase: Codebase,
 ) -> Verdict:
     wrong = [(s, said, check) for s, said, check in found if not agrees(s, said)]

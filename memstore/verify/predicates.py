@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from memstore.verify.codebase import Codebase
-from memstore.verify.pycode import syntax_tree
+from memstore.verify.pycode import owner_scope, owner_scopes, syntax_tree
 
 __all__ = ["refuted_claim"]
 
@@ -94,27 +94,18 @@ def _function(name: str, paths: Sequence[str], codebase: Codebase) -> ast.Functi
     owner, _, short = name.rpartition(".")
     found = []
     for _, tree in _trees(paths, codebase):
-        scopes: list[list[ast.stmt]] = [tree.body] if not owner else [
-            n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner
-        ]  # fmt: skip
-        found += [n for scope in scopes for n in scope if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-                  and n.name == short]  # fmt: skip
+        nodes = [n for scope in owner_scopes(tree, owner) for n in scope]
+        found += [n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == short]
     return found[0] if len(found) == 1 else None
 
 
-def _assignment(
-    name: str, paths: Sequence[str], codebase: Codebase
-) -> tuple[ast.Assign | ast.AnnAssign, list[ast.expr], str] | None:
+def _assignment(name: str, paths: Sequence[str], codebase: Codebase) -> Found | None:
     """The one assignment of ``name`` (``Owner.NAME`` in a class) in the files, with the conditions
     of the ``if`` statements it sits under, and its file."""
     owner, _, short = name.rpartition(".")
     found: list[Found] = []
     for path, tree in _trees(paths, codebase):
-        body = tree.body
-        if owner:
-            classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner]
-            body = classes[0].body if len(classes) == 1 else []
-        found += [(a, c, path) for a, c in _assignments_in(body, short, [])]
+        found += [(a, c, path) for a, c in _assignments_in(owner_scope(tree, owner) or [], short, [])]
     return found[0] if len(found) == 1 else None
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from memstore.verify.claims import code_form
 from memstore.verify.stated import Stated, What
 
-__all__ = ["Said", "agrees", "assigned_names", "names", "said_of", "syntax_tree"]
+__all__ = ["Said", "agrees", "assigned_names", "names", "owner_scope", "owner_scopes", "said_of", "syntax_tree"]
 
 
 @dataclass(frozen=True)
@@ -55,12 +55,17 @@ def _segment(lines: Sequence[str], node: ast.AST) -> str | None:
     return text
 
 
-def _scope(tree: ast.Module, owner: str) -> list[ast.stmt] | None:
-    """The statements of the module (owner "") or of its class ``owner``; None when absent or ambiguous."""
+def owner_scopes(tree: ast.Module, owner: str) -> list[list[ast.stmt]]:
+    """The statements of the module (owner "") or of each of its classes named ``owner``."""
     if not owner:
-        return tree.body
-    found = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner]
-    return found[0].body if len(found) == 1 else None
+        return [tree.body]
+    return [n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner]
+
+
+def owner_scope(tree: ast.Module, owner: str) -> list[ast.stmt] | None:
+    """The statements of the module (owner "") or of its class ``owner``; None when absent or ambiguous."""
+    found = owner_scopes(tree, owner)
+    return found[0] if len(found) == 1 else None
 
 
 def _one(nodes: list[ast.stmt]) -> ast.stmt | None:
@@ -69,15 +74,10 @@ def _one(nodes: list[ast.stmt]) -> ast.stmt | None:
 
 def _definition(tree: ast.Module, name: str, kinds: tuple[type, ...]) -> ast.stmt | None:
     owner, _, short = name.rpartition(".")
-    scope = _scope(tree, owner)
+    scope = owner_scope(tree, owner)
     if scope is None:
         return None
     return _one([n for n in scope if isinstance(n, kinds) and getattr(n, "name", None) == short])
-
-
-def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
-    arguments = function.args
-    return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
 
 
 def said_of(stated: Stated, lines: Sequence[str], key: str = "", path: str = "") -> Said | None:
@@ -92,7 +92,7 @@ def said_of(stated: Stated, lines: Sequence[str], key: str = "", path: str = "")
         return None
     if stated.what is What.VALUE:
         owner, _, short = stated.name.rpartition(".")
-        scope = _scope(tree, owner)
+        scope = owner_scope(tree, owner)
         if scope is None:
             return None
         assigned = _one([n for n in scope if isinstance(n, ast.Assign | ast.AnnAssign) and _targets(n) == [short]])
@@ -124,22 +124,15 @@ def names(stated: Stated, lines: Sequence[str], key: str = "", path: str = "") -
     if tree is None:
         return False
     owner, _, short = stated.name.rpartition(".")
-    scopes = (
-        [tree.body] if not owner else [n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner]
-    )
-    for scope in scopes:
-        for node in scope:
-            if getattr(node, "name", None) == short or (
-                isinstance(node, ast.Assign | ast.AnnAssign) and short in _targets(node)
-            ):
-                return True
-    return False
+    nodes = [node for scope in owner_scopes(tree, owner) for node in scope]
+    assigned = [node for node in nodes if isinstance(node, ast.Assign | ast.AnnAssign)]
+    return any(getattr(n, "name", None) == short for n in nodes) or any(short in _targets(n) for n in assigned)
 
 
 def assigned_names(lines: Sequence[str], key: str, path: str, owner: str = "") -> dict[str, str]:
     """Every name the module (or its class ``owner``) assigns a one-line value, with that value."""
     tree = syntax_tree(lines, key) if path.endswith((".py", ".pyi")) else None
-    scope = _scope(tree, owner) if tree is not None else None
+    scope = owner_scope(tree, owner) if tree is not None else None
     found: dict[str, str] = {}
     for node in scope or ():
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None and _targets(node):

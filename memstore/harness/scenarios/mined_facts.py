@@ -13,7 +13,17 @@ from pathlib import PurePosixPath
 
 from memstore.verify.codebase import Codebase, ReadStatus
 
-__all__ = ["CODE_SUFFIXES", "PROSE_SUFFIXES", "STOP_WORDS", "Fact", "Mined", "facts_in", "file_lines", "mined_file"]
+__all__ = [
+    "CODE_SUFFIXES",
+    "PROSE_SUFFIXES",
+    "STOP_WORDS",
+    "Fact",
+    "Mined",
+    "facts_in",
+    "file_lines",
+    "mined_file",
+    "parsed",
+]
 
 _MAX_FILE_LINES = 20_000
 _PATTERN_CONSTANT = re.compile(
@@ -68,12 +78,17 @@ def file_lines(codebase: Codebase, path: str) -> tuple[str, ...] | None:
     return read.lines
 
 
-def _python_facts(path: str, lines: Sequence[str], cited: bool = True) -> Iterator[Fact]:
+def parsed(lines: Sequence[str]) -> ast.Module | None:
+    """The syntax tree of a file's lines; None for code Python cannot parse."""
     try:
-        tree = ast.parse("\n".join(lines))
+        return ast.parse("\n".join(lines))
     except (SyntaxError, ValueError, RecursionError):
-        return
-    for node in tree.body:
+        return None
+
+
+def _python_facts(path: str, lines: Sequence[str], cited: bool = True) -> Iterator[Fact]:
+    tree = parsed(lines)
+    for node in tree.body if tree is not None else ():
         yield from _node_facts(path, lines, node, "", cited)
         if isinstance(node, ast.ClassDef):
             for inner in node.body:

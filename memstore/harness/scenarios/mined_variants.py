@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from memstore.harness.scenarios.mined_facts import Mined, file_lines
+from memstore.harness.scenarios.mined_facts import Mined, file_lines, parsed
 from memstore.verify.codebase import Codebase
 
 __all__ = ["literal_claims", "near_miss", "near_misses"]
@@ -129,10 +129,7 @@ def literal_claims(genuine: list[Mined], after: Codebase, count: int, rng: rando
 def _tree(codebase: Codebase, path: str, cache: dict[str, ast.Module | None]) -> ast.Module | None:
     if path not in cache:
         lines = file_lines(codebase, path) if path.endswith(".py") else None
-        try:
-            cache[path] = ast.parse("\n".join(lines)) if lines is not None else None
-        except (SyntaxError, ValueError, RecursionError):
-            cache[path] = None
+        cache[path] = parsed(lines) if lines is not None else None
     return cache[path]
 
 
