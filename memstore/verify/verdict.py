@@ -54,6 +54,8 @@ class Verdict:
         uncertain: why the judge is not sure (a heuristic decided it: a changed line read as
             harmless, relevance by few shared words, a contradiction with no value to read),
             or "" when the code settles it. A second judge (an LLM, say) can take these cases.
+        judge: the name of the step that decided (the reference verifier's chain names each
+            judge: `memstore.verify.judges`), or "" for a verifier that does not say.
     """
 
     status: VerdictStatus
@@ -62,6 +64,7 @@ class Verdict:
     reason: str = ""
     contradictions: tuple[Contradiction, ...] = field(default=())
     uncertain: str = ""
+    judge: str = ""
 
 
 @runtime_checkable

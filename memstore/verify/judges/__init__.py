@@ -1,0 +1,68 @@
+"""The reference verifier as a chain of judges.
+
+Each judge reads one kind of evidence about a memory and either decides its verdict or passes
+it on; the first verdict stands (first-result semantics, as pluggy's ``firstresult`` hooks), and
+the verdict names the judge that gave it (`Verdict.judge`). In order:
+
+1. ``cited``: nothing cited, or nothing left to read behind any citation (unsupported, missing).
+2. ``refuted``: the fact says something of the cited code that the code shows is not so (read
+   from the environment, one platform only, deprecated and unused, ignores a parameter, raises):
+   unsupported.
+3. ``stated``: the fact states a value of code in a shape read exactly (a name's value, a
+   parameter's default, a function's parameters, a class's bases, a pin): contradicted where the
+   code says another, else valid or re-anchored.
+4. ``literals``: a literal claim of the fact (quoted string, code span, version, number, name)
+   that a change took off a cited line, or a value the cited code gives what the fact names:
+   contradicted, corrected with the code's values.
+5. ``relevance``: the cited code is not about the fact: unsupported.
+6. ``citations``: the citations stand (valid) or moved (re-anchored). Always decides.
+
+Plug in a chain of your own (`JudgeChain`), or any `Verifier`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from memstore.model import Memory
+from memstore.verify.citations import CitationCheck
+from memstore.verify.codebase import Codebase
+from memstore.verify.judges.case import Case, Judge
+from memstore.verify.judges.citations import Citations
+from memstore.verify.judges.cited import Cited
+from memstore.verify.judges.literals import Literals
+from memstore.verify.judges.refuted import Refuted
+from memstore.verify.judges.relevance import Relevance
+from memstore.verify.judges.stated import StatedValues
+from memstore.verify.verdict import Verdict
+
+__all__ = ["REFERENCE_JUDGES", "Case", "Judge", "JudgeChain"]
+
+REFERENCE_JUDGES: tuple[Judge, ...] = (
+    Cited(),
+    Refuted(),
+    StatedValues(),
+    Literals(),
+    Relevance(),
+    Citations(),
+)
+
+
+class JudgeChain:
+    """A `Verifier` that asks its judges in order; the first verdict stands.
+
+    Args:
+        judges: the steps, in order (default: the reference chain). The last must always decide.
+    """
+
+    def __init__(self, judges: Sequence[Judge] = REFERENCE_JUDGES) -> None:
+        self.judges = tuple(judges)
+
+    def judge(self, memory: Memory, checks: Sequence[CitationCheck], codebase: Codebase) -> Verdict:
+        case = Case(memory, tuple(checks), codebase)
+        for step in self.judges:
+            verdict = step.decide(case)
+            if verdict is not None:
+                return replace(verdict, judge=step.name)
+        raise ValueError(f"no judge of {[j.name for j in self.judges]} decided; the last one must always decide")

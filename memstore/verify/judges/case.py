@@ -1,0 +1,88 @@
+"""What every judge of the chain reads: the memory, its citation checks and the codebase, with
+the evidence several judges share computed once (`Case`), and the `Judge` protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Protocol
+
+from memstore.model import Citation, Kind, Memory, MemoryDraft
+from memstore.verify.citations import CitationCheck
+from memstore.verify.claims import Claim, claims_of
+from memstore.verify.codebase import Codebase
+from memstore.verify.judges.owners import follow_definitions
+from memstore.verify.verdict import Contradiction, Verdict
+
+__all__ = ["Case", "Judge", "reanchored"]
+
+
+@dataclass
+class Case:
+    """One memory before the judges, and what they find out about it along the way.
+
+    Attributes:
+        memory: the memory judged.
+        checks: one `CitationCheck` per citation, in order.
+        codebase: the code it is judged against.
+    """
+
+    memory: Memory
+    checks: tuple[CitationCheck, ...]
+    codebase: Codebase
+
+    @cached_property
+    def readable(self) -> list[CitationCheck]:
+        """The checks with text to read now."""
+        return [c for c in self.checks if c.status.readable and c.text is not None]
+
+    @cached_property
+    def claims(self) -> list[Claim]:
+        """The literal claims of the fact (`memstore.verify.claims`)."""
+        return claims_of(self.memory.fact)
+
+    @cached_property
+    def located(self) -> tuple[tuple[CitationCheck, ...], list[Contradiction]]:
+        """The checks with each cited definition the fact names followed to where it is now, and
+        the definitions it names that are gone (`memstore.verify.judges.owners`)."""
+        return follow_definitions(self.claims, self.checks, self.codebase)
+
+    @cached_property
+    def located_readable(self) -> list[CitationCheck]:
+        """`located`'s checks with text to read now."""
+        return [c for c in self.located[0] if c.status.readable and c.text is not None]
+
+    def corrected(
+        self, contradictions: Sequence[Contradiction] = (), checks: Sequence[CitationCheck] | None = None
+    ) -> MemoryDraft | None:
+        """The memory with its citations where the code stands now and each contradicted claim
+        replaced by what the code says (every contradiction must carry ``found``)."""
+        memory = self.memory
+        citations = tuple(
+            reanchored(c, self.codebase.commit)
+            for c in (self.checks if checks is None else checks)
+            if c.status.readable and c.line is not None
+        )
+        if not citations and memory.kind is Kind.FACT:
+            return None
+        fact, subject = memory.fact, memory.subject
+        for contradiction in contradictions:
+            assert contradiction.found is not None
+            fact = fact.replace(contradiction.claim, contradiction.found)
+            subject = subject.replace(contradiction.claim, contradiction.found)
+        return MemoryDraft(memory.repo, memory.kind, subject, fact, citations, memory.reason)
+
+
+def reanchored(check: CitationCheck, commit: str | None) -> Citation:
+    """The citation of a check where its text stands now, with that text and the commit."""
+    assert check.line is not None
+    return Citation(check.path, check.line, check.end_line, snippet=check.text, commit=commit)
+
+
+class Judge(Protocol):
+    """One step of the chain: a verdict on the case, or None to pass it to the next judge."""
+
+    name: str
+
+    def decide(self, case: Case) -> Verdict | None: ...
