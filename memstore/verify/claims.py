@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
-import patiencediff
+from memstore.verify.lines import diff_opcodes
 
 __all__ = [
     "Claim",
@@ -200,7 +200,9 @@ def _find_claims(fact: str) -> list[Claim]:
     return found
 
 
-_ANNOTATION = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*:\s*[A-Za-z_][\w.]*(?:\[[^\]=\n]*\])?\s*=(?!=)")
+_ANNOTATION = re.compile(
+    r"(?<![\w.])([A-Za-z_]\w*)\s*:\s*(?:[A-Za-z_][\w.]*(?:\[[^\]=\n]*\])?|\"[^\"\n]*\"|'[^'\n]*')\s*=(?!=)"
+)
 _SPACE = re.compile(r"\s+")
 _UNICODE_PREFIX = re.compile(r"(?<![\w])[uU](?=[\"'])")  # u"" is "" (Python 2's unicode literals)
 _TRAILING_COMMA = re.compile(r",(?=[)\]}])")
@@ -307,8 +309,7 @@ def substitutions(before: str, after: str) -> dict[str, str]:
     """Tokens that a change replaced one for one: ``v2.1.4 -> v2.2.0``, ``createPool -> makePool``."""
     old, new = _TOKEN.findall(before), _TOKEN.findall(after)
     pairs: dict[str, str] = {}
-    matcher = patiencediff.PatienceSequenceMatcher(None, old, new)  # near linear, unlike difflib on long texts
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in diff_opcodes(old, new):  # patience diff: near linear, unlike difflib
         if op == "replace" and i2 - i1 == j2 - j1:
             for a, b in zip(old[i1:i2], new[j1:j2], strict=True):
                 if a != b and len(a) > 1:

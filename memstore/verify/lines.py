@@ -13,6 +13,7 @@ verifier's size cap.
 from __future__ import annotations
 
 import bisect
+import difflib
 import itertools
 import operator
 import re
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 
 import patiencediff
 
-__all__ = ["Lines", "align", "lines_of", "normalise"]
+__all__ = ["Lines", "align", "diff_opcodes", "lines_of", "normalise"]
 
 _SPACES = re.compile(r"[^\S\n]+")  # runs of whitespace other than the line break: what str.split() splits on
 _CACHE_CHARS = 64 * 1024 * 1024  # normalised text kept across checks: files are cited many times over
@@ -177,6 +178,29 @@ class Alignment:
         return lo, max(lo, hi)
 
 
+_DIFFLIB_ITEMS = 6_000  # items difflib compares when patience diff gives up (it is quadratic at worst)
+
+
+def diff_opcodes(a: Sequence[str], b: Sequence[str]) -> list[tuple[str, int, int, int, int]]:
+    """The opcodes of a diff of ``a`` and ``b``: patience diff, compiled; where it gives up, difflib.
+
+    The compiled patience diff panics past a fixed recursion depth on some small inputs (items that
+    come in pairs: ``a a b b`` against ``a = a b = b``, met in real keyword-argument lists). Such a
+    panic is not an error of the input: difflib then compares them, and past `_DIFFLIB_ITEMS` the
+    two are one replacement.
+    """
+    try:
+        return list(patiencediff.PatienceSequenceMatcher(None, a, b).get_opcodes())
+    except BaseException as exc:  # pyo3's PanicException derives from BaseException
+        if isinstance(exc, KeyboardInterrupt | SystemExit | MemoryError):
+            raise
+    if len(a) + len(b) <= _DIFFLIB_ITEMS:
+        return list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes())
+    if list(a) == list(b):
+        return [("equal", 0, len(a), 0, len(b))]
+    return [("replace", 0, len(a), 0, len(b))]
+
+
 def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     """How many leading lines ``a`` and ``b`` share (compared a chunk at a time, in C)."""
     size, step = 0, 4096
@@ -195,8 +219,10 @@ def _align(old: tuple[str, ...], new: tuple[str, ...]) -> Alignment:
     head = _common_prefix(old, new)
     runs = [("equal", 0, head, 0, head)] if head else []
     if head < len(old) and head < len(new):
-        matcher = patiencediff.PatienceSequenceMatcher(None, old[head:], new[head:])
-        runs += [(tag, head + i1, head + i2, head + j1, head + j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
+        runs += [
+            (tag, head + i1, head + i2, head + j1, head + j2)
+            for tag, i1, i2, j1, j2 in diff_opcodes(old[head:], new[head:])
+        ]
     elif head < len(old):
         runs.append(("delete", head, len(old), len(new), len(new)))
     return Alignment(runs)

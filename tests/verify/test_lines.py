@@ -15,7 +15,7 @@ from memstore.verify import CitationStatus as S
 from memstore.verify import GitCodebase, verify_citation
 from memstore.verify.codebase import MAX_FILE_BYTES
 from memstore.verify.history import HistoryBuilder
-from memstore.verify.lines import align, lines_of, normalise
+from memstore.verify.lines import align, diff_opcodes, lines_of, normalise
 from tests.verify.conftest import Build
 
 
@@ -135,3 +135,31 @@ def test_whitespace_is_collapsed_once_per_text() -> None:
     assert view.find(["", "c"], 0) == 1
     assert view.find(["c"], 2) == 2
     assert view.find(["d"], 0) is None
+
+
+# Items that come in pairs (a keyword-argument list rewritten from ``{k: k}`` to ``k=k``) take the
+# compiled patience diff past its recursion depth: it panics on a dozen items.
+PAIRED_OLD = ["ws_ping_timeout", "ws_ping_timeout", "ws_per_message_deflate", "ws_per_message_deflate", "lifespan",
+              "lifespan", "env_file", "env_file", ",", "log_config", "log_config", "is"]  # fmt: skip
+PAIRED_NEW = ["ws_ping_timeout", "=", "ws_ping_timeout", "ws_per_message_deflate", "=", "ws_per_message_deflate",
+              "lifespan", "=", "lifespan", ",", "env_file", "=", "env_file", ",", "log_config", "if", "log_config",
+              "is"]  # fmt: skip
+
+
+def test_a_diff_the_compiled_matcher_gives_up_on_is_made_by_difflib() -> None:
+    opcodes = diff_opcodes(PAIRED_OLD, PAIRED_NEW)
+    rebuilt = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        rebuilt += PAIRED_OLD[i1:i2] if tag == "equal" else PAIRED_NEW[j1:j2]
+    assert rebuilt == PAIRED_NEW
+    assert ("equal", 0, 1, 0, 1) == opcodes[0]
+
+
+def test_a_file_of_paired_lines_is_aligned_and_its_citation_checked(build: Build) -> None:
+    b = HistoryBuilder()
+    b.write("kw.py", "\n".join(PAIRED_OLD) + "\n").commit("old", label="old")
+    b.write("kw.py", "\n".join(PAIRED_NEW) + "\n").commit("new", label="new")
+    built = build(b)
+    codebase = GitCodebase(built.path, built.commits["new"])
+    check = verify_citation(codebase, Citation("kw.py", 5, commit=built.commits["old"]))
+    assert (check.status, check.line, check.text) == (S.MOVED, 7, "lifespan")

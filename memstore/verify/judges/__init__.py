@@ -29,12 +29,14 @@ from memstore.model import Memory
 from memstore.verify.citations import CitationCheck
 from memstore.verify.codebase import Codebase
 from memstore.verify.judges.case import Case, Judge
+from memstore.verify.judges.changed import Changed
 from memstore.verify.judges.citations import Citations
 from memstore.verify.judges.cited import Cited
 from memstore.verify.judges.literals import Literals
 from memstore.verify.judges.refuted import Refuted
 from memstore.verify.judges.relevance import Relevance
 from memstore.verify.judges.stated import StatedValues
+from memstore.verify.judges.values import Values
 from memstore.verify.verdict import Verdict
 
 __all__ = ["REFERENCE_JUDGES", "Case", "Judge", "JudgeChain"]
@@ -43,7 +45,9 @@ REFERENCE_JUDGES: tuple[Judge, ...] = (
     Cited(),
     Refuted(),
     StatedValues(),
+    Values(),
     Literals(),
+    Changed(),
     Relevance(),
     Citations(),
 )

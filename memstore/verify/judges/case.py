@@ -4,7 +4,7 @@ the evidence several judges share computed once (`Case`), and the `Judge` protoc
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
@@ -12,7 +12,9 @@ from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify.citations import CitationCheck
 from memstore.verify.claims import Claim, claims_of
 from memstore.verify.codebase import Codebase
+from memstore.verify.evidence import Evidence, evidence_of
 from memstore.verify.judges.owners import follow_definitions
+from memstore.verify.reading import Reading, read_fact
 from memstore.verify.verdict import Contradiction, Verdict
 
 __all__ = ["Case", "Judge", "reanchored"]
@@ -31,11 +33,29 @@ class Case:
     memory: Memory
     checks: tuple[CitationCheck, ...]
     codebase: Codebase
+    _evidence: dict[int, Evidence] = field(default_factory=dict, repr=False)
 
     @cached_property
     def readable(self) -> list[CitationCheck]:
         """The checks with text to read now."""
         return [c for c in self.checks if c.status.readable and c.text is not None]
+
+    @cached_property
+    def reading(self) -> Reading:
+        """What the fact names and states (`memstore.verify.reading`)."""
+        return read_fact(self.memory.fact)
+
+    @cached_property
+    def evidence(self) -> list[Evidence]:
+        """Each readable citation read then and now (`memstore.verify.evidence`)."""
+        return [self.evidence_for(c) for c in self.readable]
+
+    def evidence_for(self, check: CitationCheck) -> Evidence:
+        """One check read then and now (kept: judges ask for the same check more than once)."""
+        found = self._evidence.get(id(check))
+        if found is None or found.check is not check:
+            found = self._evidence[id(check)] = evidence_of(check, self.codebase)
+        return found
 
     @cached_property
     def claims(self) -> list[Claim]:

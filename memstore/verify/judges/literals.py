@@ -102,6 +102,9 @@ def _contradictions(case: Case) -> list[Contradiction]:
                 continue
             if mentions(statements[id(check)], claim.text):
                 continue
+            now = case.evidence_for(check).now
+            if now is not None and mentions(now.text, claim.text):
+                continue  # it stands in the statements that took the cited lines' place
             found[claim.text] = Contradiction(
                 claim.text, _verbatim(_replacement(claim.text, swapped), check.text), check.where
             )

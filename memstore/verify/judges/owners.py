@@ -46,6 +46,8 @@ def follow_definitions(
         for index, check in enumerate(fixed):
             if check.status is CitationStatus.VALID or not check.status.readable or check.line is None:
                 continue
+            if check.status is not CitationStatus.CHANGED and check.citation.end_line is not None:
+                continue  # a block that moved whole was followed as a block, not onto a look-alike line
             lines = codebase.read(check.path).lines
             if not 0 < check.line <= len(lines) or not defined_in(check.snippet, member):
                 continue  # the memory did not cite that definition: where it is now is beside the point

@@ -1,0 +1,273 @@
+"""The code behind one citation, as it was when the memory was written and as it is now.
+
+A judge compares a fact with code, and a change with the fact; both need the same reading of a
+citation: the cited lines widened to the whole statements they are part of (a wrapped call, a
+multi-line dictionary, a signature), the blocks that enclose them (``def load(...)``, ``try:``,
+``[testenv]``), and, where a change touched them, what the change took away and what it put in.
+`Evidence` holds that reading for one citation: ``then`` from the commit the citation was made at,
+``now`` from the codebase judged, and the token difference between the two.
+
+Without the citation's commit in the repository the recorded snippet stands for ``then`` (no
+context around it); without a snippet either, ``then`` is unknown and judges fall back on ``now``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from memstore.verify.citations import CitationCheck
+from memstore.verify.codebase import Codebase
+from memstore.verify.definitions import bracket_depth, head_of
+from memstore.verify.lines import align, diff_opcodes, lines_of
+from memstore.verify.reading import word_stems
+from memstore.verify.tokens import Language, Token, TokenKind, language_of, tokenize
+
+__all__ = ["Evidence", "Region", "evidence_of", "parents"]
+
+_STATEMENT_LINES = 40  # a statement is read whole up to this many lines
+_REGION_LINES = 80  # the most lines of code read for one citation, then or now
+_SCOPE_LINES = 400  # the most lines of an enclosing definition read
+
+
+@dataclass(frozen=True)
+class Region:
+    """Lines of one file (0-based, ``first``..``last`` inclusive) and their tokens."""
+
+    path: str
+    language: Language
+    first: int
+    last: int
+    lines: tuple[str, ...] = field(repr=False)
+
+    @cached_property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    @cached_property
+    def tokens(self) -> tuple[Token, ...]:
+        """The code tokens (comments aside; in prose, every token)."""
+        return tuple(t for t in tokenize(self.text, self.language) if t.kind is not TokenKind.COMMENT)
+
+    @cached_property
+    def stems(self) -> Counter[str]:
+        """The words of its code tokens, stemmed (names split at case changes and underscores, the
+        words inside strings), and its numbers as written: what a fact's words are compared with."""
+        found: Counter[str] = Counter()
+        for token in self.tokens:
+            if token.kind is TokenKind.NUMBER:
+                found[token.value] += 1
+            elif token.kind in {TokenKind.NAME, TokenKind.STRING}:
+                found.update(s for s, _ in word_stems(token.value))
+        return found
+
+    @cached_property
+    def comments(self) -> str:
+        return " ".join(t.value for t in tokenize(self.text, self.language) if t.kind is TokenKind.COMMENT)
+
+
+def _statement(lines: Sequence[str], first: int, last: int, language: Language) -> tuple[int, int]:
+    """``first``..``last`` widened to the statements they are part of (brackets balanced)."""
+    if language is Language.PROSE:
+        return first, last
+    start = head_of(lines, first) if first < len(lines) else first
+    start = max(start, first - _STATEMENT_LINES)
+    depth, end = 0, start
+    for end in range(start, min(len(lines), start + _STATEMENT_LINES)):
+        depth += bracket_depth(lines[end])
+        if depth <= 0 and end >= last:
+            break
+    return start, max(end, min(last, len(lines) - 1))
+
+
+_HEADER = re.compile(
+    r"^\s*(?:async\s+def|def|class|function|func|fn|if|elif|else|try|except|finally|with|for|while|match|case"
+    r"|export|public|private|protected|static|const\s+\w+\s*=\s*(?:async\s*)?\(|\w+\s*\(.*\)\s*\{|\[[^\]]+\]\s*$"
+    r"|[\w.-]+:\s*$|describe|it\b|test\b)"
+)
+
+
+def parents(lines: Sequence[str], index: int, limit: int = 8) -> tuple[tuple[int, str], ...]:
+    """The blocks that enclose line ``index`` (0-based), innermost first: (line, text) of each
+    header (``def load(path):``, ``try:``, ``[testenv]``, ``tool:``), by indentation; a section
+    header of an INI or TOML file encloses what follows it at the same indentation."""
+    if not 0 <= index < len(lines):
+        return ()
+    found: list[tuple[int, str]] = []
+    line = lines[index]
+    indent = len(line) - len(line.lstrip()) if line.strip() else 10**6
+    for above in range(index - 1, max(-1, index - 2000), -1):
+        text = lines[above]
+        stripped = text.strip()
+        if not stripped or stripped.startswith(("#", "//", "*", "/*", "@")):
+            continue
+        depth = len(text) - len(text.lstrip())
+        if depth < indent or (depth == 0 and stripped.startswith("[") and stripped.endswith("]")):
+            if _HEADER.match(text) or text.rstrip().endswith((":", "{")):
+                found.append((above, stripped))
+                if len(found) >= limit:
+                    break
+            indent = min(indent, depth)
+            if depth == 0 and not (stripped.startswith("[") and indent > 0):
+                if stripped.startswith("[") or _HEADER.match(text):
+                    break
+                break
+    return tuple(found)
+
+
+def _scope(lines: Sequence[str], index: int) -> tuple[int, int] | None:
+    """The definition (``def``, ``class``, ``function``, a section) that encloses line ``index``:
+    from its header to its last line, by indentation (at most `_SCOPE_LINES`)."""
+    for at, header in parents(lines, index):
+        if re.match(
+            r"(?:async\s+def|def|class|function|func|fn)\b|\[[^\]]+\]$|export\s+(?:default\s+)?(?:async\s+)?(?:function|class)",
+            header,
+        ):
+            base = len(lines[at]) - len(lines[at].lstrip())
+            end = at
+            for below in range(at + 1, min(len(lines), at + _SCOPE_LINES)):
+                text = lines[below]
+                if not text.strip():
+                    continue
+                depth = len(text) - len(text.lstrip())
+                if depth <= base and not text.strip().startswith((")", "]", "}")):
+                    if header.startswith("[") and not text.strip().startswith("["):
+                        end = below
+                        continue
+                    break
+                end = below
+            return at, end
+    return None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One citation read then and now.
+
+    Attributes:
+        check: the citation's check against the codebase.
+        then: the cited statements when the memory was written (None: unknown).
+        now: the statements that stand in their place now (None: nothing readable).
+        then_scope, now_scope: the definitions that enclose them, then and now (None: at top level).
+    """
+
+    check: CitationCheck
+    then: Region | None
+    now: Region | None
+    then_scope: Region | None
+    now_scope: Region | None
+    then_parents: tuple[tuple[int, str], ...] = ()
+    now_parents: tuple[tuple[int, str], ...] = ()
+
+    @cached_property
+    def changed(self) -> bool:
+        """Whether the code tokens of the cited statements differ between then and now."""
+        if self.then is None or self.now is None:
+            return False
+        return [t.value for t in self.then.tokens] != [t.value for t in self.now.tokens]
+
+    @cached_property
+    def diff(self) -> tuple[Counter[str], Counter[str], tuple[tuple[Token, Token], ...]]:
+        """Token values the change took away, those it put in, and tokens replaced one for one."""
+        if self.then is None or self.now is None:
+            return Counter(), Counter(), ()
+        old, new = self.then.tokens, self.now.tokens
+        a, b = [t.value for t in old], [t.value for t in new]
+        removed: Counter[str] = Counter()
+        added: Counter[str] = Counter()
+        swaps: list[tuple[Token, Token]] = []
+        for tag, i1, i2, j1, j2 in _opcodes(a, b):
+            if tag == "equal":
+                continue
+            removed.update(a[i1:i2])
+            added.update(b[j1:j2])
+            if tag == "replace":
+                olds = [t for t in old[i1:i2] if t.kind is not TokenKind.PUNCT]
+                news = [t for t in new[j1:j2] if t.kind is not TokenKind.PUNCT]
+                if len(olds) == len(news):
+                    swaps += zip(olds, news, strict=True)
+                elif len(olds) == 1 and len(news) >= 1:
+                    same = [t for t in news if t.kind is olds[0].kind]
+                    if len(same) == 1:
+                        swaps.append((olds[0], same[0]))
+        return removed - added, added - removed, tuple(swaps)
+
+    @cached_property
+    def guards_changed(self) -> bool:
+        """Whether the blocks that enclose the cited lines are not the same then and now (a ``try``
+        or an ``if`` added around an unchanged line)."""
+        if not self.then_parents or self.now is None:
+            return False
+
+        def heads(found: tuple[tuple[int, str], ...]) -> list[str]:
+            return [" ".join(h.split()) for _, h in found]
+
+        return heads(self.then_parents) != heads(self.now_parents)
+
+
+_DIFF_TOKENS = 4_000  # tokens compared one by one; past this a region is compared as a bag of words
+
+
+def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """The diff of two token lists (patience diff, compiled); one replacement of the whole when they
+    are too long to compare token by token."""
+    if len(a) + len(b) <= _DIFF_TOKENS:
+        return diff_opcodes(a, b)
+    return [("replace", 0, len(a), 0, len(b))] if a != b else [("equal", 0, len(a), 0, len(b))]
+
+
+_REGION_CHARS = 40_000  # a region's text is read up to this many characters (a minified line is cut)
+
+
+def _region(path: str, lines: Sequence[str], first: int, last: int) -> Region:
+    language = language_of(path)
+    first, last = max(0, first), min(len(lines) - 1, last)
+    last = min(last, first + _REGION_LINES - 1)
+    kept, size = [], 0
+    for line in lines[first : last + 1]:
+        kept.append(line[: max(0, _REGION_CHARS - size)])
+        size += len(kept[-1]) + 1
+    return Region(path, language, first, last, tuple(kept))
+
+
+def evidence_of(check: CitationCheck, codebase: Codebase) -> Evidence:
+    """Read one citation then and now (see `Evidence`)."""
+    citation = check.citation
+    language = language_of(citation.path)
+    start, size = citation.line - 1, citation.last_line - citation.line + 1
+    then = then_scope = None
+    then_parents: tuple[tuple[int, str], ...] = ()
+    old_lines: tuple[str, ...] | None = None
+    if citation.commit is not None and codebase.has_commit(citation.commit):
+        read = codebase.read_at(citation.commit, citation.path)
+        if read.ok and start + size <= len(read.lines):
+            old_lines = read.lines
+            first, last = _statement(read.lines, start, start + size - 1, language)
+            then = _region(citation.path, read.lines, first, last)
+            found = _scope(read.lines, start)
+            then_scope = _region(citation.path, read.lines, *found) if found else None
+            then_parents = parents(read.lines, start)
+    if then is None and check.snippet is not None:
+        snippet = tuple(check.snippet.split("\n"))
+        then = Region(citation.path, language, start, start + len(snippet) - 1, snippet)
+    now = now_scope = None
+    now_parents: tuple[tuple[int, str], ...] = ()
+    if check.status.readable and check.line is not None:
+        current = codebase.read(check.path)
+        if current.ok and current.lines:
+            first, last = check.line - 1, (check.end_line or check.line) - 1
+            if old_lines is not None and check.path == citation.path and check.status.value == "changed":
+                # what took the cited lines' place: between the lines around them that survived
+                alignment = align(lines_of(old_lines), lines_of(current.lines))
+                lo, hi = alignment.region(start, size, len(current.lines))
+                if hi > lo and hi - lo <= 3 * size + 12:
+                    first, last = lo, hi - 1
+            first, last = _statement(current.lines, first, min(last, len(current.lines) - 1), language)
+            now = _region(check.path, current.lines, first, last)
+            found = _scope(current.lines, first)
+            now_scope = _region(check.path, current.lines, *found) if found else None
+            now_parents = parents(current.lines, check.line - 1)
+    return Evidence(check, then, now, then_scope, now_scope, then_parents, now_parents)

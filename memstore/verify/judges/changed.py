@@ -1,0 +1,64 @@
+"""The judge of a cited statement that a change rewrote: did the change touch what the fact says?
+
+A cited line that changed is the commonest sign that a memory went stale, and the commonest
+reason a verifier that only follows lines passes it. Here the change is read as words: what the
+cited statements said when the memory was written (``then``) against what stands in their place
+now. The memory is contradicted when
+
+- a word of the fact (or of its subject) that the statements said then is gone from them now
+  ("echoes each pair of ``items()``" after ``items()`` was replaced), or
+- a word the fact says the code does *not* have appeared ("no ``encoding`` parameter" after
+  ``encoding`` was added), or
+- the statements were mostly rewritten (more than `REWRITTEN` of their words gone).
+
+A change that touched none of the fact's words (``'-q %s' % quote`` became ``f'-q {quote}'``)
+leaves the memory to the next judges: re-anchored. No correction is offered (no single value took
+the place of a value the fact states; `memstore.verify.judges.values` corrects those), and the
+verdict says so and is marked uncertain, for a second judge to confirm.
+"""
+
+from __future__ import annotations
+
+from memstore.verify.citations import CitationStatus
+from memstore.verify.judges.case import Case
+from memstore.verify.reading import word_stems
+from memstore.verify.verdict import Verdict, VerdictStatus
+
+__all__ = ["REWRITTEN", "Changed"]
+
+REWRITTEN = 0.3  # the share of a statement's words a change took away that makes it another statement
+
+
+class Changed:
+    """Contradicted when a change to the cited statements took away or brought in a word the fact
+    relies on."""
+
+    name = "changed"
+
+    def decide(self, case: Case) -> Verdict | None:
+        reading = case.reading
+        said = {w.stem for w in reading.words if not w.negated} | {s for s, _ in word_stems(case.memory.subject)}
+        denied = {w.stem for w in reading.words if w.negated}
+        reasons: list[str] = []
+        for ev in (case.evidence_for(c) for c in case.located_readable):
+            if ev.check.status is not CitationStatus.CHANGED or ev.then is None or ev.now is None or not ev.changed:
+                continue
+            then, now = ev.then.stems, ev.now.stems
+            gone = sorted(s for s in said if s in then and s not in now)
+            came = sorted(s for s in denied if s in now and s not in then)
+            removed = sum((then - now).values())
+            share = removed / max(1, sum(then.values()))
+            if gone:
+                reasons.append(f"{ev.check.where} no longer says {', '.join(gone[:4])}")
+            elif came:
+                reasons.append(f"{ev.check.where} now has {', '.join(came[:4])}, which the fact says it does not")
+            elif share >= REWRITTEN and removed >= 3:
+                reasons.append(f"{ev.check.where} was rewritten ({share:.0%} of its words are gone)")
+        if not reasons:
+            return None
+        return Verdict(
+            VerdictStatus.CONTRADICTED,
+            case.checks,
+            reason="; ".join(reasons) + "; no one value of the code replaces what the fact says",
+            uncertain="a rewritten statement read as touching the fact by its words",
+        )

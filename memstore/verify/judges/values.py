@@ -1,0 +1,245 @@
+"""The judge of the values a fact states: does the cited code give them, then and now?
+
+Every value the fact states (a number with its unit, a string, a flag, a version, a pin, a URL,
+and the code's own strings where the fact writes them as plain words: "in auto quoting mode") is
+looked for among the values of the cited statements (`memstore.verify.slots`):
+
+- *changed*: the value stood in the cited statements when the memory was written and a change took
+  it away: contradicted, corrected with what took its place (the token the change put there, or
+  the value now given to the same name);
+- *near miss*: the value never stood there, but the statements give another value of its kind to
+  what the fact names (``usecwd defaults to True`` of ``usecwd=False``; ``--quote`` defaults to
+  auto where ``default='always'``): contradicted, corrected with the code's value.
+
+A value said in the negative ("no timeout") is left to other judges; a value the code cannot be
+seen to give to anything the fact names decides nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from memstore.verify.evidence import Evidence, Region
+from memstore.verify.judges.case import Case
+from memstore.verify.reading import STOP, Cue, Mention, MentionKind, Reading
+from memstore.verify.slots import Slot, same_value, similar_string, slots_of
+from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
+
+__all__ = ["Values"]
+
+_COMPARED = frozenset(
+    {MentionKind.NUMBER, MentionKind.STRING, MentionKind.FLAG, MentionKind.VERSION, MentionKind.PIN, MentionKind.URL}
+)
+_KINDS = {  # a fact's value and the code's values it can be a misremembering of
+    MentionKind.NUMBER: {MentionKind.NUMBER},
+    MentionKind.STRING: {MentionKind.STRING},
+    MentionKind.FLAG: {MentionKind.FLAG},
+    MentionKind.VERSION: {MentionKind.VERSION},
+    MentionKind.PIN: {MentionKind.PIN},
+    MentionKind.URL: {MentionKind.URL},
+}
+
+
+@dataclass(frozen=True)
+class _Found:
+    mention: Mention
+    now: str | None  # what the code says in its place now, as the code writes it
+    where: str
+    near_miss: bool
+
+
+def _slots(region: Region | None) -> tuple[Slot, ...]:
+    return slots_of(region.tokens, region.lines, region.language) if region is not None else ()
+
+
+def _words_as_values(reading: Reading, slots: tuple[Slot, ...]) -> list[Mention]:
+    """The code's strings that the fact writes as plain words ("runs in auto quoting mode" of
+    ``'auto'``): values it states without quoting them."""
+    found: list[Mention] = []
+    fact = reading.fact
+    taken = [(m.start, m.end) for m in reading.mentions]
+    for slot in slots:
+        value = slot.value.strip()
+        if slot.kind is not MentionKind.STRING or not 3 <= len(value) <= 40 or value.lower() in STOP:
+            continue
+        if not re.fullmatch(r"[\w.-]+(?: [\w.-]+){0,3}", value) or value.isdigit():
+            continue
+        for match in re.finditer(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", fact):
+            if all(match.end() <= a or match.start() >= b for a, b in taken):
+                found.append(Mention(MentionKind.STRING, match.group(), value, match.start(), match.end()))
+                taken.append(match.span())
+    return found
+
+
+def _key_of(reading: Reading, mention: Mention) -> str | None:
+    """The name the fact gives a value to outright: ``usecwd=True``, ``usecwd defaults to True``,
+    ``max-line-length = 100``, ``the default of --quote is auto``."""
+    before = reading.fact[max(0, mention.start - 60) : mention.start]
+    match = re.search(
+        r"([A-Za-z_][\w.-]*)`?\s*(?:=|:|is|to|as|of|equals|defaults to|is set to|set to|defaulting to|default(?:s)?\s*(?:value)?\s*(?:is|of)?)\s*`?$",
+        before,
+    )
+    if match is None:
+        return None
+    name = match.group(1)
+    return (
+        name
+        if any(n.value.split(".")[-1] == name.split(".")[-1] or n.value == name for n in reading.names)
+        else name
+        if name in {m.value for m in reading.names}
+        else name
+    )
+
+
+def _candidates(mention: Mention, slots: tuple[Slot, ...], claimed: set[int]) -> list[Slot]:
+    found = [s for s in slots if s.kind in _KINDS[mention.kind] and s.index not in claimed]
+    if mention.kind is MentionKind.STRING:  # a string is misremembered as one near it, never as any string
+        found = [s for s in found if similar_string(mention.value, s.value)]
+    return found
+
+
+def _about(slot: Slot, reading: Reading, mention: Mention) -> int:
+    """How strongly the fact ties ``mention`` to ``slot``: the slot's keys named near the value (2),
+    anywhere in the fact (1), or not at all (0)."""
+    keys = slot.key_stems
+    if not keys:
+        return 0
+    if keys & reading.near(mention, 40):
+        return 2
+    names = {n.value.lower().lstrip("-") for n in reading.names}
+    if any(k.lower().lstrip("-") in names or k.lower().lstrip("-").split(".")[-1] in names for k in slot.keys):
+        return 2
+    return 1 if keys & reading.stems else 0
+
+
+def _stands(mention: Mention, regions: list[tuple[Slot, ...]]) -> bool:
+    return any(same_value(mention, s) for slots in regions for s in slots)
+
+
+def _render(mention: Mention, slot_text: str) -> str:
+    """The code's value written the way the fact wrote the one it replaces."""
+    text = slot_text.strip()
+    bare = text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`" else text
+    if mention.text.startswith("`"):
+        inner = mention.text[1:-1]
+        quoted = len(inner) >= 2 and inner[0] in "\"'" and inner[-1] == inner[0]
+        return (
+            f"`{inner[0]}{bare}{inner[0]}`"
+            if quoted
+            else f"`{bare if mention.kind is not MentionKind.STRING else text}`"
+        )
+    if mention.text[:1] in {'"', "'"}:
+        return f"{mention.text[0]}{bare}{mention.text[0]}"
+    if mention.unit and mention.kind is MentionKind.NUMBER:
+        return mention.text.replace(re.match(r"-?[\d.,_x]+|[A-Za-z]+", mention.text).group(), bare, 1)  # type: ignore[union-attr]
+    return bare
+
+
+def _bare(text: str) -> str:
+    text = text.strip()
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`" else text
+
+
+def _replacement(slot: Slot, ev: Evidence, now_slots: tuple[Slot, ...]) -> str | None:
+    """What gives the value of ``slot`` (a value then) now: the token a change swapped it for, or
+    the one value of its kind now given to its key."""
+    for old, new in ev.diff[2]:
+        if old.line == slot.line and old.value == slot.value and (new.kind is old.kind):
+            return new.text
+    same = [s for s in now_slots if s.kind is slot.kind and s.keys[:1] == slot.keys[:1] and s.keys]
+    values = {s.value for s in same}
+    if len(values) == 1 and slot.value not in values:
+        return same[0].text
+    if not ev.changed:
+        return slot.text
+    return None
+
+
+class Values:
+    """Contradicted when a value the fact states was changed, or never was the code's."""
+
+    name = "values"
+
+    def decide(self, case: Case) -> Verdict | None:
+        reading = case.reading
+        found: dict[int, _Found] = {}
+        for ev in case.evidence:
+            if ev.then is None:
+                continue
+            then_slots, now_slots = _slots(ev.then), _slots(ev.now)
+            scope_then, scope_now = _slots(ev.then_scope), _slots(ev.now_scope)
+            mentions = [m for m in reading.mentions if m.kind in _COMPARED and not m.negated]
+            mentions += _words_as_values(reading, then_slots)
+            claimed = {s.index for m in mentions for s in then_slots if same_value(m, s)}
+            for mention in mentions:
+                if mention.start in found:
+                    continue
+                hits = [s for s in then_slots if same_value(mention, s)]
+                if hits:
+                    if ev.now is None or _stands(mention, [now_slots]):
+                        continue
+                    now = _replacement(hits[0], ev, now_slots)
+                    if now is None and _stands(mention, [scope_now]):
+                        continue
+                    if now is not None and same_value(mention, Slot(hits[0].kind, now.strip("\"'`"), now, (), 0, 0)):
+                        continue
+                    found[mention.start] = _Found(mention, now, ev.check.where, near_miss=False)
+                    continue
+                if _stands(mention, [scope_then]) or any(
+                    _stands(mention, [_slots(other.then), _slots(other.then_scope)])
+                    for other in case.evidence
+                    if other is not ev
+                ):
+                    continue
+                counterpart = self._counterpart(reading, mention, then_slots, claimed)
+                if counterpart is None:
+                    continue
+                now = _replacement(counterpart, ev, now_slots) if ev.now is not None else counterpart.text
+                found[mention.start] = _Found(mention, now, ev.check.where, near_miss=True)
+        if not found:
+            return None
+        contradictions = tuple(
+            Contradiction(_bare(_bare(f.mention.text)), _bare(f.now) if f.now is not None else None, f.where)
+            for f in found.values()
+        )
+        corrected = None
+        if all(f.now is not None for f in found.values()):
+            fact = case.memory.fact
+            for f in sorted(found.values(), key=lambda f: -f.mention.start):  # right to left: offsets hold
+                assert f.now is not None
+                fact = fact[: f.mention.start] + _render(f.mention, f.now) + fact[f.mention.end :]
+            draft = case.corrected()
+            corrected = None if draft is None else replace(draft, fact=fact)
+        said = "; ".join(
+            f"{f.where} {'never said' if f.near_miss else 'no longer says'} {f.mention.text!r}"
+            + (f": it says {f.now!r}" if f.now is not None else "")
+            for f in found.values()
+        )
+        doubt = "" if corrected is not None else "a value changed and the code shows no one value in its place"
+        return Verdict(VerdictStatus.CONTRADICTED, case.checks, corrected, said, contradictions, doubt)
+
+    @staticmethod
+    def _counterpart(reading: Reading, mention: Mention, slots: tuple[Slot, ...], claimed: set[int]) -> Slot | None:
+        """The code's value the fact's ``mention`` stands for, when the fact ties them together."""
+        candidates = _candidates(mention, slots, claimed)
+        if not candidates:
+            return None
+        key = _key_of(reading, mention)
+        if key is not None:
+            keyed = [
+                s
+                for s in candidates
+                if any(k.lstrip("-").split(".")[-1] == key.lstrip("-").split(".")[-1] for k in s.keys[:1])
+            ]
+            if keyed:
+                return keyed[0]
+        if Cue.DEFAULT in reading.cues:
+            defaults = [s for s in candidates if s.keys[:1] == ("default",) and _about(s, reading, mention) >= 1]
+            if len(defaults) == 1:
+                return defaults[0]
+        scored = sorted(((_about(s, reading, mention), -s.index, s) for s in candidates), key=lambda x: (x[0], x[1]))
+        best = [s for score, _, s in scored if score == 2]
+        if len(best) == 1:
+            return best[0]
+        return None

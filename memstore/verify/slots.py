@@ -1,0 +1,272 @@
+"""The values code gives, and what it gives them to: the other side of `memstore.verify.reading`.
+
+A *slot* is one literal value in a region of code (`memstore.verify.evidence.Region`) with the
+names it is given to: ``default='always'`` in ``click.option('-q', '--quote', ...)`` is the string
+``always`` given to ``default``, inside a call of ``option`` with the option ``--quote``;
+``max-line-length = 100`` in setup.cfg is the number 100 given to ``max-line-length``;
+``"version": "8.3.0"`` in package.json is the version 8.3.0 given to ``version``. The key is read
+from the tokens around the value (an ``=`` or a ``:`` before it, the call or the bracket it is in),
+the same way in every language, so a fact's value can be paired with the code's whatever the file.
+
+`same_value` says whether a value a fact states is the code's value (``30 seconds`` is ``30``,
+``30000`` in milliseconds, ``True`` is ``true``, ``>= 3.8`` is ``>=3.8``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from difflib import SequenceMatcher
+from functools import lru_cache
+
+from memstore.verify.reading import Mention, MentionKind, word_stems
+from memstore.verify.tokens import Language, Token, TokenKind
+
+__all__ = ["Slot", "same_string", "same_value", "similar_string", "slots_of", "value_kind"]
+
+_FLAGS = {"True": "True", "False": "False", "None": "None", "true": "True", "false": "False", "null": "None",
+          "nil": "None", "undefined": "None", "yes": "True", "no": "False", "on": "True", "off": "False"}  # fmt: skip
+_ASSIGN = frozenset({"=", ":", ":=", "=>", "?:", "+=", "|="})
+_URL = re.compile(r"(?:https?|ftp|wss?)://\S+")
+_PIN = re.compile(r"(?:===|==|>=|<=|~=|!=|\^|~|>|<)\s*v?\d")
+_VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]+\d*)?")
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One literal value of a region and what it is given to.
+
+    Attributes:
+        kind: number, string, flag, version, pin or URL.
+        value: its comparable form (as `memstore.verify.reading.Mention.value`).
+        text: as the code writes it (quotes included), for a correction.
+        keys: the names it is given to, innermost first (``default``, then ``--quote``, ``option``).
+        index: the token's index in the region.
+        line: its line in the region (0-based).
+    """
+
+    kind: MentionKind
+    value: str
+    text: str
+    keys: tuple[str, ...]
+    index: int
+    line: int
+
+    @property
+    def key_stems(self) -> frozenset[str]:
+        return frozenset(s for key in self.keys for s, _ in word_stems(key.strip("-")))
+
+
+def value_kind(token: Token) -> tuple[MentionKind, str] | None:
+    """The kind and comparable value of a literal token, or None for a token that is no value."""
+    if token.kind is TokenKind.NUMBER:
+        if token.value.count(".") >= 2 or not re.fullmatch(r"-?[\d.]+", token.value):
+            return MentionKind.VERSION, token.value
+        return MentionKind.NUMBER, token.value
+    if token.kind is TokenKind.NAME and token.value in _FLAGS and token.value not in {"yes", "no", "on", "off"}:
+        return MentionKind.FLAG, _FLAGS[token.value]
+    if token.kind is TokenKind.STRING:
+        text = token.value
+        if _URL.fullmatch(text.strip()):
+            return MentionKind.URL, text.strip()
+        if _PIN.match(text.strip()):
+            return MentionKind.PIN, re.sub(r"\s+", "", text.strip())
+        if _VERSION.fullmatch(text.strip()):
+            return MentionKind.VERSION, text.strip().removeprefix("v")
+        return MentionKind.STRING, text
+    return None
+
+
+def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
+    """The names the value at ``index`` is given to: the key before an ``=`` or ``:``, then the
+    calls and brackets it is inside, with their keys and their option strings (``--quote``)."""
+    keys: list[str] = []
+    at = index - 1
+    if at >= 0 and tokens[at].value == "-":
+        at -= 1
+    if at >= 1 and tokens[at].value in _ASSIGN and tokens[at - 1].kind in {TokenKind.NAME, TokenKind.STRING}:
+        keys.append(tokens[at - 1].value)
+        at -= 2
+        while at >= 1 and tokens[at].value in {"-", "."} and tokens[at - 1].kind is TokenKind.NAME:
+            keys[-1] = tokens[at - 1].value + tokens[at].value + keys[-1]  # max-line-length, a.b.c
+            at -= 2
+    depth = 0
+    for back in range(at, max(-1, index - 200), -1):
+        token = tokens[back]
+        if token.value in {")", "]", "}"}:
+            depth += 1
+        elif token.value in {"(", "[", "{"}:
+            if depth:
+                depth -= 1
+                continue
+            before = back - 1
+            if before >= 0 and tokens[before].kind is TokenKind.NAME:
+                keys.append(tokens[before].value)
+            elif (
+                before >= 1
+                and tokens[before].value in _ASSIGN
+                and tokens[before - 1].kind in {TokenKind.NAME, TokenKind.STRING}
+            ):
+                keys.append(tokens[before - 1].value)
+            keys += [
+                t.value for t in tokens[back + 1 : index] if t.kind is TokenKind.STRING and t.value.startswith("-")
+            ]
+            if len(keys) >= 4:
+                break
+        elif depth == 0 and token.kind is TokenKind.PUNCT and token.value == ";":
+            break
+    return tuple(dict.fromkeys(keys))
+
+
+@lru_cache(maxsize=4096)
+def _slots(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language) -> tuple[Slot, ...]:
+    found: list[Slot] = []
+    for index, token in enumerate(tokens):
+        kind = value_kind(token)
+        if kind is None:
+            continue
+        value = kind[1]
+        if (
+            kind[0] is MentionKind.NUMBER
+            and index
+            and tokens[index - 1].value == "-"
+            and (index < 2 or tokens[index - 2].kind is TokenKind.PUNCT)
+        ):
+            value = "-" + value
+        found.append(Slot(kind[0], value, token.text, _keys(tokens, index), index, token.line))
+    if language in {Language.SHELL, Language.PROSE}:
+        found += _line_values(lines, len(tokens))
+    return tuple(found)
+
+
+_SETTING = re.compile(r"^\s*(?:[-*]\s+)?([A-Za-z_][\w.-]*)\s*[:=]\s*(?P<value>[^\s#;][^#;]*?)\s*(?:[#;].*)?$")
+
+
+def _line_values(lines: tuple[str, ...], base: int) -> list[Slot]:
+    """Unquoted settings of configuration files: ``max-line-length = 100``, ``universal: 1``,
+    ``exclude = .tox,.git``: the whole value as a string, given to its key."""
+    found = []
+    for number, line in enumerate(lines):
+        match = _SETTING.match(line)
+        if match is None or match["value"][:1] in {'"', "'", "[", "{"}:
+            continue
+        value = match["value"].strip()
+        kind = MentionKind.STRING
+        if _URL.fullmatch(value):
+            kind = MentionKind.URL
+        elif _PIN.match(value):
+            kind, value = MentionKind.PIN, re.sub(r"\s+", "", value)
+        found.append(Slot(kind, value, match["value"].strip(), (match.group(1),), base + number, number))
+    return found
+
+
+def slots_of(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language) -> tuple[Slot, ...]:
+    """Every literal value of a region's tokens, with its keys (see `Slot`)."""
+    return _slots(tokens, lines, language)
+
+
+_SECONDS = {"ms": Decimal("0.001"), "s": Decimal(1), "min": Decimal(60), "h": Decimal(3600), "day": Decimal(86400),
+            "week": Decimal(604800)}  # fmt: skip
+_BYTES = {"byte": 1, "KB": 1000, "KiB": 1024, "MB": 1000**2, "MiB": 1024**2, "GB": 1000**3, "GiB": 1024**3}
+
+
+def _number(text: str) -> Decimal | None:
+    try:
+        return Decimal(text)
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def same_value(mention: Mention, slot: Slot) -> bool:
+    """Whether the value a fact states is the value the code gives (units and spellings aside)."""
+    kind, value = mention.kind, mention.value
+    if kind is MentionKind.NUMBER and slot.kind is MentionKind.NUMBER:
+        if value == slot.value:
+            return True
+        stated, code = _number(value), _number(slot.value)
+        if stated is None or code is None:
+            return False
+        if mention.unit in _SECONDS:
+            seconds = stated * _SECONDS[mention.unit]
+            return code in {seconds, seconds * 1000}  # the code counts seconds or milliseconds
+        if mention.unit in _BYTES:
+            return code == stated * _BYTES[mention.unit]
+        return False
+    if kind is MentionKind.NUMBER and slot.kind is MentionKind.STRING:
+        return slot.value.strip() == value
+    if kind is MentionKind.FLAG:
+        return (slot.kind is MentionKind.FLAG and slot.value == value) or (
+            slot.kind is MentionKind.STRING and _FLAGS.get(slot.value.strip()) == value
+        )
+    if kind is MentionKind.VERSION:
+        return slot.kind in {MentionKind.VERSION, MentionKind.NUMBER, MentionKind.STRING} and (
+            slot.value.strip().removeprefix("v") == value or slot.value == value
+        )
+    if kind is MentionKind.PIN:
+        return slot.kind in {MentionKind.PIN, MentionKind.STRING} and re.sub(r"\s+", "", slot.value) == re.sub(
+            r"\s+", "", value
+        )
+    if kind is MentionKind.URL:
+        return slot.kind in {MentionKind.URL, MentionKind.STRING} and slot.value.rstrip("/") == value.rstrip("/")
+    if kind is MentionKind.STRING:
+        if slot.kind is MentionKind.NUMBER:
+            return value.strip() == slot.value
+        if slot.kind is MentionKind.FLAG:
+            return _FLAGS.get(value.strip()) == slot.value
+        return same_string(value, slot.value)
+    return False
+
+
+_PLACEHOLDER = re.compile(
+    r"%[-#0 +]*\d*(?:\.\d+)?[sdrifgxXeEcaA%]|\{[^{}]{0,40}\}|\$\{[^{}]{0,40}\}|<[^<>\s]{1,30}>|\.\.\.|…|\b[A-Z][A-Z_]{1,}\b|\bX\b|\bN\b"
+)
+
+
+def _chunks(text: str) -> list[str]:
+    """The fixed parts of a message template, placeholders (``%s``, ``{name}``, ``${x}``, ``<key>``,
+    ``...``, ``NAME``) taken out."""
+    return [c.strip() for c in _PLACEHOLDER.split(text) if c.strip()]
+
+
+def same_string(stated: str, code: str) -> bool:
+    """Whether a string a fact quotes is the code's string: equal, a part of it (a message quoted in
+    part), or the same template with other placeholders ("Unknown quote_mode: <mode>" of
+    ``f"Unknown quote_mode: {quote_mode}"``). A list of items (``a,b,c``) must be equal."""
+    stated_s, code_s = stated.strip(), code.strip()
+    if stated_s == code_s:
+        return True
+    if not stated_s:
+        return False
+    listing = "," in stated_s and " " not in stated_s
+    if listing:
+        return False
+    if len(stated_s) >= 4 and stated_s in code_s:
+        return True
+    return _in_order(_chunks(stated_s), code_s) or _in_order(_chunks(code_s), stated_s)
+
+
+def _in_order(parts: list[str], text: str) -> bool:
+    """Whether the fixed parts of one template stand in the other string, in order."""
+    if not parts or sum(len(p) for p in parts) < 4:
+        return False
+    at, lower = 0, text.lower()
+    for part in parts:
+        found = lower.find(part.lower(), at)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
+
+
+def similar_string(stated: str, code: str) -> bool:
+    """Whether two strings are near enough to be one misremembered as the other ("Starting
+    directory not found" and "Starting path not found")."""
+    a, b = stated.strip().lower(), code.strip().lower()
+    if not a or not b:
+        return False
+    return SequenceMatcher(None, a, b).ratio() >= 0.6
+
+
+def stems_of(text: str) -> frozenset[str]:
+    return frozenset(s for s, _ in word_stems(text))
