@@ -84,10 +84,11 @@ class HandScore:
         t = self.tally
         t["corrections due"] += 1
         self.classes[(memory.kind, "due")] += 1
-        fact = verdict.corrected.fact if verdict.corrected is not None else ""
+        contradicted = verdict.status is VerdictStatus.CONTRADICTED
+        fact = verdict.corrected.fact if verdict.corrected is not None and contradicted else ""
         kept = bool(fact) and any(said(fact, v) for v in memory.stale)
         t["old value kept"] += kept
-        fixed = verdict.status is VerdictStatus.CONTRADICTED and all(said(fact, v) for v in memory.current) and not kept
+        fixed = contradicted and bool(fact) and all(said(fact, v) for v in memory.current) and not kept
         t["corrections right"] += fixed
         self.classes[(memory.kind, "fixed")] += fixed
         return fixed
@@ -103,15 +104,22 @@ class HandScore:
 
 
 def said(fact: str, value: str) -> bool:
-    """Whether ``fact`` states ``value`` (quotes, spacing and backticks aside; a value made of one
-    word or number as a whole token, not inside a longer one)."""
-    core = code_form(value.strip().strip("`")).strip("\"'")
-    text = code_form(fact.replace("`", " "))
+    """Whether ``fact`` states ``value``: as a whole token where it is one word or number, else its
+    tokens in order (quotes, spacing and backticks aside); a pin (``>=2``) also by its version."""
+    core = value.strip().strip("`").strip()
+    if len(core) >= 2 and core[0] == core[-1] and core[0] in "\"'":
+        core = core[1:-1]
     if not core:
         return False
+    text = " ".join(fact.replace("`", " ").split())
     left = r"(?<![\w.])" if core[0].isalnum() or core[0] == "_" else ""
     right = r"(?![\w])" if core[-1].isalnum() or core[-1] == "_" else ""
-    return re.search(left + re.escape(core) + right, text.replace("'", '"')) is not None
+    if re.search(left + re.escape(core) + right, text):
+        return True
+    if re.search(r"[^\w.]", core) and code_form(core).replace('"', "") in code_form(text).replace('"', ""):
+        return True
+    pinned = re.fullmatch(r"(?:===|==|>=|<=|~=|!=|\^|~|>|<)\s*(v?\d[\w.*]*)", core)
+    return pinned is not None and said(fact, pinned.group(1))
 
 
 def _mistake(

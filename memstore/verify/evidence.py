@@ -21,7 +21,7 @@ from functools import cached_property
 
 from memstore.verify.citations import CitationCheck
 from memstore.verify.codebase import Codebase
-from memstore.verify.definitions import bracket_depth, head_of
+from memstore.verify.definitions import bracket_depth
 from memstore.verify.lines import align, diff_opcodes, lines_of
 from memstore.verify.reading import word_stems
 from memstore.verify.tokens import Language, Token, TokenKind, language_of, tokenize
@@ -69,18 +69,48 @@ class Region:
         return " ".join(t.value for t in tokenize(self.text, self.language) if t.kind is TokenKind.COMMENT)
 
 
+def _opener(lines: Sequence[str], first: int) -> int:
+    """The line (0-based) that opened the innermost bracket still open at line ``first``: the head
+    of a wrapped call, signature or literal that line is part of (``first`` itself when none is)."""
+    depth = 0
+    for above in range(first - 1, max(-1, first - _STATEMENT_LINES), -1):
+        depth += bracket_depth(lines[above])
+        if depth > 0:
+            return above
+    return first
+
+
 def _statement(lines: Sequence[str], first: int, last: int, language: Language) -> tuple[int, int]:
-    """``first``..``last`` widened to the statements they are part of (brackets balanced)."""
-    if language is Language.PROSE:
+    """``first``..``last`` widened to the innermost statement they are part of (brackets balanced):
+    a line of a wrapped signature is read with its ``def``, one item of a list with its list."""
+    if language is Language.PROSE or first >= len(lines):
         return first, last
-    start = head_of(lines, first) if first < len(lines) else first
-    start = max(start, first - _STATEMENT_LINES)
+    span = "\n".join(lines[first : last + 1])
+    start = first if bracket_depth(span) >= 0 and _never_below(lines, first, last) else _opener(lines, first)
+    if start == first and first > 0 and _continues(lines[first]):
+        start = _opener(lines, first)
     depth, end = 0, start
     for end in range(start, min(len(lines), start + _STATEMENT_LINES)):
         depth += bracket_depth(lines[end])
         if depth <= 0 and end >= last:
             break
     return start, max(end, min(last, len(lines) - 1))
+
+
+def _never_below(lines: Sequence[str], first: int, last: int) -> bool:
+    """Whether the lines close no bracket they did not open (their running depth stays >= 0)."""
+    depth = 0
+    for index in range(first, last + 1):
+        depth += bracket_depth(lines[index])
+        if depth < 0:
+            return False
+    return True
+
+
+def _continues(line: str) -> bool:
+    """A line that is one item of a wrapped call, signature or literal (``le=None,``, ``"a",``)."""
+    code = line.split("#", 1)[0].strip()
+    return code.endswith(",") and not code.startswith(("def ", "class ", "async def ", "function ", "if ", "for "))
 
 
 _HEADER = re.compile(

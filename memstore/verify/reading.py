@@ -54,6 +54,7 @@ class Cue(StrEnum):
     COMPLETE = "complete"  # only, exactly, all, "the X are A, B and C"
     COUNT = "count"  # a number of things: "six times", "8 projects"
     MATCH = "match"  # must match, kept in sync, the same in both
+    UNIVERSAL = "universal"  # always, every, never, regardless, unconditionally
 
 
 @dataclass(frozen=True, slots=True)

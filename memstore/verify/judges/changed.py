@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from memstore.verify.citations import CitationStatus
 from memstore.verify.judges.case import Case
-from memstore.verify.reading import word_stems
+from memstore.verify.reading import Cue, Mention, MentionKind, Reading, word_stems
 from memstore.verify.verdict import Verdict, VerdictStatus
 
 __all__ = ["REWRITTEN", "Changed"]
@@ -39,21 +39,29 @@ class Changed:
         reading = case.reading
         said = {w.stem for w in reading.words if not w.negated} | {s for s, _ in word_stems(case.memory.subject)}
         denied = {w.stem for w in reading.words if w.negated}
+        closed = bool(reading.cues & {Cue.COMPLETE, Cue.COUNT, Cue.UNIVERSAL}) or _enumerates(reading)
         reasons: list[str] = []
         for ev in (case.evidence_for(c) for c in case.located_readable):
-            if ev.check.status is not CitationStatus.CHANGED or ev.then is None or ev.now is None or not ev.changed:
+            if ev.then is None or ev.now is None or not ev.changed:
                 continue
+            cited_changed = ev.check.status is CitationStatus.CHANGED
             then, now = ev.then.stems, ev.now.stems
             gone = sorted(s for s in said if s in then and s not in now)
             came = sorted(s for s in denied if s in now and s not in then)
+            new = sorted(s for s in (now - then) if s not in then and not s.isdigit() and len(s) > 2)
             removed = sum((then - now).values())
             share = removed / max(1, sum(then.values()))
-            if gone:
-                reasons.append(f"{ev.check.where} no longer says {', '.join(gone[:4])}")
-            elif came:
-                reasons.append(f"{ev.check.where} now has {', '.join(came[:4])}, which the fact says it does not")
-            elif share >= REWRITTEN and removed >= 3:
-                reasons.append(f"{ev.check.where} was rewritten ({share:.0%} of its words are gone)")
+            where = ev.check.where
+            if came:
+                reasons.append(f"{where} now has {', '.join(came[:4])}, which the fact says it does not")
+            elif cited_changed and gone:
+                reasons.append(f"{where} no longer says {', '.join(gone[:4])}")
+            elif cited_changed and share >= REWRITTEN and removed >= 3:
+                reasons.append(f"{where} was rewritten ({share:.0%} of its words are gone)")
+            elif closed and new:
+                reasons.append(f"{where} gained {', '.join(new[:4])}, beside what the fact says is all there is")
+            elif Cue.UNIVERSAL in reading.cues and ev.guards_changed:
+                reasons.append(f"{where} now stands under {ev.now_parents[0][1]!r}: the fact says it always holds")
         if not reasons:
             return None
         return Verdict(
@@ -62,3 +70,21 @@ class Changed:
             reason="; ".join(reasons) + "; no one value of the code replaces what the fact says",
             uncertain="a rewritten statement read as touching the fact by its words",
         )
+
+
+def _enumerates(reading: Reading) -> bool:
+    """Whether the fact lists things (three names or values or more, or a count): a list a change
+    that adds to the code makes incomplete."""
+    listed = [m for m in reading.mentions if m.kind in {MentionKind.NAME, MentionKind.STRING}]
+    return len(listed) >= 3 and _listed_together(reading, listed)
+
+
+def _listed_together(reading: Reading, listed: list[Mention]) -> bool:
+    """Three or more of them joined by commas or "and"/"or" (a list), not names spread over prose."""
+    run = 1
+    for a, b in zip(listed, listed[1:], strict=False):
+        between = reading.fact[a.end : b.start].strip().strip("`'\"")
+        run = run + 1 if between in {",", "and", "or", ", and", ", or", "/", "|", ";"} else 1
+        if run >= 3:
+            return True
+    return False

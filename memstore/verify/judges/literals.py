@@ -90,7 +90,7 @@ def _verbatim(value: str | None, text: str) -> str | None:
 def _contradictions(case: Case) -> list[Contradiction]:
     memory, codebase, claims, readable = case.memory, case.codebase, case.claims, case.located_readable
     found: dict[str, Contradiction] = {}
-    statements = {id(c): statement_of(c, codebase) for c in readable}
+    statements = {id(c): f"{c.text}\n{statement_of(c, codebase)}" for c in readable}
     # 1. Grounded: a change removed a claimed literal from a cited line.
     for check in readable:
         assert check.text is not None
@@ -138,6 +138,8 @@ def _contradictions(case: Case) -> list[Contradiction]:
         if not values:
             continue
         candidates = [v for v in values if v != claim.text]
+        if not candidates and known is None:
+            continue  # the code gives what the fact names the value the fact states
         replacement = candidates[0] if len(candidates) == 1 else None
         where = values[candidates[0]] if candidates else readable[0].where
         if known is None or replacement is not None:
