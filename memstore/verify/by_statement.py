@@ -162,7 +162,8 @@ def _judged(
                            for s, said, c in wrong)  # fmt: skip
         corrected = MemoryDraft(memory.repo, memory.kind, memory.subject, fact, citations, memory.reason)
         return Verdict(VerdictStatus.CONTRADICTED, checks, corrected, reason, contradictions)
-    if all(c.status is CitationStatus.VALID and c.line == at.get(id(c), c.line) for c in checks):
+    if all(c.status is CitationStatus.VALID and c.line is not None and c.line <= at.get(id(c), c.line) <= (c.end_line or c.line)
+           for c in checks):  # fmt: skip
         return Verdict(VerdictStatus.VALID, checks, reason="the cited code says what the fact says")
     corrected = MemoryDraft(memory.repo, memory.kind, memory.subject, memory.fact, citations, memory.reason)
     where = ", ".join(str(c) for c in citations)

@@ -237,5 +237,8 @@ def _literal(text: str) -> str:
     try:
         value = ast.literal_eval(text.strip())
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-        return code_form(text).strip('"')
+        form = code_form(text).strip('"')
+        if form.startswith("(") and form.endswith(")") and "," in form:
+            form = form[1:-1]  # a tuple with its parentheses or without is one tuple
+        return form
     return value if isinstance(value, str) else repr(value)

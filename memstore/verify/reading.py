@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from memstore.verify.tokens import number_value
 
-__all__ = ["Cue", "Mention", "MentionKind", "Reading", "Word", "read_fact", "stem"]
+__all__ = ["Cue", "Mention", "MentionKind", "Reading", "Word", "looks_like_code", "negated_spans", "read_fact", "stem", "word_stems"]
 
 
 class MentionKind(StrEnum):
@@ -71,6 +71,8 @@ class Mention:
             ``KiB``...), or "".
         negated: the fact says the code does not have it ("no `encoding` parameter").
         quoted: it stands in backticks or quotes (the writer marked it as code or a literal).
+        key: for a value inside a code span, the name the span gives it (``default`` in
+            ```default = 4096```), else "".
     """
 
     kind: MentionKind
@@ -81,6 +83,7 @@ class Mention:
     unit: str = ""
     negated: bool = False
     quoted: bool = False
+    key: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +291,9 @@ _NEGATOR = re.compile(
 _SCOPE_END = re.compile(r"[.;:!?()]|,\s|\bbut\b|\bwhile\b|\bwhereas\b|\bso\b|\bexcept\b|--|—")
 
 
-def _negated_spans(fact: str) -> list[tuple[int, int]]:
+def negated_spans(fact: str) -> list[tuple[int, int]]:
+    """The spans of a fact that a negation governs ("no `encoding` parameter": from "no" to the
+    end of its clause)."""
     spans = []
     for match in _NEGATOR.finditer(fact):
         end = _SCOPE_END.search(fact, match.end())
@@ -388,6 +393,11 @@ _NUMBER_WORDS = {
     "hundred": 100, "thousand": 1000, "once": 1, "twice": 2, "thrice": 3,
 }  # fmt: skip
 _NUMBER_WORD = re.compile(r"(?i)\b(" + "|".join(_NUMBER_WORDS) + r")\b")
+_SWITCHES = {"on": "True", "off": "False", "enabled": "True", "disabled": "False"}
+_SWITCH = re.compile(
+    r"(?i)\b(?:defaults? to|is|are|starts?(?: out)?|turned|set to|switched)\s+(?P<a>on|off|enabled|disabled)\b"
+    r"|\b(?P<b>on|off|enabled|disabled) by default\b"
+)
 _ENGLISH_CODE = frozenset({"e.g", "i.e", "etc", "vs"})
 
 
@@ -457,10 +467,8 @@ def read_fact(fact: str) -> Reading:
             add(MentionKind.NAME, match.group(), inner.strip().removesuffix("()"), start, end, quoted=True)
         else:
             add(MentionKind.CODE, match.group(), inner.strip(), start, end, quoted=True)
-            for literal_match in _QUOTE.finditer(inner):  # the strings inside a code span are values too
-                value = literal_match.group(1) if literal_match.group(1) is not None else literal_match.group(2)
-                s = start + 1 + literal_match.start()
-                add(MentionKind.STRING, literal_match.group(), value, s, s + len(literal_match.group()), quoted=True)
+            for kind, text, value, at, key in _span_values(inner):  # the values inside a code span
+                add(kind, text, value, start + 1 + at, start + 1 + at + len(text), quoted=True, key=key)
     for match in _URL.finditer(fact):
         url = match.group().rstrip(".,;:")
         if free(match.start(), match.start() + len(url)):
@@ -511,17 +519,49 @@ def read_fact(fact: str) -> Reading:
         text = match.group().rstrip(".-")
         if not free(match.start(), match.start() + len(text)):
             continue
-        if text.lower() in _FLAGS and (text[0].isupper() or text in {"null", "nil", "undefined"}):
+        if text.lower() in _FLAGS and (text[0].isupper() or text in {"null", "nil", "undefined", "true", "false"}):
             add(MentionKind.FLAG, text, _FLAGS[text.lower()], match.start(), match.start() + len(text))
         elif looks_like_code(text) or fact.startswith("=", match.start() + len(text)):
             add(MentionKind.NAME, text, text.removesuffix("()"), match.start(), match.start() + len(text))
-    negated = _negated_spans(fact)
+    for match in _SWITCH.finditer(fact):  # "defaults to off", "enabled by default": a flag in words
+        word = match.group("a") or match.group("b")
+        start = match.start("a") if match.group("a") else match.start("b")
+        if free(start, start + len(word)):
+            taken.append((start, start + len(word)))
+            add(MentionKind.FLAG, word, _SWITCHES[word.lower()], start, start + len(word))
+    negated = negated_spans(fact)
     mentions = [
         Mention(m.kind, m.text, m.value, m.start, m.end, m.unit, any(a <= m.start < b for a, b in negated), m.quoted)
         for m in sorted(mentions, key=lambda m: (m.start, m.end))
     ]
     words = tuple(Word(s, at, any(a <= at < b for a, b in negated)) for s, at in word_stems(fact))
     return Reading(fact, tuple(mentions), words, _cues(fact, mentions))
+
+
+def _span_values(code: str) -> list[tuple[MentionKind, str, str, int, str]]:
+    """The literal values of a code span (``default = 4096``, ``usecwd=True``, ``f(a, 'x')``): kind,
+    text, comparable value, offset in the span, and the name an ``=`` or ``:`` gives each."""
+    from memstore.verify.tokens import Language, TokenKind, tokenize  # noqa: PLC0415  (tokens imports this module's helpers)
+
+    tokens = [t for t in tokenize(code, Language.PYTHON) if t.kind is not TokenKind.COMMENT]
+    found = []
+    starts = [0, *[m.end() for m in re.finditer("\n", code)]]
+    for index, token in enumerate(tokens):
+        literal: tuple[MentionKind, str] | None = None
+        if token.kind is TokenKind.STRING:
+            literal = _literal_kind(token.text) or (MentionKind.STRING, token.value)
+            if literal[0] is MentionKind.STRING:
+                literal = (MentionKind.STRING, token.value)
+        elif token.kind is TokenKind.NUMBER or (token.kind is TokenKind.NAME and token.value.lower() in _FLAGS):
+            literal = _literal_kind(token.text)
+        if literal is None:
+            continue
+        key = ""
+        if index >= 2 and tokens[index - 1].value in {"=", ":", "==", ":="} and tokens[index - 2].kind is TokenKind.NAME:
+            key = tokens[index - 2].value
+        at = starts[token.line] + token.column
+        found.append((literal[0], token.text, literal[1], at, key))
+    return found
 
 
 def _unit_after(fact: str, end: int) -> str:

@@ -78,6 +78,26 @@ def value_kind(token: Token) -> tuple[MentionKind, str] | None:
     return None
 
 
+def _annotated(tokens: tuple[Token, ...], end: int) -> int | None:
+    """The index of the name an annotation ending at ``end`` belongs to (``name: t.Optional[str]``,
+    ``name: "T"``), or None when the tokens before ``end`` are no annotation."""
+    depth, at = 0, end
+    while at >= 0 and end - at < 40:
+        value = tokens[at].value
+        if value in {"]", ")"}:
+            depth += 1
+        elif value in {"[", "("}:
+            if depth == 0:
+                return None
+            depth -= 1
+        elif depth == 0 and value == ":":
+            return at - 1 if at >= 1 and tokens[at - 1].kind is TokenKind.NAME else None
+        elif depth == 0 and (value in {",", "=", ";", "{", "}"} or tokens[at].kind is TokenKind.NUMBER):
+            return None
+        at -= 1
+    return None
+
+
 def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
     """The names the value at ``index`` is given to: the key before an ``=`` or ``:``, then the
     calls and brackets it is inside, with their keys and their option strings (``--quote``)."""
@@ -85,7 +105,12 @@ def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
     at = index - 1
     if at >= 0 and tokens[at].value == "-":
         at -= 1
-    if at >= 1 and tokens[at].value in _ASSIGN and tokens[at - 1].kind in {TokenKind.NAME, TokenKind.STRING}:
+    if at >= 1 and tokens[at].value in {"=", ":="}:
+        named = _annotated(tokens, at - 1)  # ``usecwd: bool = False``: the name, not its type
+        if named is not None:
+            keys.append(tokens[named].value)
+            at = named - 1
+    if not keys and at >= 1 and tokens[at].value in _ASSIGN and tokens[at - 1].kind in {TokenKind.NAME, TokenKind.STRING}:
         keys.append(tokens[at - 1].value)
         at -= 2
         while at >= 1 and tokens[at].value in {"-", "."} and tokens[at - 1].kind is TokenKind.NAME:
@@ -223,10 +248,16 @@ _PLACEHOLDER = re.compile(
 )
 
 
-def _chunks(text: str) -> list[str]:
+_STRICT_PLACEHOLDER = re.compile(
+    r"%[-#0 +]*\d*(?:\.\d+)?[sdrifgxXeEcaA%]|\{[^{}]{0,40}\}|\$\{[^{}]{0,40}\}|<[^<>\s]{1,30}>|\.\.\.|…"
+)
+
+
+def _chunks(text: str, strict: bool = False) -> list[str]:
     """The fixed parts of a message template, placeholders (``%s``, ``{name}``, ``${x}``, ``<key>``,
-    ``...``, ``NAME``) taken out."""
-    return [c.strip() for c in _PLACEHOLDER.split(text) if c.strip()]
+    ``...``; unless ``strict``, also a word in capitals: ``NAME``) taken out."""
+    pattern = _STRICT_PLACEHOLDER if strict else _PLACEHOLDER
+    return [c.strip() for c in pattern.split(text) if c.strip()]
 
 
 def same_string(stated: str, code: str) -> bool:
@@ -243,7 +274,10 @@ def same_string(stated: str, code: str) -> bool:
         return False
     if len(stated_s) >= 4 and stated_s in code_s:
         return True
-    return _in_order(_chunks(stated_s), code_s) or _in_order(_chunks(code_s), stated_s)
+    for strict in (True, False):
+        if _in_order(_chunks(stated_s, strict), code_s) or _in_order(_chunks(code_s, strict), stated_s):
+            return True
+    return False
 
 
 def _in_order(parts: list[str], text: str) -> bool:

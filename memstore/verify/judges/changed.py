@@ -39,7 +39,8 @@ class Changed:
         reading = case.reading
         said = {w.stem for w in reading.words if not w.negated} | {s for s, _ in word_stems(case.memory.subject)}
         denied = {w.stem for w in reading.words if w.negated}
-        closed = bool(reading.cues & {Cue.COMPLETE, Cue.COUNT, Cue.UNIVERSAL}) or _enumerates(reading)
+        closed = bool(reading.cues & {Cue.COMPLETE, Cue.COUNT}) or _enumerates(reading)
+        coded = {s for m in reading.mentions if m.kind in {MentionKind.NAME, MentionKind.CODE} for s, _ in word_stems(m.value)}
         reasons: list[str] = []
         for ev in (case.evidence_for(c) for c in case.located_readable):
             if ev.then is None or ev.now is None or not ev.changed:
@@ -54,7 +55,7 @@ class Changed:
             where = ev.check.where
             if came:
                 reasons.append(f"{where} now has {', '.join(came[:4])}, which the fact says it does not")
-            elif cited_changed and gone:
+            elif cited_changed and gone and (len(gone) >= 2 or set(gone) & coded):
                 reasons.append(f"{where} no longer says {', '.join(gone[:4])}")
             elif cited_changed and share >= REWRITTEN and removed >= 3:
                 reasons.append(f"{where} was rewritten ({share:.0%} of its words are gone)")

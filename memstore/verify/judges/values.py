@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from memstore.verify.evidence import Evidence, Region
 from memstore.verify.judges.case import Case
-from memstore.verify.reading import STOP, Cue, Mention, MentionKind, Reading
+from memstore.verify.reading import STOP, Cue, Mention, MentionKind, Reading, looks_like_code
 from memstore.verify.slots import Slot, same_value, similar_string, slots_of
 from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
 
@@ -59,10 +59,14 @@ def _words_as_values(reading: Reading, slots: tuple[Slot, ...]) -> list[Mention]
     found: list[Mention] = []
     fact = reading.fact
     taken = [(m.start, m.end) for m in reading.mentions]
+    keys = {k.lstrip("-").lower() for slot in slots for k in slot.keys}
+    names = {n.value.lstrip("-").lower() for n in reading.names}
     for slot in slots:
         value = slot.value.strip()
         if slot.kind is not MentionKind.STRING or not 3 <= len(value) <= 40 or value.lower() in STOP:
             continue
+        if value.lstrip("-").lower() in keys | names or value.startswith("-"):
+            continue  # the name of an option or a key, not a value given to one
         if not re.fullmatch(r"[\w.-]+(?: [\w.-]+){0,3}", value) or value.isdigit():
             continue
         for match in re.finditer(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", fact):
@@ -72,24 +76,47 @@ def _words_as_values(reading: Reading, slots: tuple[Slot, ...]) -> list[Mention]
     return found
 
 
-def _key_of(reading: Reading, mention: Mention) -> str | None:
+def _key_of(reading: Reading, mention: Mention, slots: tuple[Slot, ...] = ()) -> str | None:
     """The name the fact gives a value to outright: ``usecwd=True``, ``usecwd defaults to True``,
-    ``max-line-length = 100``, ``the default of --quote is auto``."""
+    ``max-line-length = 100``; a name of code the fact names, never a plain word ("option")."""
+    if mention.key:
+        return mention.key
     before = reading.fact[max(0, mention.start - 60) : mention.start]
     match = re.search(
-        r"([A-Za-z_][\w.-]*)`?\s*(?:=|:|is|to|as|of|equals|defaults to|is set to|set to|defaulting to|default(?:s)?\s*(?:value)?\s*(?:is|of)?)\s*`?$",
+        r"([A-Za-z_][\w.-]*)`?\s*(?:=|:|is|to|as|of|equals|defaults to|is set to|set to|defaulting to|starts(?: out)?"
+        r"|default(?:s)?\s*(?:value)?\s*(?:is|of)?)\s*`?$",
         before,
     )
     if match is None:
         return None
     name = match.group(1)
-    return (
-        name
-        if any(n.value.split(".")[-1] == name.split(".")[-1] or n.value == name for n in reading.names)
-        else name
-        if name in {m.value for m in reading.names}
-        else name
-    )
+    named = {n.value.lstrip("-") for n in reading.names}
+    if name.lstrip("-") in named or looks_like_code(name) or _keyed(name, slots):
+        return name
+    return None
+
+
+_INPUT = re.compile(
+    r"(?i)\b(?:pass(?:ing)?|set(?:ting)?|call(?:ing)? (?:it )?with|use|using|override|assign(?:ing)?|give|giving"
+    r"|to (?:disable|enable|turn (?:it )?(?:off|on))|if you want|you can)\b[^.;:]{0,40}$"
+)
+
+
+def _an_input(reading: Reading, mention: Mention) -> bool:
+    """Whether the fact names the value as one to give the code ("pass `exc_info=True`", "unless you
+    pass bytes=False"), not as what the code says."""
+    return _INPUT.search(reading.fact[max(0, mention.start - 50) : mention.start]) is not None
+
+
+def _keyed(key: str, slots: tuple[Slot, ...]) -> list[Slot]:
+    """The slots given to ``key`` (by its last dotted part: ``GracefulTimeout.default`` is ``default``)."""
+    want = _bare_key(key)
+    return [s for s in slots if s.keys and _bare_key(s.keys[0]) == want]
+
+
+def _bare_key(key: str) -> str:
+    """A key as compared: its last dotted part, without leading dashes or underscores, lower case."""
+    return key.split(".")[-1].lstrip("-_").replace("-", "_").lower()
 
 
 def _candidates(mention: Mention, slots: tuple[Slot, ...], claimed: set[int]) -> list[Slot]:
@@ -115,6 +142,15 @@ def _about(slot: Slot, reading: Reading, mention: Mention) -> int:
 
 def _stands(mention: Mention, regions: list[tuple[Slot, ...]]) -> bool:
     return any(same_value(mention, s) for slots in regions for s in slots)
+
+
+def _in_file(case: Case, ev: Evidence, mention: Mention) -> bool:
+    """Whether a message the fact quotes (a string of 12 characters or more) still stands somewhere in
+    the cited file: moved into a constant, say, rather than changed."""
+    if mention.kind is not MentionKind.STRING or len(mention.value) < 12:
+        return False
+    read = case.codebase.read(ev.check.path)
+    return read.ok and mention.value in "\n".join(read.lines)
 
 
 def _render(mention: Mention, slot_text: str) -> str:
@@ -175,12 +211,17 @@ class Values:
             for mention in mentions:
                 if mention.start in found:
                     continue
+                conflict = self._conflict(reading, mention, then_slots)
+                if conflict is not None:  # the fact gives a name a value the code never gave it
+                    now = _replacement(conflict, ev, now_slots) if ev.now is not None else conflict.text
+                    found[mention.start] = _Found(mention, now, ev.check.where, near_miss=True)
+                    continue
                 hits = [s for s in then_slots if same_value(mention, s)]
                 if hits:
                     if ev.now is None or _stands(mention, [now_slots]):
                         continue
                     now = _replacement(hits[0], ev, now_slots)
-                    if now is None and _stands(mention, [scope_now]):
+                    if now is None and (_stands(mention, [scope_now]) or _in_file(case, ev, mention)):
                         continue
                     if now is not None and same_value(mention, Slot(hits[0].kind, now.strip("\"'`"), now, (), 0, 0)):
                         continue
@@ -220,12 +261,35 @@ class Values:
         return Verdict(VerdictStatus.CONTRADICTED, case.checks, corrected, said, contradictions, doubt)
 
     @staticmethod
+    def _conflict(reading: Reading, mention: Mention, slots: tuple[Slot, ...]) -> Slot | None:
+        """The code's value for the name the fact gives ``mention`` to, when it is another value:
+        ``usecwd=True`` where ``usecwd: bool = False``; a default stated where the cited option's
+        ``default=`` says another."""
+        key = _key_of(reading, mention, slots)
+        keyed = [s for s in _keyed(key, slots) if s.kind in _KINDS[mention.kind]] if key else []
+        if not keyed and Cue.DEFAULT in reading.cues:
+            keyed = [
+                s for s in slots
+                if s.kind in _KINDS[mention.kind] and s.keys[:1] == ("default",) and _about(s, reading, mention) == 2
+            ]  # fmt: skip
+        if not keyed or any(same_value(mention, s) for s in keyed) or _an_input(reading, mention):
+            return None
+        if any(same_value(other, s) for other in reading.mentions if other is not mention for s in keyed):
+            return None  # the fact states the code's value too: this one is something else (an input)
+        if mention.kind is MentionKind.STRING and not mention.quoted and not any(
+            same_value(mention, s) for s in slots
+        ):
+            return None  # a plain word is a value only where the code has it as one
+        values = {s.value for s in keyed}
+        return keyed[0] if len(values) == 1 else None
+
+    @staticmethod
     def _counterpart(reading: Reading, mention: Mention, slots: tuple[Slot, ...], claimed: set[int]) -> Slot | None:
         """The code's value the fact's ``mention`` stands for, when the fact ties them together."""
         candidates = _candidates(mention, slots, claimed)
         if not candidates:
             return None
-        key = _key_of(reading, mention)
+        key = mention.key or _key_of(reading, mention)
         if key is not None:
             keyed = [
                 s
