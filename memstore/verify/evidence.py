@@ -137,7 +137,8 @@ def parents(lines: Sequence[str], index: int, limit: int = 8) -> tuple[tuple[int
         depth = len(text) - len(text.lstrip())
         if depth < indent or (depth == 0 and stripped.startswith("[") and stripped.endswith("]")):
             if _HEADER.match(text) or text.rstrip().endswith((":", "{")):
-                found.append((above, stripped))
+                head = _opener(lines, above) if stripped.startswith((")", "]", "}")) else above
+                found.append((head, " ".join(" ".join(lines[head : above + 1]).split())))
                 if len(found) >= limit:
                     break
             indent = min(indent, depth)

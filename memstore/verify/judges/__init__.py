@@ -46,9 +46,9 @@ REFERENCE_JUDGES: tuple[Judge, ...] = (
     Refuted(),
     StatedValues(),
     Values(),
+    Relevance(),
     Literals(),
     Changed(),
-    Relevance(),
     Citations(),
 )
 

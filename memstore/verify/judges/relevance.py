@@ -1,48 +1,110 @@
-"""The judge of whether the cited code is about the fact at all."""
+"""The judge of whether the cited code is about the fact at all.
+
+A citation can point at the wrong lines: a fact about ``set_key`` citing lines of ``unset_key``, a
+fact about the worker class citing the backlog setting. What a fact is about is what it names (its
+names of code) and what it states (its values); the cited code, as it was when the memory was
+written, is the cited statements, the definitions around them and the file's name. The citation is
+about the fact when any of the fact's names or values stands there. When none does and some stand
+elsewhere in the same file, the citation points at something else: unsupported. When the fact
+names nothing the file has either, the words fact and code share decide (two or more).
+"""
 
 from __future__ import annotations
 
-from memstore.verify.claims import ClaimKind, mentions, terms, unquote
-from memstore.verify.definitions import context_of, defined_in, member_defined, statement_of
+import re
+
+from memstore.verify.claims import terms
+from memstore.verify.evidence import Evidence
 from memstore.verify.judges.case import Case
+from memstore.verify.reading import Mention, MentionKind, Reading
 from memstore.verify.verdict import Verdict, VerdictStatus
 
 __all__ = ["Relevance"]
 
-_FLAGS = frozenset({"None", "True", "False", "null", "true", "false", "nil", "undefined"})
+_SPECIFIC = {MentionKind.STRING, MentionKind.NUMBER, MentionKind.URL, MentionKind.VERSION, MentionKind.PIN}
+_FILE = re.compile(r"\.(?:py|pyi|js|mjs|cjs|ts|tsx|go|rs|java|md|rst|txt|toml|cfg|ini|ya?ml|json|sh|in)$", re.IGNORECASE)
 
 
 class Relevance:
-    """Unsupported when the cited code shares nothing with the fact that ties them together."""
+    """Unsupported when the cited code holds nothing the fact names or states."""
 
     name = "relevance"
 
     def decide(self, case: Case) -> Verdict | None:
-        memory, readable = case.memory, case.located_readable
-        if _about(case):
-            return None
-        code = "\n".join(c.text or "" for c in readable)
-        weak = len(terms(f"{memory.subject} {memory.fact}") & terms(code)) <= 1
+        reading = case.reading
+        hooks = _hooks(reading)
+        elsewhere: list[str] = []
+        weak = False
+        for ev in case.evidence:
+            context = _context(ev)
+            if context is None:
+                return None  # nothing to read as it was: no way to tell
+            if any(_stands(hook, context) for hook in hooks):
+                return None
+            found = [h for h in hooks if _stands(h, _file_then(case, ev))]
+            if any(h.kind is MentionKind.NAME for h in found) or len(found) >= 2:
+                elsewhere += [h.text for h in found]
+            else:
+                shared = terms(f"{case.memory.subject} {reading.fact}") & terms(context)
+                if len(shared) >= 2 or (not hooks and shared):
+                    return None
+                weak = True
+        where = ", ".join(dict.fromkeys(elsewhere))
+        reason = "the cited code is not about " + repr(case.memory.subject)
+        if where:
+            reason += f": what the fact names ({where}) stands elsewhere in the file"
         return Verdict(
             VerdictStatus.UNSUPPORTED,
-            case.located[0],
-            reason="the cited code is not about " + repr(memory.subject),
-            uncertain="relevance judged by the words fact and code share" if weak else "",
+            case.checks,
+            reason=reason,
+            uncertain="relevance judged by the words fact and code share" if weak and not where else "",
         )
 
 
-def _about(case: Case) -> bool:
-    # a short line is read with its block, and a line of a wrapped signature or call with the
-    # whole statement (``le=None,`` is about ``cmp_using``, whose ``def`` opens it)
-    memory, codebase = case.memory, case.codebase
-    readings = [(context_of(c, codebase), statement_of(c, codebase, always=True)) for c in case.located_readable]
-    text = "\n".join(f"{block}\n{statement}" for block, statement in readings)
-    shared = terms(f"{memory.subject} {memory.fact}") & terms(text)
-    # what ties a fact to code: its names and values, not a number or a flag (``None`` is everywhere)
-    hooks = [c for c in case.claims if c.kind is not ClaimKind.NUMBER and unquote(c.text) not in _FLAGS]
-    if not shared:  # no word in common: about it only where it names code the cited code defines
-        names = [c for c in hooks if c.kind in {ClaimKind.CODE, ClaimKind.IDENTIFIER}]
-        return any(defined_in(text, n.text.rstrip("()")) or member_defined(text, n.text) for n in names)
-    if hooks and len(shared) <= 1:
-        return any(mentions(text, c.text) or member_defined(text, c.text) for c in hooks)
-    return True
+def _hooks(reading: Reading) -> list[Mention]:
+    """What ties a fact to code: its names of code (files aside) and its specific values (not a
+    flag or a one-digit number, which stand everywhere)."""
+    found = []
+    for m in reading.mentions:
+        if m.kind is MentionKind.NAME and not _FILE.search(m.value) and len(m.value.strip("-_")) >= 2:
+            found.append(m)
+        elif m.kind in _SPECIFIC and (m.kind is not MentionKind.NUMBER or len(m.value.lstrip("-")) >= 2 or m.unit):
+            if m.kind is not MentionKind.STRING or len(m.value) >= 3:
+                found.append(m)
+    return found
+
+
+def _parts(mention: Mention) -> list[str]:
+    """The forms a name can stand in code as: whole, its last dotted part, without dashes."""
+    value = mention.value.removesuffix("()")
+    parts = {value, value.split(".")[-1], value.lstrip("-"), value.lstrip("-").replace("-", "_")}
+    if "." in value:
+        parts.update(p for p in value.split(".") if len(p) >= 4)
+    return [p for p in parts if len(p) >= 2]
+
+
+def _stands(hook: Mention, text: str) -> bool:
+    if hook.kind is MentionKind.NAME:
+        return any(re.search(rf"(?<![\w$]){re.escape(p)}(?![\w$])", text) for p in _parts(hook))
+    value = hook.value
+    return value in text or (hook.kind is MentionKind.NUMBER and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", text) is not None)
+
+
+def _context(ev: Evidence) -> str | None:
+    """The cited code as it was: the statements, the definition around them, its headers, the path."""
+    if ev.then is None:
+        return None
+    parts = [ev.then.text, ev.check.citation.path, *(header for _, header in ev.then_parents)]
+    if ev.then_scope is not None:
+        parts.append(ev.then_scope.text)
+    return "\n".join(parts)
+
+
+def _file_then(case: Case, ev: Evidence) -> str:
+    commit = ev.check.citation.commit
+    if commit is None or not case.codebase.has_commit(commit):
+        return ""
+    read = case.codebase.read_at(commit, ev.check.citation.path)
+    return "\n".join(read.lines) if read.ok else ""
+
+
