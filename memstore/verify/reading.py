@@ -367,7 +367,9 @@ _PIN = re.compile(
     r"(?:===|==|>=|<=|~=|!=|\^|~|>|<)\s?v?\d+(?:\.[\dx*]+)*(?:[-+.]?[a-z]+\d*)?(?:\s*,\s*(?:===|==|>=|<=|~=|!=|>|<)\s?\d+(?:\.[\dx*]+)*)*"
 )
 _VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){1,3}(?:[-+.]?(?:a|b|rc|dev|post|alpha|beta)\.?\d*)?(?![\w]|\.\d)")
-_NUMBER = re.compile(r"(?<![\w.])-?(?:0[xX][0-9a-fA-F_]+|\d[\d_,]*(?:\.\d+)?)(?:[eE][+-]?\d+)?(?![\w]|\.\d)")
+_NUMBER = re.compile(
+    r"(?<![\w.])-?(?:0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|\d{1,3}(?:,\d{3})+(?![\d])|\d[\d_]*(?:\.\d+)?)(?:[eE][+-]?\d+)?(?![\w]|\.\d)"
+)
 _NUMBER_UNIT = re.compile(
     r"(?<![\w.])(\d+(?:\.\d+)?)\s?(ms|s|sec|secs|min|mins|h|hrs?|KiB|MiB|GiB|KB|MB|GB|kB|B|b|x)\b"
 )
@@ -499,11 +501,9 @@ def read_fact(fact: str) -> Reading:
     for match in _NUMBER.finditer(fact):
         if free(match.start(), match.end()):
             taken.append(match.span())
-            raw = (
-                match.group().replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", match.group()) else match.group()
-            )
-            if "," in raw:
-                continue
+            raw = match.group().replace(",", "")
+            if re.fullmatch(r"0\d+", raw) and set(raw) <= set("01234567"):
+                raw = "0o" + raw[1:]  # 0640: a file mode, octal
             add(MentionKind.NUMBER, match.group(), number_value(raw), match.start(), match.end(),
                 unit=_unit_after(fact, match.end()))  # fmt: skip
     for match in _NUMBER_WORD.finditer(fact):

@@ -23,7 +23,7 @@ from functools import lru_cache
 from memstore.verify.reading import Mention, MentionKind, word_stems
 from memstore.verify.tokens import Language, Token, TokenKind
 
-__all__ = ["Slot", "same_string", "same_value", "similar_string", "slots_of", "value_kind"]
+__all__ = ["Slot", "lower_bound", "same_string", "same_value", "similar_string", "slots_of", "value_kind"]
 
 _FLAGS = {"True": "True", "False": "False", "None": "None", "true": "True", "false": "False", "null": "None",
           "nil": "None", "undefined": "None", "yes": "True", "no": "False", "on": "True", "off": "False"}  # fmt: skip
@@ -31,6 +31,7 @@ _ASSIGN = frozenset({"=", ":", ":=", "=>", "?:", "+=", "|="})
 _URL = re.compile(r"(?:https?|ftp|wss?)://\S+")
 _PIN = re.compile(r"(?:===|==|>=|<=|~=|!=|\^|~|>|<)\s*v?\d")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]+\d*)?")
+_ADDRESS = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")  # 127.0.0.1: an address, not a version
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,7 @@ def value_kind(token: Token) -> tuple[MentionKind, str] | None:
             return MentionKind.URL, text.strip()
         if _PIN.match(text.strip()):
             return MentionKind.PIN, re.sub(r"\s+", "", text.strip())
-        if _VERSION.fullmatch(text.strip()):
+        if _VERSION.fullmatch(text.strip()) and not _ADDRESS.fullmatch(text.strip()):
             return MentionKind.VERSION, text.strip().removeprefix("v")
         return MentionKind.STRING, text
     return None
@@ -116,6 +117,9 @@ def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
         while at >= 1 and tokens[at].value in {"-", "."} and tokens[at - 1].kind is TokenKind.NAME:
             keys[-1] = tokens[at - 1].value + tokens[at].value + keys[-1]  # max-line-length, a.b.c
             at -= 2
+    if not keys and at >= 1 and tokens[at].value in {"or", "||", "??"} and tokens[at - 1].kind is TokenKind.NAME:
+        keys += [tokens[at - 1].value, "default"]  # ``case or 'upper'``: the value case falls back to
+        at -= 2
     depth = 0
     for back in range(at, max(-1, index - 200), -1):
         token = tokens[back]
@@ -151,6 +155,10 @@ def _slots(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language
         kind = value_kind(token)
         if kind is None:
             continue
+        if token.kind is TokenKind.STRING and index + 1 < len(tokens) and tokens[index + 1].value == ":" and (
+            index + 2 >= len(tokens) or tokens[index + 2].value != ":"
+        ):
+            continue  # ``"node": ...``: a key of an object, not a value
         value = kind[1]
         if (
             kind[0] is MentionKind.NUMBER
@@ -162,7 +170,38 @@ def _slots(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language
         found.append(Slot(kind[0], value, token.text, _keys(tokens, index), index, token.line))
     if language in {Language.SHELL, Language.PROSE}:
         found += _line_values(lines, len(tokens))
+    found += _requirements(found, lines, language, len(tokens) + len(lines))
     return tuple(found)
+
+
+_REQUIREMENT = re.compile(
+    r"^\s*[\"']?(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[\w,\s-]+\])?\s*"
+    r"(?P<spec>(?:[<>=!~^]=?|===)\s*v?[\w.*+-]+(?:\s*,\s*(?:[<>=!~^]=?|===)\s*v?[\w.*+-]+)*)"
+)
+
+
+def _requirements(found: list[Slot], lines: tuple[str, ...], language: Language, base: int) -> list[Slot]:
+    """Pins of requirements (``setuptools >= 21.0.0,!=24.0.0``, ``sh>=2``, ``"jest": "^29.3.1"``): the
+    specifier as a pin given to its project, from a string of the code or a line of its own."""
+    pins = []
+    texts = [(s.value, s.line) for s in found if s.kind is MentionKind.STRING]
+    if language in {Language.SHELL, Language.PROSE}:
+        texts += [(line, number) for number, line in enumerate(lines)]
+    for number, (text, line) in enumerate(texts):
+        match = _REQUIREMENT.match(text)
+        if match is not None:
+            spec = re.sub(r"\s+", "", match["spec"])
+            pins.append(Slot(MentionKind.PIN, spec, match["spec"], (match["name"],), base + number, line))
+    for slot in found:  # "jest": "^29.3.1": a version range given to a package name
+        if slot.kind in {MentionKind.STRING, MentionKind.VERSION} and re.fullmatch(r"[\^~]\d[\w.*+-]*", slot.value):
+            pins.append(Slot(MentionKind.PIN, slot.value, slot.text, slot.keys, slot.index, slot.line))
+    return pins
+
+
+def lower_bound(spec: str) -> str | None:
+    """The version a pin starts from (``>=21.0.0,!=24.0.0`` -> ``21.0.0``; ``^29.3.1`` -> ``29.3.1``)."""
+    match = re.search(r"(?:>=|\^|~=|~|==|===)\s*v?(\d[\w.*+-]*)", spec)
+    return match.group(1) if match else None
 
 
 _SETTING = re.compile(r"^\s*(?:[-*]\s+)?([A-Za-z_][\w.-]*)\s*[:=]\s*(?P<value>[^\s#;][^#;]*?)\s*(?:[#;].*)?$")
@@ -225,13 +264,16 @@ def same_value(mention: Mention, slot: Slot) -> bool:
             slot.kind is MentionKind.STRING and _FLAGS.get(slot.value.strip()) == value
         )
     if kind is MentionKind.VERSION:
+        if slot.kind is MentionKind.PIN:
+            return any(v.lstrip("v") == value for v in re.findall(r"v?\d[\w.*+-]*", slot.value))
         return slot.kind in {MentionKind.VERSION, MentionKind.NUMBER, MentionKind.STRING} and (
             slot.value.strip().removeprefix("v") == value or slot.value == value
         )
     if kind is MentionKind.PIN:
-        return slot.kind in {MentionKind.PIN, MentionKind.STRING} and re.sub(r"\s+", "", slot.value) == re.sub(
-            r"\s+", "", value
-        )
+        if slot.kind not in {MentionKind.PIN, MentionKind.STRING}:
+            return False
+        stated, code = re.sub(r"\s+", "", value), re.sub(r"\s+", "", slot.value)
+        return stated == code or (slot.kind is MentionKind.PIN and stated in code.split(","))
     if kind is MentionKind.URL:
         return slot.kind in {MentionKind.URL, MentionKind.STRING} and slot.value.rstrip("/") == value.rstrip("/")
     if kind is MentionKind.STRING:
@@ -284,9 +326,11 @@ def _in_order(parts: list[str], text: str) -> bool:
     """Whether the fixed parts of one template stand in the other string, in order."""
     if not parts or sum(len(p) for p in parts) < 4:
         return False
-    at, lower = 0, text.lower()
+    at = 0
     for part in parts:
-        found = lower.find(part.lower(), at)
+        found = text.find(part, at)
+        if found < 0 and len(part) >= 20:  # a long message may differ in the case of a letter
+            found = text.lower().find(part.lower(), at)
         if found < 0:
             return False
         at = found + len(part)

@@ -224,7 +224,7 @@ def _string(text: str, at: int, language: Language) -> tuple[int, str]:
 def number_value(text: str) -> str:
     """A number's canonical form: ``0x1F``, ``31`` and ``31.0`` are all ``31``; ``1_000`` is ``1000``;
     ``1e3`` is ``1000``. A text that is no number is returned as it is."""
-    core = text.replace("_", "").rstrip("jJnLlfFuU") if not text[:2].lower() == "0x" else text.replace("_", "")
+    core = text.replace("_", "").rstrip("jJnLlfFuU") if text[:2].lower() != "0x" else text.replace("_", "")
     try:
         if core[:2].lower() == "0x":
             return str(int(core, 16))

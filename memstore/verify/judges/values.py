@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 
 from memstore.verify.evidence import Evidence, Region
 from memstore.verify.judges.case import Case
 from memstore.verify.reading import STOP, Cue, Mention, MentionKind, Reading, looks_like_code
-from memstore.verify.slots import Slot, same_value, similar_string, slots_of
+from memstore.verify.slots import Slot, lower_bound, same_value, similar_string, slots_of
 from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
 
 __all__ = ["Values"]
@@ -33,9 +34,9 @@ _COMPARED = frozenset(
 )
 _KINDS = {  # a fact's value and the code's values it can be a misremembering of
     MentionKind.NUMBER: {MentionKind.NUMBER},
-    MentionKind.STRING: {MentionKind.STRING},
+    MentionKind.STRING: {MentionKind.STRING, MentionKind.VERSION, MentionKind.URL},
     MentionKind.FLAG: {MentionKind.FLAG},
-    MentionKind.VERSION: {MentionKind.VERSION},
+    MentionKind.VERSION: {MentionKind.VERSION, MentionKind.PIN},
     MentionKind.PIN: {MentionKind.PIN},
     MentionKind.URL: {MentionKind.URL},
 }
@@ -77,22 +78,43 @@ def _words_as_values(reading: Reading, slots: tuple[Slot, ...]) -> list[Mention]
 
 
 def _key_of(reading: Reading, mention: Mention, slots: tuple[Slot, ...] = ()) -> str | None:
-    """The name the fact gives a value to outright: ``usecwd=True``, ``usecwd defaults to True``,
-    ``max-line-length = 100``; a name of code the fact names, never a plain word ("option")."""
+    """The name the fact gives a value to: outright (``usecwd=True``, ``usecwd defaults to True``,
+    ``decode('latin-1')``, ``max-line-length = 100``), or the name of the cited code's keys that
+    stands nearest the value ("multiplier 2", "exits with 3 (APP_LOAD_ERROR)"). A plain word of the
+    fact is a key only where the code has a key of that name."""
     if mention.key:
         return mention.key
+    derived = not any(m.start == mention.start and m.end == mention.end for m in reading.mentions)
     before = reading.fact[max(0, mention.start - 60) : mention.start]
     match = re.search(
-        r"([A-Za-z_][\w.-]*)`?\s*(?:=|:|is|to|as|of|equals|defaults to|is set to|set to|defaulting to|starts(?: out)?"
-        r"|default(?:s)?\s*(?:value)?\s*(?:is|of)?)\s*`?$",
+        r"([A-Za-z_][\w.-]*)`?\s*(?:=|:|\(|is|to|as|of|equals|defaults to|is set to|set to|defaulting to|starts(?: out)?"
+        r"|default(?:s)?\s*(?:value)?\s*(?:is|of)?)\s*`?['\"]?$",
         before,
     )
-    if match is None:
-        return None
-    name = match.group(1)
     named = {n.value.lstrip("-") for n in reading.names}
-    if name.lstrip("-") in named or looks_like_code(name) or _keyed(name, slots):
-        return name
+    if match is not None:
+        name = match.group(1)
+        if name.lstrip("-") in named or looks_like_code(name) or _keyed(name, slots):
+            return name
+    return None if derived else _nearest_key(reading, mention, slots)
+
+
+def _nearest_key(reading: Reading, mention: Mention, slots: tuple[Slot, ...]) -> str | None:
+    """A key of the cited code that the fact names right before the value ("multiplier 2",
+    "max-line-length of 100") or in brackets right after it ("exits with 3 (APP_LOAD_ERROR)")."""
+    keys = {_bare_key(k): k for slot in slots for k in slot.keys[:1]}
+    if not keys:
+        return None
+    fact = reading.fact
+    before = re.search(
+        r"`?([A-Za-z_][\w.-]*)`?\s*(?:(?:is|of|at|to|are|equals|defaults? to|set to)\s+)?[=:(]?\s*[`'\"]?$",
+        fact[max(0, mention.start - 40) : mention.start],
+    )
+    if before is not None and _bare_key(before.group(1)) in keys:
+        return keys[_bare_key(before.group(1))]
+    after = re.match(r"[`'\"]?\s*\(\s*`?([A-Za-z_][\w.-]*)`?\s*\)", fact[mention.end : mention.end + 40])
+    if after is not None and _bare_key(after.group(1)) in keys:
+        return keys[_bare_key(after.group(1))]
     return None
 
 
@@ -156,6 +178,14 @@ def _in_file(case: Case, ev: Evidence, mention: Mention) -> bool:
 def _render(mention: Mention, slot_text: str) -> str:
     """The code's value written the way the fact wrote the one it replaces."""
     text = slot_text.strip()
+    octal = re.fullmatch(r"(0[oO]?)([0-7]+)", mention.text.strip("`'\""))
+    if octal and text.isdigit():
+        return mention.text.replace(octal.group(0), octal.group(1) + format(int(text), "o"))
+    if mention.kind in {MentionKind.VERSION, MentionKind.PIN} and re.search(r"[<>=!~^]", text):
+        bound = lower_bound(text)
+        if bound is not None:
+            op = re.match(r"\s*([<>=!~^]+)", mention.value)
+            text = f"{op.group(1) if op else ''}{bound}" if mention.kind is MentionKind.PIN else bound
     bare = text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`" else text
     if mention.text.startswith("`"):
         inner = mention.text[1:-1]
@@ -274,8 +304,17 @@ class Values:
             ]  # fmt: skip
         if not keyed or any(same_value(mention, s) for s in keyed) or _an_input(reading, mention):
             return None
-        if any(same_value(other, s) for other in reading.mentions if other is not mention for s in keyed):
-            return None  # the fact states the code's value too: this one is something else (an input)
+        if any(
+            same_value(other, s)
+            for other in reading.mentions
+            if other is not mention and other.kind is not MentionKind.NAME
+            and (_key_of(reading, other, slots) in {None, key})
+            for s in keyed
+        ):
+            return None  # the fact states the code's value for that name too: this one is something else
+        claimed = [s for s in keyed if any(same_value(o, s) for o in reading.mentions if o is not mention)]
+        if len(keyed) > 1 and len(claimed) < len(keyed):
+            keyed = [s for s in keyed if s not in claimed]  # the values the fact states elsewhere are not this one's
         if mention.kind is MentionKind.STRING and not mention.quoted and not any(
             same_value(mention, s) for s in slots
         ):
@@ -306,4 +345,8 @@ class Values:
         best = [s for score, _, s in scored if score == 2]
         if len(best) == 1:
             return best[0]
+        if mention.kind is MentionKind.STRING and mention.quoted:  # one string of the code all but the fact's
+            close = [s for s in candidates if SequenceMatcher(None, mention.value, s.value).ratio() >= 0.75]
+            if len(close) == 1:
+                return close[0]
         return None
