@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from memstore.errors import ValidationError
 from memstore.model import Citation
+from memstore.verify.blocks import definition_names, definition_span
 from memstore.verify.claims import code_form
 from memstore.verify.codebase import Codebase, FileRead, ReadStatus
 from memstore.verify.lines import Lines, align, lines_of, normalise
@@ -161,6 +162,32 @@ def _most_like(want: tuple[str, ...], current: tuple[str, ...], lo: int, hi: int
     return best[2] if best is not None and best[0] >= 0.5 else None
 
 
+def _in_its_definition(
+    found: _Found, old: tuple[str, ...], new: tuple[str, ...], snippet: tuple[str, ...], start: int
+) -> _Found:
+    """The cited block followed into the definition it belonged to, not onto the same lines in a
+    neighbouring one: when the lines found belong to another definition than the cited ones did
+    (``LengthReader.read`` for ``ChunkedReader.read``) and that definition still stands, the block
+    is looked for there (and, not found whole, is changed there)."""
+    assert found.start is not None
+    then = definition_names(old, start)
+    if not then or definition_names(new, found.start) == then:
+        return found
+    span = definition_span(new, then)
+    if span is None:
+        return found
+    want = tuple(normalise(line) for line in snippet)
+    first, last = span
+    inside = [normalise(line) for line in new[first : last + 1]]
+    for offset in range(len(inside) - len(want) + 1):
+        if tuple(inside[offset : offset + len(want)]) == want:
+            at = first + offset
+            return _Found(CitationStatus.VALID if at == start else CitationStatus.MOVED, at, len(want))
+    guess = _most_like(want, new, first, last + 1, first)
+    at = guess if guess is not None else first
+    return _Found(CitationStatus.CHANGED, at, min(len(want), len(new) - at))
+
+
 def _text(lines: tuple[str, ...], start: int, size: int) -> str:
     return "\n".join(lines[start : start + size])
 
@@ -199,6 +226,8 @@ def verify_citation(codebase: Codebase, citation: Citation) -> CitationCheck:
 
     old_view = lines_of(old_lines, old.key) if old is not None and old_lines is not None else None
     found = _locate(old_view, snippet, lines_of(current.lines, current.key), start, size)
+    if old_lines is not None and snippet is not None and found.start is not None:
+        found = _in_its_definition(found, old_lines, current.lines, snippet, start)
     status = found.status
     if status_if_found is not None and status in {CitationStatus.VALID, CitationStatus.MOVED}:
         status = status_if_found

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from memstore.verify.blocks import bracket_depth
 from memstore.verify.citations import CitationCheck, CitationStatus
 from memstore.verify.claims import Claim, ClaimKind, terms
 from memstore.verify.codebase import Codebase
@@ -47,16 +48,6 @@ def context_of(check: CitationCheck, codebase: Codebase) -> str:
     first = max(0, check.line - 1 - CONTEXT_LINES[0])
     last = min(len(read.lines), (check.end_line or check.line) + CONTEXT_LINES[1])
     return "\n".join(read.lines[first:last])
-
-
-_STRING = re.compile(r"'(?:\\.|[^'\\])*'" + r'|"(?:\\.|[^"\\])*"')
-
-
-def bracket_depth(text: str) -> int:
-    """Brackets a line opens minus those it closes, outside its one-line strings and comments
-    (a heuristic: a string that spans lines is read as code)."""
-    code = "\n".join(_STRING.sub("", line).split("#", 1)[0] for line in text.split("\n"))
-    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
 def head_of(lines: Sequence[str], index: int) -> int:

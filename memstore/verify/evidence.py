@@ -21,16 +21,14 @@ from functools import cached_property
 
 from memstore.verify.citations import CitationCheck
 from memstore.verify.codebase import Codebase
-from memstore.verify.definitions import bracket_depth
+from memstore.verify.blocks import enclosing_scope, parents, section_span, statement_span
 from memstore.verify.lines import align, diff_opcodes, lines_of
 from memstore.verify.reading import word_stems
 from memstore.verify.tokens import Language, Token, TokenKind, language_of, tokenize
 
-__all__ = ["Evidence", "Region", "evidence_of", "parents"]
+__all__ = ["Evidence", "Region", "evidence_of"]
 
-_STATEMENT_LINES = 40  # a statement is read whole up to this many lines
 _REGION_LINES = 80  # the most lines of code read for one citation, then or now
-_SCOPE_LINES = 400  # the most lines of an enclosing definition read
 
 
 @dataclass(frozen=True)
@@ -69,111 +67,6 @@ class Region:
         return " ".join(t.value for t in tokenize(self.text, self.language) if t.kind is TokenKind.COMMENT)
 
 
-def _opener(lines: Sequence[str], first: int) -> int:
-    """The line (0-based) that opened the innermost bracket still open at line ``first``: the head
-    of a wrapped call, signature or literal that line is part of (``first`` itself when none is)."""
-    depth = 0
-    for above in range(first - 1, max(-1, first - _STATEMENT_LINES), -1):
-        depth += bracket_depth(lines[above])
-        if depth > 0:
-            return above
-    return first
-
-
-def _statement(lines: Sequence[str], first: int, last: int, language: Language) -> tuple[int, int]:
-    """``first``..``last`` widened to the innermost statement they are part of (brackets balanced):
-    a line of a wrapped signature is read with its ``def``, one item of a list with its list."""
-    if language is Language.PROSE or first >= len(lines):
-        return first, last
-    span = "\n".join(lines[first : last + 1])
-    start = first if bracket_depth(span) >= 0 and _never_below(lines, first, last) else _opener(lines, first)
-    if start == first and first > 0 and _continues(lines[first]):
-        start = _opener(lines, first)
-    depth, end = 0, start
-    for end in range(start, min(len(lines), start + _STATEMENT_LINES)):
-        depth += bracket_depth(lines[end])
-        if depth <= 0 and end >= last:
-            break
-    return start, max(end, min(last, len(lines) - 1))
-
-
-def _never_below(lines: Sequence[str], first: int, last: int) -> bool:
-    """Whether the lines close no bracket they did not open (their running depth stays >= 0)."""
-    depth = 0
-    for index in range(first, last + 1):
-        depth += bracket_depth(lines[index])
-        if depth < 0:
-            return False
-    return True
-
-
-def _continues(line: str) -> bool:
-    """A line that is one item of a wrapped call, signature or literal (``le=None,``, ``"a",``)."""
-    code = line.split("#", 1)[0].strip()
-    return code.endswith(",") and not code.startswith(("def ", "class ", "async def ", "function ", "if ", "for "))
-
-
-_HEADER = re.compile(
-    r"^\s*(?:async\s+def|def|class|function|func|fn|if|elif|else|try|except|finally|with|for|while|match|case"
-    r"|export|public|private|protected|static|const\s+\w+\s*=\s*(?:async\s*)?\(|\w+\s*\(.*\)\s*\{|\[[^\]]+\]\s*$"
-    r"|[\w.-]+:\s*$|describe|it\b|test\b)"
-)
-
-
-def parents(lines: Sequence[str], index: int, limit: int = 8) -> tuple[tuple[int, str], ...]:
-    """The blocks that enclose line ``index`` (0-based), innermost first: (line, text) of each
-    header (``def load(path):``, ``try:``, ``[testenv]``, ``tool:``), by indentation; a section
-    header of an INI or TOML file encloses what follows it at the same indentation."""
-    if not 0 <= index < len(lines):
-        return ()
-    found: list[tuple[int, str]] = []
-    line = lines[index]
-    indent = len(line) - len(line.lstrip()) if line.strip() else 10**6
-    for above in range(index - 1, max(-1, index - 2000), -1):
-        text = lines[above]
-        stripped = text.strip()
-        if not stripped or stripped.startswith(("#", "//", "*", "/*", "@")):
-            continue
-        depth = len(text) - len(text.lstrip())
-        if depth < indent or (depth == 0 and stripped.startswith("[") and stripped.endswith("]")):
-            if _HEADER.match(text) or text.rstrip().endswith((":", "{")):
-                head = _opener(lines, above) if stripped.startswith((")", "]", "}")) else above
-                found.append((head, " ".join(" ".join(lines[head : above + 1]).split())))
-                if len(found) >= limit:
-                    break
-            indent = min(indent, depth)
-            if depth == 0 and not (stripped.startswith("[") and indent > 0):
-                if stripped.startswith("[") or _HEADER.match(text):
-                    break
-                break
-    return tuple(found)
-
-
-def _scope(lines: Sequence[str], index: int) -> tuple[int, int] | None:
-    """The definition (``def``, ``class``, ``function``, a section) that encloses line ``index``:
-    from its header to its last line, by indentation (at most `_SCOPE_LINES`)."""
-    for at, header in parents(lines, index):
-        if re.match(
-            r"(?:async\s+def|def|class|function|func|fn)\b|\[[^\]]+\]$|export\s+(?:default\s+)?(?:async\s+)?(?:function|class)",
-            header,
-        ):
-            base = len(lines[at]) - len(lines[at].lstrip())
-            end = at
-            for below in range(at + 1, min(len(lines), at + _SCOPE_LINES)):
-                text = lines[below]
-                if not text.strip():
-                    continue
-                depth = len(text) - len(text.lstrip())
-                if depth <= base and not text.strip().startswith((")", "]", "}")):
-                    if header.startswith("[") and not text.strip().startswith("["):
-                        end = below
-                        continue
-                    break
-                end = below
-            return at, end
-    return None
-
-
 @dataclass(frozen=True)
 class Evidence:
     """One citation read then and now.
@@ -192,6 +85,9 @@ class Evidence:
     now_scope: Region | None
     then_parents: tuple[tuple[int, str], ...] = ()
     now_parents: tuple[tuple[int, str], ...] = ()
+    then_section: Region | None = None
+    now_section: Region | None = None
+    rewritten: str | None = None  # a one-line citation rewritten one for one: the line in its place
 
     @cached_property
     def changed(self) -> bool:
@@ -269,22 +165,25 @@ def evidence_of(check: CitationCheck, codebase: Codebase) -> Evidence:
     citation = check.citation
     language = language_of(citation.path)
     start, size = citation.line - 1, citation.last_line - citation.line + 1
-    then = then_scope = None
+    then = then_scope = then_section = None
     then_parents: tuple[tuple[int, str], ...] = ()
     old_lines: tuple[str, ...] | None = None
     if citation.commit is not None and codebase.has_commit(citation.commit):
         read = codebase.read_at(citation.commit, citation.path)
         if read.ok and start + size <= len(read.lines):
             old_lines = read.lines
-            first, last = _statement(read.lines, start, start + size - 1, language)
+            first, last = statement_span(read.lines, start, start + size - 1, language)
             then = _region(citation.path, read.lines, first, last)
-            found = _scope(read.lines, start)
+            found = enclosing_scope(read.lines, start)
             then_scope = _region(citation.path, read.lines, *found) if found else None
             then_parents = parents(read.lines, start)
+            if language in {Language.PROSE, Language.SHELL}:
+                then_section = _region(citation.path, read.lines, *section_span(read.lines, start, start + size - 1))
     if then is None and check.snippet is not None:
         snippet = tuple(check.snippet.split("\n"))
         then = Region(citation.path, language, start, start + len(snippet) - 1, snippet)
-    now = now_scope = None
+    now = now_scope = now_section = None
+    rewritten: str | None = None
     now_parents: tuple[tuple[int, str], ...] = ()
     if check.status.readable and check.line is not None:
         current = codebase.read(check.path)
@@ -294,11 +193,17 @@ def evidence_of(check: CitationCheck, codebase: Codebase) -> Evidence:
                 # what took the cited lines' place: between the lines around them that survived
                 alignment = align(lines_of(old_lines), lines_of(current.lines))
                 lo, hi = alignment.region(start, size, len(current.lines))
+                one = alignment.rewritten(start) if size == 1 else None
+                rewritten = current.lines[one] if one is not None else None
                 if hi > lo and hi - lo <= 3 * size + 12:
                     first, last = lo, hi - 1
-            first, last = _statement(current.lines, first, min(last, len(current.lines) - 1), language)
+            first, last = statement_span(current.lines, first, min(last, len(current.lines) - 1), language)
             now = _region(check.path, current.lines, first, last)
-            found = _scope(current.lines, first)
+            found = enclosing_scope(current.lines, first)
             now_scope = _region(check.path, current.lines, *found) if found else None
             now_parents = parents(current.lines, check.line - 1)
-    return Evidence(check, then, now, then_scope, now_scope, then_parents, now_parents)
+            if language in {Language.PROSE, Language.SHELL}:
+                now_section = _region(check.path, current.lines, *section_span(current.lines, first, last))
+    return Evidence(
+        check, then, now, then_scope, now_scope, then_parents, now_parents, then_section, now_section, rewritten
+    )

@@ -288,6 +288,7 @@ _NEGATOR = re.compile(
     r"(?i)\b(?:no|not|never|without|nothing|none|neither|nor|cannot|lacks?|absent|instead of|rather than"
     r"|unlike|nowhere|no longer|isn't|aren't|doesn't|don't|didn't|won't|can't|hasn't|haven't|wasn't)\b|n't\b"
 )
+_CONDITION = re.compile(r"(?i)\b(?:if|when|whenever|unless|where|while|once|until|in case)\b")
 _SCOPE_END = re.compile(r"[.;:!?()]|,\s|\bbut\b|\bwhile\b|\bwhereas\b|\bso\b|\bexcept\b|--|—")
 
 
@@ -296,6 +297,9 @@ def negated_spans(fact: str) -> list[tuple[int, int]]:
     end of its clause)."""
     spans = []
     for match in _NEGATOR.finditer(fact):
+        clause = re.split(r"[.;:!?]|,\s|--|—", fact[: match.start()])[-1]
+        if _CONDITION.search(clause):
+            continue  # "when no callback is set": a condition, not a claim that there is none
         end = _SCOPE_END.search(fact, match.end())
         spans.append((match.start(), end.start() if end else len(fact)))
     return spans

@@ -19,7 +19,9 @@ verdict says so and is marked uncertain, for a second judge to confirm.
 
 from __future__ import annotations
 
+import re
 from memstore.verify.citations import CitationStatus
+from memstore.verify.evidence import Evidence
 from memstore.verify.judges.case import Case
 from memstore.verify.reading import Cue, Mention, MentionKind, Reading, word_stems
 from memstore.verify.verdict import Verdict, VerdictStatus
@@ -39,10 +41,16 @@ class Changed:
         reading = case.reading
         said = {w.stem for w in reading.words if not w.negated} | {s for s, _ in word_stems(case.memory.subject)}
         denied = {w.stem for w in reading.words if w.negated}
-        closed = bool(reading.cues & {Cue.COMPLETE, Cue.COUNT}) or _enumerates(reading)
+        closed = bool(reading.cues & {Cue.COMPLETE, Cue.COUNT})
         coded = {s for m in reading.mentions if m.kind in {MentionKind.NAME, MentionKind.CODE} for s, _ in word_stems(m.value)}
         reasons: list[str] = []
         for ev in (case.evidence_for(c) for c in case.located_readable):
+            if closed and ev.then_section is not None and ev.now_section is not None:
+                grown = _grown(ev, said)
+                if grown:
+                    reasons.append(f"{ev.check.where}: its section gained {', '.join(grown[:4])}, beside what the "
+                                   "fact says is all there is")  # fmt: skip
+                    continue
             if ev.then is None or ev.now is None or not ev.changed:
                 continue
             cited_changed = ev.check.status is CitationStatus.CHANGED
@@ -61,6 +69,8 @@ class Changed:
                 reasons.append(f"{where} was rewritten ({share:.0%} of its words are gone)")
             elif closed and new:
                 reasons.append(f"{where} gained {', '.join(new[:4])}, beside what the fact says is all there is")
+            elif cited_changed and (lost := _lost_from_line(ev, said & coded)):
+                reasons.append(f"{where} no longer says {', '.join(lost[:4])} on the cited line")
             elif Cue.UNIVERSAL in reading.cues and ev.guards_changed:
                 reasons.append(f"{where} now stands under {ev.now_parents[0][1]!r}: the fact says it always holds")
         if not reasons:
@@ -89,3 +99,42 @@ def _listed_together(reading: Reading, listed: list[Mention]) -> bool:
         if run >= 3:
             return True
     return False
+
+
+def _grown(ev: Evidence, said: set[str]) -> list[str]:
+    """Words of items a list in a document or a configuration file gained next to the cited lines:
+    lines shaped like the cited ones (the same opening, ``-`` or ``.. autoclass::``) that the section
+    did not have, holding the words every cited item shares with the fact."""
+    assert ev.then_section is not None and ev.now_section is not None
+    cited = [line for line in (ev.check.snippet or "").split("\n") if line.strip()]
+    if len(cited) < 2:
+        return []
+    shape = {_shape(line) for line in cited}
+    if len(shape) != 1:
+        return []
+    common = set.intersection(*({s for s, _ in word_stems(line)} for line in cited)) & said
+    before = {" ".join(line.split()) for line in ev.then_section.lines}
+    added = [
+        line for line in ev.now_section.lines
+        if _shape(line) in shape and " ".join(line.split()) not in before
+        and (not common or common <= {s for s, _ in word_stems(line)})
+    ]  # fmt: skip
+    return sorted({s for line in added for s, _ in word_stems(line) if len(s) > 2})
+
+
+def _shape(line: str) -> str:
+    """The opening of a line: its indentation and first mark or word (``-``, ``..``, ``"key":``)."""
+    stripped = line.lstrip()
+    first = re.match(r"[-*+]|\d+[.)]|\.\.\s*[\w:-]+|\W+|\w+", stripped)
+    return f"{len(line) - len(stripped)}:{first.group() if first else ''}"
+
+
+def _lost_from_line(ev: Evidence, words: set[str]) -> list[str]:
+    """Words of the fact's code that a one-line citation said and the line rewritten in its place
+    does not (``3.10: py310, lint, manifest`` became ``3.10: py310``)."""
+    snippet, text = ev.check.snippet, ev.rewritten
+    if not snippet or not text or "\n" in snippet:
+        return []
+    before = {s for s, _ in word_stems(snippet)}
+    after = {s for s, _ in word_stems(text)}
+    return sorted(w for w in words if w in before and w not in after)

@@ -202,6 +202,29 @@ def _render(mention: Mention, slot_text: str) -> str:
     return bare
 
 
+def _overridden(hit: Slot, mention: Mention, case: Case) -> Slot | None:
+    """A value the code now gives the same name in a cited statement where it gave none before
+    (``reason = "Request Header Fields Too Large"`` added to the branch the fact is about, over the
+    ``reason = "Bad Request"`` it relied on)."""
+    if not hit.keys:
+        return None
+    for ev in case.evidence:
+        then, now = _slots(ev.then), _slots(ev.now)
+        for slot in now:
+            if slot.keys[:1] != hit.keys[:1] or slot.kind is not hit.kind or same_value(mention, slot):
+                continue
+            if not any(t.keys[:1] == slot.keys[:1] and t.value == slot.value for t in then):
+                return slot
+    return None
+
+
+def override_where(case: Case, slot: Slot) -> str:
+    for ev in case.evidence:
+        if slot in _slots(ev.now):
+            return ev.check.where
+    return case.evidence[0].check.where
+
+
 def _bare(text: str) -> str:
     text = text.strip()
     return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`" else text
@@ -248,6 +271,10 @@ class Values:
                     continue
                 hits = [s for s in then_slots if same_value(mention, s)]
                 if hits:
+                    override = _overridden(hits[0], mention, case)
+                    if override is not None:
+                        found[mention.start] = _Found(mention, override.text, override_where(case, override), False)
+                        continue
                     if ev.now is None or _stands(mention, [now_slots]):
                         continue
                     now = _replacement(hits[0], ev, now_slots)
