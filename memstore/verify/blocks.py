@@ -92,7 +92,24 @@ _HEADER = re.compile(
 )
 
 
+_PARENTS: dict[tuple[int, int], tuple[Sequence[str], tuple[tuple[int, str], ...]]] = {}
+
+
 def parents(lines: Sequence[str], index: int, limit: int = 8) -> tuple[tuple[int, str], ...]:
+    """`_parents`, kept per file and line while the file is alive (the same lines are asked for by
+    several judges and citations)."""
+    key = (id(lines), index)
+    found = _PARENTS.get(key)
+    if found is not None and found[0] is lines:
+        return found[1]
+    result = _parents(lines, index, limit)
+    if len(_PARENTS) > 50_000:
+        _PARENTS.clear()
+    _PARENTS[key] = (lines, result)
+    return result
+
+
+def _parents(lines: Sequence[str], index: int, limit: int = 8) -> tuple[tuple[int, str], ...]:
     """The blocks that enclose line ``index`` (0-based), innermost first: (line, text) of each
     header (``def load(path):``, ``try:``, ``[testenv]``, ``tool:``), by indentation; a section
     header of an INI or TOML file encloses what follows it at the same indentation."""
@@ -101,7 +118,7 @@ def parents(lines: Sequence[str], index: int, limit: int = 8) -> tuple[tuple[int
     found: list[tuple[int, str]] = []
     line = lines[index]
     indent = len(line) - len(line.lstrip()) if line.strip() else 10**6
-    for above in range(index - 1, max(-1, index - 2000), -1):
+    for above in range(index - 1, max(-1, index - _SCOPE_LINES), -1):
         text = lines[above]
         stripped = text.strip()
         if not stripped or stripped.startswith(("#", "//", "*", "/*", "@")):

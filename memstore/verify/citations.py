@@ -10,6 +10,7 @@ collapsed: re-indenting or re-wrapping spaces does not invalidate a citation.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -96,6 +97,8 @@ class _Found:
 
 _SIMILAR_WINDOW = 60  # candidate starts looked at around the anchor for a changed block
 _SIMILAR_MAX_CHARS = 4_000  # a block larger than this is placed at its anchor, not compared
+_SHORTLIST = 6  # starts compared exactly, of those sharing the most words with the cited block
+_WORDS = re.compile(r"\w+|[^\w\s]")
 
 
 def _locate(old: Lines | None, snippet: tuple[str, ...] | None, new: Lines, start: int, size: int) -> _Found:
@@ -151,8 +154,18 @@ def _most_like(want: tuple[str, ...], current: tuple[str, ...], lo: int, hi: int
         return None
     first = max(lo, anchor - _SIMILAR_WINDOW)
     last = min(max(hi, lo + 1), len(current) - size + 1, anchor + _SIMILAR_WINDOW + 1)
-    best: tuple[float, int, int] | None = None
+    # A cheap first pass (the words each candidate block shares with the cited one) picks the few
+    # starts worth the exact comparison: difflib on every start of the window was most of the cost.
+    words = set(_WORDS.findall(target))
+    lines = [set(_WORDS.findall(line)) for line in current[first : last + size]]
+    shortlist = []
     for i in range(first, last):
+        block = set().union(*lines[i - first : i - first + size]) if size > 1 else lines[i - first]
+        union = len(words | block)
+        shortlist.append((len(words & block) / union if union else 0.0, -abs(i - anchor), i))
+    shortlist.sort(reverse=True)
+    best: tuple[float, int, int] | None = None
+    for _, _, i in shortlist[:_SHORTLIST]:
         matcher = difflib.SequenceMatcher(None, target, "\n".join(current[i : i + size])[: 2 * _SIMILAR_MAX_CHARS])
         if matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5:
             continue

@@ -15,6 +15,7 @@ from enum import StrEnum
 from functools import lru_cache
 
 from memstore.verify.lines import diff_opcodes
+from memstore.verify.tokens import cached_pattern
 
 __all__ = [
     "Claim",
@@ -223,7 +224,7 @@ def _mentions_as_code(text: str, literal: str) -> bool:
         return False
     pattern = (r"(?<![\w.])" if form[0].isalnum() or form[0] == "_" else "") + re.escape(form)
     pattern += r"(?![\w])" if form[-1].isalnum() or form[-1] == "_" else ""
-    return re.search(pattern, within) is not None
+    return cached_pattern(pattern).search(within) is not None
 
 
 def mentions(text: str, literal: str) -> bool:
@@ -234,15 +235,15 @@ def mentions(text: str, literal: str) -> bool:
     if not re.fullmatch(r"[\w.\-/]+(?:\(\))?", literal) and _mentions_as_code(text, literal):
         return True
     if literal.endswith("()") and len(literal) > 2:  # a call: the name followed by its arguments
-        return re.search(rf"(?<![\w.]){re.escape(literal[:-2])}\s*\(", text) is not None
+        return cached_pattern(rf"(?<![\w.]){re.escape(literal[:-2])}\s*\(").search(text) is not None
     if re.fullmatch(r"0[xX][0-9a-fA-F_]+", literal):  # 0xcafebabe and 0xCAFEBABE are one number
-        return re.search(rf"(?<![\w.]){re.escape(literal)}(?![\w])", text, re.IGNORECASE) is not None
+        return cached_pattern(rf"(?<![\w.]){re.escape(literal)}(?![\w])", re.IGNORECASE).search(text) is not None
     if _VERSION.fullmatch(literal):  # "2.1.4" and "v2.1.4" are the same version
         core = re.escape(literal.removeprefix("v"))
-        return re.search(rf"(?<![\w.])v?{core}(?![\w]|\.\d)", text) is not None
+        return cached_pattern(rf"(?<![\w.])v?{core}(?![\w]|\.\d)").search(text) is not None
     pattern = r"(?<![\w.])" + re.escape(literal) if literal[0].isalnum() or literal[0] == "_" else re.escape(literal)
     pattern += r"(?![\w])" if literal[-1].isalnum() or literal[-1] in "_)" else ""
-    return re.search(pattern, text) is not None
+    return cached_pattern(pattern).search(text) is not None
 
 
 def kind_of(value: str) -> ClaimKind:

@@ -12,6 +12,7 @@ from memstore.verify.blocks import bracket_depth
 from memstore.verify.citations import CitationCheck, CitationStatus
 from memstore.verify.claims import Claim, ClaimKind, terms
 from memstore.verify.codebase import Codebase
+from memstore.verify.tokens import cached_pattern
 
 __all__ = [
     "CLASS_LINE",
@@ -121,7 +122,7 @@ def definition_at(lines: Sequence[str], index: int, name: str) -> int | None:
     """The line (1-based) of the definition of ``name`` that the line at ``index`` belongs to: that
     line itself, the ``def`` below a decorator, or the head of a signature wrapped over lines;
     None when it belongs to no definition of ``name`` (a line of a body is not its ``def``)."""
-    pattern = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=]+)?=")
+    pattern = cached_pattern(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=]+)?=")
     at = index
     while 0 <= at < len(lines) and lines[at].lstrip().startswith("@") and at < index + 4:
         at += 1  # a decorator: the definition is below it
@@ -132,7 +133,7 @@ def definition_at(lines: Sequence[str], index: int, name: str) -> int | None:
 
 def find_definition(lines: Sequence[str], name: str) -> int | None:
     """The line (1-based) of the one top-level definition of ``name`` in a file, or None."""
-    pattern = re.compile(rf"^(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*(?::[^=]+)?=")
+    pattern = cached_pattern(rf"^(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*(?::[^=]+)?=")
     found = [n for n, text in enumerate(lines, 1) if pattern.match(text)]
     return found[0] if len(found) == 1 else None
 
@@ -144,7 +145,8 @@ def defined_in(snippet: str | None, name: str) -> bool:
     if snippet is None:
         return False
     pattern = rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=]+)?=(?!=)"
-    return any(re.match(pattern, line) and not _argument_line(line) for line in snippet.split("\n"))
+    compiled = cached_pattern(pattern)
+    return any(compiled.match(line) and not _argument_line(line) for line in snippet.split("\n"))
 
 
 def _argument_line(line: str) -> bool:
@@ -186,7 +188,7 @@ def find_member(lines: Sequence[str], owner: str, member: str) -> int | None:
             line = lines[inner]
             if line.strip() and len(line) - len(line.lstrip()) <= depth:
                 break
-            if re.match(rf"\s+(?:async\s+)?def\s+{re.escape(member)}\b|\s+{re.escape(member)}\s*(?::[^=]+)?=", line):
+            if cached_pattern(rf"\s+(?:async\s+)?def\s+{re.escape(member)}\b|\s+{re.escape(member)}\s*(?::[^=]+)?=").match(line):
                 return inner + 1
     return None
 
@@ -197,4 +199,4 @@ def member_defined(text: str, claim: str) -> bool:
     owner, dot, member = claim.rstrip("()").rpartition(".")
     if not dot or not owner or not re.fullmatch(r"[A-Za-z_]\w*", member):
         return False
-    return re.search(rf"\b(?:def|class|function|fn|func)\s+{re.escape(member)}\b", text) is not None
+    return cached_pattern(rf"\b(?:def|class|function|fn|func)\s+{re.escape(member)}\b").search(text) is not None

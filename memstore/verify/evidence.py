@@ -24,6 +24,7 @@ from memstore.verify.codebase import Codebase
 from memstore.verify.blocks import enclosing_scope, parents, section_span, statement_span
 from memstore.verify.lines import align, diff_opcodes, lines_of
 from memstore.verify.reading import word_stems
+from memstore.verify.slots import Slot, slots_of
 from memstore.verify.tokens import Language, Token, TokenKind, language_of, tokenize
 
 __all__ = ["Evidence", "Region", "evidence_of"]
@@ -49,6 +50,11 @@ class Region:
     def tokens(self) -> tuple[Token, ...]:
         """The code tokens (comments aside; in prose, every token)."""
         return tuple(t for t in tokenize(self.text, self.language) if t.kind is not TokenKind.COMMENT)
+
+    @cached_property
+    def slots(self) -> tuple[Slot, ...]:
+        """The literal values of its code and what they are given to (`memstore.verify.slots`)."""
+        return slots_of(self.tokens, self.lines, self.language)
 
     @cached_property
     def stems(self) -> Counter[str]:

@@ -148,7 +148,6 @@ def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keys))
 
 
-@lru_cache(maxsize=4096)
 def _slots(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language) -> tuple[Slot, ...]:
     found: list[Slot] = []
     for index, token in enumerate(tokens):

@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from functools import lru_cache
 
-__all__ = ["Language", "Token", "TokenKind", "language_of", "number_value", "tokenize"]
+__all__ = ["Language", "Token", "TokenKind", "cached_pattern", "language_of", "number_value", "tokenize"]
 
 
 class Language(StrEnum):
@@ -240,3 +240,10 @@ def number_value(text: str) -> str:
     if value == value.to_integral_value() and abs(value) < Decimal(10) ** 30:
         return str(int(value))
     return format(value.normalize(), "f")
+
+
+@lru_cache(maxsize=16384)
+def cached_pattern(source: str, flags: int = 0) -> re.Pattern[str]:
+    """A compiled regular expression, kept: the verifier builds patterns from the names and values
+    of facts, thousands of distinct ones in a run, past what the ``re`` module keeps (512)."""
+    return re.compile(source, flags)

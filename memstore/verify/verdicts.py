@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from memstore.model import Memory
-from memstore.verify.citations import verify_citation
+from memstore.model import Citation, Memory
+from memstore.verify.citations import CitationCheck, verify_citation
 from memstore.verify.codebase import Codebase
 from memstore.verify.judges import REFERENCE_JUDGES, JudgeChain
 from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus, Verifier
@@ -37,9 +37,21 @@ class ReferenceVerifier(JudgeChain):
         super().__init__(REFERENCE_JUDGES)
 
 
-def verify_memory(memory: Memory, codebase: Codebase, *, verifier: Verifier | None = None) -> Verdict:
+def verify_memory(
+    memory: Memory,
+    codebase: Codebase,
+    *,
+    verifier: Verifier | None = None,
+    _checked: dict[Citation, CitationCheck] | None = None,
+) -> Verdict:
     """Check every citation of ``memory`` against ``codebase`` and judge it."""
-    checks = [verify_citation(codebase, citation) for citation in memory.citations]
+    checked = {} if _checked is None else _checked
+    checks = []
+    for citation in memory.citations:
+        check = checked.get(citation)
+        if check is None:
+            check = checked[citation] = verify_citation(codebase, citation)
+        checks.append(check)
     return (verifier or ReferenceVerifier()).judge(memory, checks, codebase)
 
 
@@ -60,4 +72,5 @@ def verify_memories(
     codebase.prefetch((c.path for c in citations), ((c.commit, c.path) for c in citations if c.commit is not None))
     loop = progress(memories) if progress is not None else memories
     verifier = verifier or ReferenceVerifier()
-    return [verify_memory(m, codebase, verifier=verifier) for m in loop]
+    checked: dict[Citation, CitationCheck] = {}  # memories citing the same lines share one check
+    return [verify_memory(m, codebase, verifier=verifier, _checked=checked) for m in loop]

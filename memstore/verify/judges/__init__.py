@@ -22,12 +22,14 @@ Plug in a chain of your own (`JudgeChain`), or any `Verifier`.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import replace
 
 from memstore.model import Memory
 from memstore.verify.citations import CitationCheck
-from memstore.verify.codebase import Codebase
+from memstore.verify.codebase import Codebase, GitCodebase
+from memstore.verify.evidence import Evidence
 from memstore.verify.judges.case import Case, Judge
 from memstore.verify.judges.changed import Changed
 from memstore.verify.judges.citations import Citations
@@ -62,9 +64,17 @@ class JudgeChain:
 
     def __init__(self, judges: Sequence[Judge] = REFERENCE_JUDGES) -> None:
         self.judges = tuple(judges)
+        # Each citation's reading then and now, kept per codebase (a codebase reads one state of the
+        # code): the wordings of one memory, and memories citing the same lines, share it.
+        self._evidence: weakref.WeakKeyDictionary[Codebase, dict[object, Evidence]] = weakref.WeakKeyDictionary()
 
     def judge(self, memory: Memory, checks: Sequence[CitationCheck], codebase: Codebase) -> Verdict:
-        case = Case(memory, tuple(checks), codebase)
+        shared: dict[object, Evidence] = {}
+        if isinstance(codebase, GitCodebase):  # one commit's code never changes; a work tree may
+            shared = self._evidence.setdefault(codebase, shared)
+        if len(shared) > 20_000:
+            shared.clear()
+        case = Case(memory, tuple(checks), codebase, shared=shared)
         for step in self.judges:
             verdict = step.decide(case)
             if verdict is not None:

@@ -4,7 +4,7 @@ the evidence several judges share computed once (`Case`), and the `Judge` protoc
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Protocol
 
@@ -33,7 +33,7 @@ class Case:
     memory: Memory
     checks: tuple[CitationCheck, ...]
     codebase: Codebase
-    _evidence: dict[int, Evidence] = field(default_factory=dict, repr=False)
+    shared: dict[object, Evidence] = field(default_factory=dict, repr=False)
 
     @cached_property
     def readable(self) -> list[CitationCheck]:
@@ -52,9 +52,12 @@ class Case:
 
     def evidence_for(self, check: CitationCheck) -> Evidence:
         """One check read then and now (kept: judges ask for the same check more than once)."""
-        found = self._evidence.get(id(check))
-        if found is None or found.check is not check:
-            found = self._evidence[id(check)] = evidence_of(check, self.codebase)
+        key = (check.citation, check.status, check.path, check.line, check.end_line, check.text)
+        found = self.shared.get(key)
+        if found is None:
+            found = self.shared[key] = evidence_of(check, self.codebase)
+        elif found.check is not check:
+            found = replace(found, check=check)
         return found
 
     @cached_property

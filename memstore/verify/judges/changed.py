@@ -20,8 +20,10 @@ verdict says so and is marked uncertain, for a second judge to confirm.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from memstore.verify.citations import CitationStatus
 from memstore.verify.evidence import Evidence
+from memstore.verify.tokens import TokenKind
 from memstore.verify.judges.case import Case
 from memstore.verify.reading import Cue, Mention, MentionKind, Reading, word_stems
 from memstore.verify.verdict import Verdict, VerdictStatus
@@ -55,7 +57,8 @@ class Changed:
                 continue
             cited_changed = ev.check.status is CitationStatus.CHANGED
             then, now = ev.then.stems, ev.now.stems
-            gone = sorted(s for s in said if s in then and s not in now)
+            kept = _still_there(ev, case)
+            gone = sorted(s for s in said if s in then and s not in now and s not in kept)
             came = sorted(s for s in denied if s in now and s not in then)
             new = sorted(s for s in (now - then) if s not in then and not s.isdigit() and len(s) > 2)
             removed = sum((then - now).values())
@@ -65,7 +68,7 @@ class Changed:
                 reasons.append(f"{where} now has {', '.join(came[:4])}, which the fact says it does not")
             elif cited_changed and gone and (len(gone) >= 2 or set(gone) & coded):
                 reasons.append(f"{where} no longer says {', '.join(gone[:4])}")
-            elif cited_changed and share >= REWRITTEN and removed >= 3:
+            elif cited_changed and share >= REWRITTEN and removed >= 3 and not _holds(said, then, now, kept):
                 reasons.append(f"{where} was rewritten ({share:.0%} of its words are gone)")
             elif closed and new:
                 reasons.append(f"{where} gained {', '.join(new[:4])}, beside what the fact says is all there is")
@@ -138,3 +141,27 @@ def _lost_from_line(ev: Evidence, words: set[str]) -> list[str]:
     before = {s for s, _ in word_stems(snippet)}
     after = {s for s, _ in word_stems(text)}
     return sorted(w for w in words if w in before and w not in after)
+
+
+def _still_there(ev: Evidence, case: Case) -> set[str]:
+    """Words that left the cited statements but not the code around them: the names of the
+    definitions that enclose them now (``super(TqdmWarning, self)`` became ``super()`` inside
+    ``class TqdmWarning``), and the words of a long message the change moved elsewhere in the file
+    (into a constant, say)."""
+    kept = {s for _, header in ev.now_parents for s, _ in word_stems(header)}
+    if ev.then is None:
+        return kept
+    messages = [t.value for t in ev.then.tokens if t.kind is TokenKind.STRING and len(t.value) >= 20]
+    if messages:
+        read = case.codebase.read(ev.check.path)
+        text = "\n".join(read.lines) if read.ok else ""
+        for message in messages:
+            if message in text:
+                kept |= {s for s, _ in word_stems(message)}
+    return kept
+
+
+def _holds(said: set[str], then: Counter[str], now: Counter[str], kept: set[str]) -> bool:
+    """Whether the words of the fact the statements said then all stand now (a rewrite that kept them)."""
+    grounded = {s for s in said if s in then}
+    return bool(grounded) and all(s in now or s in kept for s in grounded)

@@ -100,6 +100,8 @@ def _contradictions(case: Case) -> list[Contradiction]:
         for claim in claims:
             if claim.text in found or not mentions(check.snippet, claim.text):
                 continue
+            if _effective_kind(claim) is ClaimKind.NUMBER:
+                continue  # numbers are judged as values, token by token (`memstore.verify.judges.values`)
             if mentions(statements[id(check)], claim.text):
                 continue
             now = case.evidence_for(check).now

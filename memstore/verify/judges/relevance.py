@@ -18,6 +18,7 @@ from memstore.verify.evidence import Evidence
 from memstore.verify.judges.case import Case
 from memstore.verify.reading import Mention, MentionKind, Reading
 from memstore.verify.verdict import Verdict, VerdictStatus
+from memstore.verify.tokens import cached_pattern
 
 __all__ = ["Relevance"]
 
@@ -85,9 +86,9 @@ def _parts(mention: Mention) -> list[str]:
 
 def _stands(hook: Mention, text: str) -> bool:
     if hook.kind is MentionKind.NAME:
-        return any(re.search(rf"(?<![\w$]){re.escape(p)}(?![\w$])", text) for p in _parts(hook))
+        return any(cached_pattern(rf"(?<![\w$]){re.escape(p)}(?![\w$])").search(text) for p in _parts(hook))
     value = hook.value
-    return value in text or (hook.kind is MentionKind.NUMBER and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", text) is not None)
+    return value in text or (hook.kind is MentionKind.NUMBER and cached_pattern(rf"(?<![\w.]){re.escape(value)}(?![\w])").search(text) is not None)
 
 
 def _context(ev: Evidence) -> str | None:

@@ -24,8 +24,9 @@ from difflib import SequenceMatcher
 from memstore.verify.evidence import Evidence, Region
 from memstore.verify.judges.case import Case
 from memstore.verify.reading import STOP, Cue, Mention, MentionKind, Reading, looks_like_code
-from memstore.verify.slots import Slot, lower_bound, same_value, similar_string, slots_of
+from memstore.verify.slots import Slot, lower_bound, same_value, similar_string
 from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
+from memstore.verify.tokens import cached_pattern
 
 __all__ = ["Values"]
 
@@ -51,7 +52,7 @@ class _Found:
 
 
 def _slots(region: Region | None) -> tuple[Slot, ...]:
-    return slots_of(region.tokens, region.lines, region.language) if region is not None else ()
+    return region.slots if region is not None else ()
 
 
 def _words_as_values(reading: Reading, slots: tuple[Slot, ...]) -> list[Mention]:
@@ -70,7 +71,7 @@ def _words_as_values(reading: Reading, slots: tuple[Slot, ...]) -> list[Mention]
             continue  # the name of an option or a key, not a value given to one
         if not re.fullmatch(r"[\w.-]+(?: [\w.-]+){0,3}", value) or value.isdigit():
             continue
-        for match in re.finditer(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", fact):
+        for match in cached_pattern(rf"(?<![\w.-]){re.escape(value)}(?![\w-])").finditer(fact):
             if all(match.end() <= a or match.start() >= b for a, b in taken):
                 found.append(Mention(MentionKind.STRING, match.group(), value, match.start(), match.end()))
                 taken.append(match.span())
