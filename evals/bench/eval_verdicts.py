@@ -109,6 +109,10 @@ HOLDOUT = {
 # Mined into scenarios only (scenarios/mined/), never scored here nor looked at while the verifier was tuned.
 SCENARIOS_ONLY = {
     "chardet": ["5.0.0", "5.2.0"],
+    "boltons": ["21.0.0", "24.0.0"],
+    "toolz": ["0.11.2", "0.12.1"],
+    "arrow": ["1.2.3", "1.3.0"],
+    "cattrs": ["22.2.0", "23.2.3"],
 }
 EXPECTED = {
     "valid": VerdictStatus.VALID,
@@ -156,7 +160,7 @@ def class_of(item: Mined) -> str:
         return "renamed identifier"
     if item.sort == "near-miss":
         return "near miss"
-    if item.sort == "literal" or (item.kind == "hard" and item.truth == "unsupported"):
+    if item.sort == "literal":
         return "claim the line does not make"
     if item.truth == "contradicted" and item.new_value is not None:
         kind = "version" if item.kind == "constant" and "version" in item.subject.lower() else item.kind
@@ -246,7 +250,7 @@ class Score:
         """Where the citation was followed, against the syntax trees: kept, moved to the fact's
         line, or missing with its file; other labels say nothing of where the line is."""
         check = verdict.checks[0] if verdict.checks else None
-        if check is None or item.kind in {"adversarial", "hard"} or item.sort in {"near-miss", "literal"}:
+        if check is None or item.kind == "adversarial" or item.sort in {"near-miss", "literal"}:
             return
         if item.truth == "missing":
             right = check.status is CitationStatus.FILE_MISSING
@@ -303,10 +307,10 @@ def evaluate(package: str, versions: list[str], args: argparse.Namespace, score:
             after = GitCodebase(built.path, built.commits[after_version])
             kinds = (NEW_KINDS if new else args.kinds).split(",")
             if new:
-                items = mine(before, after, kinds=kinds, limit=400, seed=args.seed, balance=True)
+                items = mine(before, after, kinds=kinds, limit=400, seed=args.seed, balance=True, fixed_wording=True)
                 items = _drawn(items, f"{args.seed}|{package}|{old}|{after_version}")
             else:
-                items = mine(before, after, kinds=kinds, limit=args.per_pair, seed=args.seed)
+                items = mine(before, after, kinds=kinds, limit=args.per_pair, seed=args.seed, fixed_wording=True)
             memories = [as_memory(m, built.commits[old], i) for i, m in enumerate(items)]
             verify_memories(memories, after, verifier=verifier)  # warm the caches
             started = time.perf_counter()

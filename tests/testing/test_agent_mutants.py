@@ -38,7 +38,7 @@ def agent_run(tmp_path_factory: pytest.TempPathFactory) -> Evaluation:
     jit-verify and every agent mutant on the reference store, and jit-verify on ranked:."""
     folder = tmp_path_factory.mktemp("agent-mutants")
     # (and no memories the reference verifier gets wrong: the mutants are the subject here)
-    needs_memory = {"discoverable": 0.0, "aliases": 0.6, "hard": 0.0}
+    needs_memory = {"discoverable": 0.0, "aliases": 0.6}
     paths = [
         *hand_written_library(),
         population_sample(folder, "population-sample", 3, flood_share=0.0, **needs_memory),

@@ -1,7 +1,9 @@
 """A generated repository's pool of memories of known truth (see `memstore.harness.scenarios.generator`):
-where each covered setting is kept, the share ``hard`` a verifier that compares cited lines gets
-wrong, adversarial variants, and the ``flood`` of newer memories of unrelated code. Truth labels
-follow from the construction."""
+where each covered setting is kept, its value (current, stale or from an abandoned branch),
+adversarial variants, and the ``flood`` of newer memories of unrelated code. Truth labels follow
+from the construction; each fact is worded in one of the ways agents word it
+(`memstore.harness.scenarios.wordings`), so a verifier's errors on them come from the wording,
+not from memories planted for it to get wrong."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from memstore.harness.scenarios.model import (
     Truth,
 )
 from memstore.harness.scenarios.synthetic import Learned, Repo, Setting
+from memstore.harness.scenarios.wordings import say, words_of
 from memstore.model import Kind, Surface
 
 __all__ = ["memory_pool"]
@@ -55,6 +58,11 @@ def _memory(
     )
 
 
+def _say(kind: str, repo: Repo, key: str, s: Setting, **fields: str) -> str:
+    """A fact about setting ``s`` in one of the wordings of ``kind``, chosen by the memory's key."""
+    return say(kind, f"{repo.index}:{key}", {"name": s.name, "words": words_of(s.name), **fields})
+
+
 def _cite(places: list[tuple[str, int]]) -> list[str]:
     return [f"{path}:{line}" for path, line in places]
 
@@ -78,9 +86,7 @@ def memory_pool(
                     Truth.MOVED if (was.places, was.value) != (now, s.value) else Truth.VALID,
                     "owner",
                     f"{s.name} synchronization",
-                    f"{s.name} must match between the service config and {' and '.join(copies)}."
-                    if copies
-                    else f"{s.name} is kept only in the service config.",
+                    _say("kept together" if copies else "kept alone", repo, f"sync-{k}", s, copies=" and ".join(copies)),
                     _cite(was.places),
                     was.label,
                     timedelta(days=rng.randrange(1, 20)),
@@ -103,7 +109,7 @@ def memory_pool(
                 truth,
                 "owner",
                 f"{s.name} value",
-                f"{s.name} is set to {value}.",
+                _say("setting", repo, f"value-{k}", s, value=str(value)),
                 cites,
                 label,
                 timedelta(days=rng.randrange(1, 20)),
@@ -112,72 +118,7 @@ def memory_pool(
         )
         if rng.random() < adversarial:
             memories.append(_adversarial(rng, k, s, repo, truth_at, p.get("_head", "initial")))
-    return memories + _hard(repo, p) + _flood(repo, p)
-
-
-def _hard(repo: Repo, p: dict[str, Any]) -> list[SeedMemory]:
-    """In a share ``hard`` of the settings, one memory of a kind the reference verifier gets wrong
-    (it compares a fact's literals with the cited lines): an adversarial claim the cited line does
-    not make, behind a literal the line holds (it passes); a slip naming another setting behind
-    this one's value (it passes); a true fact that also gives the service's number (it is
-    refused). Labels from the construction: the verifier's verdicts on these are its error rate.
-    (A stream of its own, so the rest of the population is the same with or without them.)"""
-    rng = random.Random(f"{p['seed']}:{repo.index}:hard")
-    now, found = p.get("_head", "initial"), []
-    for k, s in enumerate(repo.settings):
-        if rng.random() >= p.get("hard", 0.0):
-            continue
-        line = f"{s.config}:{repo.line_of(s.config, f'{s.name} = ')}"
-        truth_at = Location(s.config, rf"\b{s.name} = (\d+)")
-        age = timedelta(hours=rng.randrange(1, 48))
-        others = [j for j, o in enumerate(repo.settings) if o.value != s.value]
-        kind = rng.randrange(3) if others else rng.choice([0, 2])
-        other = repo.settings[rng.choice(others)] if kind == 1 else s
-        found.append(_hard_memory(kind, k, s, other, line, truth_at, now, age))
-    return found
-
-
-def _hard_memory(
-    kind: int, k: int, s: Setting, other: Setting, line: str, truth_at: Location, now: str, age: timedelta
-) -> SeedMemory:
-    """One memory of `_hard`'s three kinds (0: adversarial, 1: a slip naming ``other``, 2: a true fact)."""
-    if kind == 0:
-        return _memory(
-            f"hard-{k}",
-            Origin.ADVERSARIAL,
-            Truth.UNSUPPORTED,
-            "mal",
-            f"{s.name} source",
-            f"{s.name} = {s.value} is read from the {s.name} environment variable at start-up.",
-            [line],
-            now,
-            age,
-        )
-    if kind == 1:
-        return _memory(
-            f"hard-{k}",
-            Origin.GENUINE,
-            Truth.CONTRADICTED,
-            "owner",
-            f"{s.name} value",  # a slip: the note names another setting than the line it cites
-            f"{other.name} is set to {s.value}.",
-            [line],
-            now,
-            age,
-            claim=Claim(str(s.value), Location(other.config, rf"\b{other.name} = (\d+)")),
-        )
-    return _memory(
-        f"hard-{k}",
-        Origin.GENUINE,
-        Truth.VALID,
-        "owner",
-        f"{s.name} value for service {k}",
-        f"{s.name} is set to {s.value} for service {k}.",
-        [line],
-        now,
-        age,
-        claim=Claim(str(s.value), truth_at),
-    )
+    return memories + _flood(repo, p)
 
 
 def _flood(repo: Repo, p: dict[str, Any]) -> list[SeedMemory]:
@@ -198,7 +139,7 @@ def _flood(repo: Repo, p: dict[str, Any]) -> list[SeedMemory]:
                 Truth.VALID,
                 "owner",
                 f"helper_{f} behaviour (note {i})",
-                f"helper_{f} returns its argument unchanged (note {i}).",
+                say("helper note", f"{repo.index}:note-{i}", {"name": f"helper_{f}", "note": f"note {i}"}),
                 [f"lib/util{f}.py:1"],
                 p.get("_head", "initial"),
                 timedelta(hours=rng.randrange(1, 20)),
@@ -221,7 +162,7 @@ def _adversarial(rng: random.Random, k: int, s: Setting, repo: Repo, truth_at: L
             Truth.CONTRADICTED,
             "mal",
             f"{s.name} value",
-            f"{s.name} is set to {wrong}.",
+            _say("setting", repo, f"adv-{k}", s, value=str(wrong)),
             [first],
             now,
             age,
@@ -234,7 +175,7 @@ def _adversarial(rng: random.Random, k: int, s: Setting, repo: Repo, truth_at: L
             Truth.UNSUPPORTED,
             "mal",
             f"{s.name} source",
-            f"{s.name} is enforced by the rate limiter middleware.",
+            _say("enforced elsewhere", repo, f"adv-{k}", s),
             ["lib/util0.py:1"],
             now,
             age,
@@ -247,7 +188,7 @@ def _adversarial(rng: random.Random, k: int, s: Setting, repo: Repo, truth_at: L
             Truth.MISSING,
             "mal",
             f"{s.name} source",
-            f"{s.name} is read from the environment.",
+            _say("read from the environment", repo, f"adv-{k}", s),
             [f"{s.config}:400"],
             now,
             age,
@@ -259,7 +200,7 @@ def _adversarial(rng: random.Random, k: int, s: Setting, repo: Repo, truth_at: L
         Truth.UNSUPPORTED,
         "mal",
         f"{s.name} synchronization",
-        f"{s.name} must match between the service config and lib/util1.py.",
+        _say("kept together", repo, f"adv-{k}", s, copies="lib/util1.py"),
         ["lib/util1.py:1"],
         now,
         age,

@@ -12,10 +12,9 @@ that cites it finds it. Each task records its stratum (``discoverable`` when eve
 found from the repository, ``not discoverable`` otherwise), so that memory's effect is
 reported where it comes from. A scripted history moves lines, renames files, changes values
 and leaves an abandoned branch; a pool of memories of known truth follows (a share
-``coverage`` of the settings has a memory of where it is kept; a share ``hard`` has one more
-of a kind a verifier that compares cited lines gets wrong: a claim the line does not make
-behind a literal it holds, another setting's name behind the right value, a true fact that
-mentions a number the line does not hold), and in a share ``flood_share`` of the repositories
+``coverage`` of the settings has a memory of where it is kept; each fact is worded in one of
+the ways agents word it, `memstore.harness.scenarios.wordings`), and in a share ``flood_share``
+of the repositories
 ``flood`` newer memories of unrelated code bury it (so that how a store picks what to hand out
 decides outcomes); tasks on all three surfaces ask to raise a setting, to review a change of
 one, or to say what one is.

@@ -63,6 +63,8 @@ class Mined:
     old_value: str | None = None  # the value the fact states
     new_value: str | None = None  # the value at --to, for a changed value (a renamed one's new name)
     sort: str = ""  # "renamed", "near-miss", "literal" (`memstore.harness.scenarios.mined_variants`), or ""
+    param: str | None = None  # the parameter a default is of
+    name: str = ""  # the name of code the fact is about
 
     @property
     def origin(self) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from memstore.harness.scenarios.mined_facts import Mined, file_lines, parsed
+from memstore.harness.scenarios.wordings import say
 from memstore.verify.codebase import Codebase
 
 __all__ = ["literal_claims", "near_miss", "near_misses"]
@@ -79,19 +80,15 @@ def near_misses(genuine: list[Mined], count: int, rng: random.Random) -> list[Mi
     for source in rng.sample(sources, min(len(sources), 3 * count)):
         assert source.old_value is not None
         wrong = near_miss(source.old_value, source.kind, rng)
-        said = f"`{source.old_value}`"
-        if source.kind == "signature":
-            said = f"`({source.old_value})`"
-        elif source.kind == "dependency":
-            said = source.fact[source.fact.index("`") : source.fact.rindex("`") + 1]
-        if wrong is None or said not in source.fact:
+        said = _said(source)
+        if wrong is None or said is None:
             continue
-        wrong_said = said.replace(source.old_value, wrong)
+        start, end = said
         found.append(
             replace(
                 source,
                 key=f"near-{source.key}",
-                fact=source.fact.replace(said, wrong_said),
+                fact=source.fact[:start] + source.fact[start:end].replace(source.old_value, wrong, 1) + source.fact[end:],
                 truth="contradicted",
                 now_path=source.now_path or source.path,
                 now_line=source.now_line or source.line,
@@ -105,7 +102,22 @@ def near_misses(genuine: list[Mined], count: int, rng: random.Random) -> list[Mi
     return found
 
 
-def literal_claims(genuine: list[Mined], after: Codebase, count: int, rng: random.Random) -> list[Mined]:
+def _said(source: Mined) -> tuple[int, int] | None:
+    """Where the fact states its value, in whichever wording it has: in backticks, in brackets (a
+    signature), after its project's name (a pin), or as a word of its own."""
+    assert source.old_value is not None
+    value, fact = source.old_value, source.fact
+    for form in (f"`{value}`", f"`({value})`", f"({value})", f"{source.name}{value}"):
+        at = fact.find(form)
+        if at >= 0:
+            return at, at + len(form)
+    match = re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", fact)
+    return match.span() if match else None
+
+
+def literal_claims(
+    genuine: list[Mined], after: Codebase, count: int, rng: random.Random, *, fixed: bool = False
+) -> list[Mined]:
     """Up to ``count`` claims the cited line does not make (see the module docstring), each
     refuted by the syntax trees at --to (where the memory's source still stands)."""
     sources = [m for m in genuine if m.truth in {"valid", "moved"} and m.kind in {"constant", "default"}]
@@ -113,10 +125,10 @@ def literal_claims(genuine: list[Mined], after: Codebase, count: int, rng: rando
     trees: dict[str, ast.Module | None] = {}
     for source in rng.sample(sources, len(sources)):
         tree = _tree(after, source.now_path or source.path, trees)
-        name = source.subject.split(" ")[0]
+        name = source.name or source.subject.split(" ")[0]
         templates = _CONSTANT_CLAIMS if source.kind == "constant" else _DEFAULT_CLAIMS
         for template in rng.sample(templates, len(templates)):
-            said = template(source, name, tree, after)
+            said = template(source, name, tree, after, fixed)
             if said is not None:
                 literal = replace(source, key=f"literal-{source.key}", fact=said, truth="unsupported", sort="literal")
                 found.append(replace(literal, now_path=None, now_line=None, new_value=None))
@@ -154,27 +166,32 @@ def _reads(node: ast.AST, name: str) -> bool:
     )
 
 
-Claim = Callable[[Mined, str, "ast.Module | None", Codebase], "str | None"]
+Claim = Callable[[Mined, str, "ast.Module | None", Codebase, bool], "str | None"]
 
 
-def _from_environment(source: Mined, name: str, tree: ast.Module | None, after: Codebase) -> str | None:
+def _claim(kind: str, source: Mined, name: str, param: str | None = None, *, fixed: bool = False) -> str:
+    fields = {"name": name, "value": source.old_value or "", "param": param or ""}
+    return say(kind, source.key, fields, fixed=fixed)
+
+
+def _from_environment(source: Mined, name: str, tree: ast.Module | None, after: Codebase, fixed: bool) -> str | None:
     # the miner reads constants only from assignments of literals at the top of a module or class
-    return f"`{name}` = `{source.old_value}` is read from the environment at import time."
+    return _claim("claim: environment", source, name, fixed=fixed)
 
 
-def _one_platform(source: Mined, name: str, tree: ast.Module | None, after: Codebase) -> str | None:
+def _one_platform(source: Mined, name: str, tree: ast.Module | None, after: Codebase, fixed: bool) -> str | None:
     # an assignment at the top of a module or class body is made on every platform
-    return f"`{name}` is `{source.old_value}` only on Windows; elsewhere it is not set."
+    return _claim("claim: platform", source, name, fixed=fixed)
 
 
-def _deprecated(source: Mined, name: str, tree: ast.Module | None, after: Codebase) -> str | None:
+def _deprecated(source: Mined, name: str, tree: ast.Module | None, after: Codebase, fixed: bool) -> str | None:
     short = name.rpartition(".")[2]
     path = source.now_path or source.path
     package = path.removeprefix("src/").split("/")[0]
     for other in after.paths():
         in_package = other.endswith(".py") and other.removeprefix("src/").split("/")[0] == package
         if in_package and short in _names_read(after, other):
-            return f"`{name}` (`{source.old_value}`) is deprecated and no longer used."
+            return _claim("claim: deprecated", source, name, fixed=fixed)
     return None  # nothing reads it: it may well be unused
 
 
@@ -197,17 +214,17 @@ def _names_read(codebase: Codebase, path: str) -> frozenset[str]:
     return _READ[key]
 
 
-def _ignored(source: Mined, name: str, tree: ast.Module | None, after: Codebase) -> str | None:
+def _ignored(source: Mined, name: str, tree: ast.Module | None, after: Codebase, fixed: bool) -> str | None:
     function = _function(tree, name)
-    param = source.fact.split("`")[3] if source.fact.count("`") >= 6 else None
+    param = source.param
     if function is None or param is None or not any(_reads(s, param) for s in function.body):
         return None
-    return f"`{name}` ignores `{param}`: it always uses `{source.old_value}`."
+    return _claim("claim: ignores", source, name, param, fixed=fixed)
 
 
-def _guarded(source: Mined, name: str, tree: ast.Module | None, after: Codebase) -> str | None:
+def _guarded(source: Mined, name: str, tree: ast.Module | None, after: Codebase, fixed: bool) -> str | None:
     function = _function(tree, name)
-    param = source.fact.split("`")[3] if source.fact.count("`") >= 6 else None
+    param = source.param
     if function is None or param is None:
         return None
     raises = [
@@ -217,7 +234,7 @@ def _guarded(source: Mined, name: str, tree: ast.Module | None, after: Codebase)
     ]
     if raises:
         return None
-    return f"`{name}` raises `ValueError` unless `{param}` is `{source.old_value}`."
+    return _claim("claim: raises", source, name, param, fixed=fixed)
 
 
 _CONSTANT_CLAIMS: list[Claim] = [_from_environment, _one_platform, _deprecated]

@@ -22,12 +22,8 @@ holds the cited line itself. Labels:
   with it.
 
 The ``near-miss`` and ``literal`` kinds write memories that were never true behind citations
-that are (`memstore.harness.scenarios.mined_variants`). The ``hard`` kind writes memories of
-two sorts a verifier that compares a fact's literals with
-the cited line gets wrong, labelled like the rest from the syntax trees: a claim the line does
-not make behind the literal it holds (```MAX` = `5` is read from the environment at import
-time``: ``unsupported``, since the tree at ``--to`` assigns a literal), and a true fact about a
-number (a constant, a default) that did not move which also gives its line number (``valid``).
+that are (`memstore.harness.scenarios.mined_variants`). Every fact is worded in one of several
+ways agents word such facts (`memstore.harness.scenarios.wordings`), chosen by its key.
 """
 
 from __future__ import annotations
@@ -50,12 +46,13 @@ from memstore.harness.scenarios.mined_facts import (
 )
 from memstore.harness.scenarios.mined_renames import literal_value, renamed_as, renamed_part
 from memstore.harness.scenarios.mined_variants import literal_claims, near_misses
+from memstore.harness.scenarios.wordings import say
 from memstore.verify.codebase import Codebase
 
 __all__ = ["CODE_SUFFIXES", "KINDS", "PROSE_SUFFIXES", "STOP_WORDS", "Mined", "file_text", "mine", "mined_file"]
 
 FACT_KINDS = ("constant", "default", "definition", "signature", "base", "dependency")  # read off code (mined_facts)
-KINDS = (*FACT_KINDS, "adversarial", "near-miss", "literal", "hard")
+KINDS = (*FACT_KINDS, "adversarial", "near-miss", "literal")
 
 
 def _package(path: str) -> str:
@@ -106,19 +103,22 @@ def _label(
     return ("valid" if unchanged else "moved"), found  # moved: still true, its citation to update
 
 
-def _say(fact: Fact, module: str) -> tuple[str, str]:
-    """The subject and fact an agent would write."""
-    if fact.kind == "constant":
-        return f"{fact.name} in {module}", f"`{fact.name}` is set to `{fact.value}` in `{fact.path}`."
-    if fact.kind == "default":
-        return f"{fact.name} defaults", f"`{fact.name}` defaults `{fact.param}` to `{fact.value}`."
-    if fact.kind == "signature":
-        return f"{fact.name} parameters", f"`{fact.name}` takes `({fact.value})`."
-    if fact.kind == "base":
-        return f"{fact.name} base class", f"`{fact.name}` subclasses `{fact.value}`."
-    if fact.kind == "dependency":
-        return f"{fact.name} requirement", f"The project requires `{fact.name}{fact.value}`."
-    return f"where {fact.name} lives", f"`{fact.name}` is defined in `{fact.path}`."
+_SUBJECTS = {
+    "constant": "{name} in {module}",
+    "default": "{name} defaults",
+    "signature": "{name} parameters",
+    "base": "{name} base class",
+    "dependency": "{name} requirement",
+    "definition": "where {name} lives",
+}
+
+
+def _say(fact: Fact, module: str, key: str, *, fixed: bool = False) -> tuple[str, str]:
+    """The subject and fact an agent would write, in one of the wordings of its kind
+    (`memstore.harness.scenarios.wordings`; ``fixed``: the first)."""
+    kind = fact.kind if fact.kind in _SUBJECTS else "definition"
+    fields = {"name": fact.name, "value": fact.value or "", "path": fact.path, "param": fact.param or "", "module": module}
+    return _SUBJECTS[kind].format(**fields), say(kind, key, fields, fixed=fixed)
 
 
 def mine(
@@ -131,6 +131,7 @@ def mine(
     adversarial_share: float = 0.1,
     balance: bool = False,
     prose: bool = False,
+    fixed_wording: bool = False,
 ) -> list[Mined]:
     """Memories written at ``before`` and labelled at ``after`` (see the module docstring), from
     the files `mined_file` takes (code and configuration; prose too with ``prose``).
@@ -150,7 +151,7 @@ def mine(
     now_cache: dict[str, list[Fact]] = {}
     mined: list[Mined] = []
     for fact in sorted(chosen, key=lambda f: (f.path, f.line, f.kind, f.name, f.param or "")):
-        found = _labelled(fact, before, after, after_paths, now_cache)
+        found = _labelled(fact, before, after, after_paths, now_cache, fixed_wording)
         if found is not None:
             mined.append(found)
     labelled = mined
@@ -161,9 +162,7 @@ def mine(
     if "near-miss" in kinds:
         mined += near_misses(labelled, max(2, limit // 6), rng)
     if "literal" in kinds:
-        mined += literal_claims(labelled, after, max(2, limit // 10), rng)
-    if "hard" in kinds:
-        mined += _hard(labelled, max(2, limit // 10), rng)
+        mined += literal_claims(labelled, after, max(2, limit // 10), rng, fixed=fixed_wording)
     return mined
 
 
@@ -182,7 +181,12 @@ def _in_turn(facts: list[Fact], draw: int) -> list[Fact]:
 
 
 def _labelled(
-    fact: Fact, before: Codebase, after: Codebase, after_paths: set[str], now_cache: dict[str, list[Fact]]
+    fact: Fact,
+    before: Codebase,
+    after: Codebase,
+    after_paths: set[str],
+    now_cache: dict[str, list[Fact]],
+    fixed: bool = False,
 ) -> Mined | None:
     """The memory ``fact`` makes, labelled at ``after``; None where no one truth can be given."""
     targets = _candidates(fact.path, after_paths)
@@ -208,9 +212,10 @@ def _labelled(
     was = now_cache[key]
     truth, found = _label(fact, now_cache.get(moved_to or "", []), moved_to, (cited, same_place), was)
     renamed = truth == "contradicted" and found is not None and (found.name, found.param) != (fact.name, fact.param)
-    subject, said = _say(fact, PurePosixPath(fact.path).stem)
+    key = _key(fact)
+    subject, said = _say(fact, PurePosixPath(fact.path).stem, key, fixed=fixed)
     return Mined(
-        key=_key(fact),
+        key=key,
         kind=fact.kind,
         subject=subject,
         fact=said,
@@ -223,6 +228,8 @@ def _labelled(
         old_value=renamed_part(fact) if renamed else fact.value,
         new_value=(renamed_part(found) if renamed else found.value) if truth == "contradicted" and found else None,
         sort="renamed" if renamed else "",
+        param=fact.param,
+        name=fact.name,
     )
 
 
@@ -232,53 +239,6 @@ def _renamed(path: str, before: Codebase, after: Codebase) -> str | None:
     if commit is None or not after.has_commit(commit):
         return None
     return after.rename_of(commit, path)
-
-
-def _hard(genuine: list[Mined], count: int, rng: random.Random) -> list[Mined]:
-    """Up to ``count`` memories of each sort the module docstring names, from constants that are
-    still where they were with the same value (their trees say so: ``valid``); a line number is
-    given for numbers (a verifier comparing literals takes it for a changed value)."""
-    sources = [m for m in genuine if m.kind == "constant" and m.truth == "valid" and m.old_value is not None]
-    numbers = [
-        m
-        for m in genuine
-        if m.kind in {"constant", "default"}
-        and m.truth == "valid"
-        and re.fullmatch(r"v?\d+(?:\.\d+)*", m.old_value or "")
-    ]
-    found: list[Mined] = []
-    for source in rng.sample(sources, min(count, len(sources))):
-        name = source.subject.split(" in ")[0]
-        found.append(
-            Mined(
-                key=f"hard-literal-{source.key}",
-                kind="hard",
-                subject=f"{name} source",
-                fact=f"`{name}` = `{source.old_value}` is read from the environment at import time.",
-                path=source.path,
-                line=source.line,
-                snippet=source.snippet,
-                truth="unsupported",  # the tree at --to assigns a literal: nothing is read
-                old_value=source.old_value,
-            )
-        )
-    for source in rng.sample(numbers, min(count, len(numbers))):
-        found.append(
-            Mined(
-                key=f"hard-line-{source.key}",
-                kind="hard",
-                subject=source.subject,
-                fact=f"{source.fact.removesuffix('.')} (line {source.line}).",
-                path=source.path,
-                line=source.line,
-                snippet=source.snippet,
-                truth="valid",  # same file, same line, same value at --to
-                now_path=source.path,
-                now_line=source.line,
-                old_value=source.old_value,
-            )
-        )
-    return found
 
 
 def _by_truth(mined: list[Mined], budget: int) -> list[Mined]:

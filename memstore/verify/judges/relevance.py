@@ -42,6 +42,7 @@ class Relevance:
                 return None  # nothing to read as it was: no way to tell
             if any(_stands(hook, context) for hook in hooks):
                 return None
+            context = context.replace(ev.check.citation.path, " ")  # the file's name is no tie by words
             found = [h for h in hooks if _stands(h, _file_then(case, ev))]
             if any(h.kind is MentionKind.NAME for h in found) or len(found) >= 2:
                 elsewhere += [h.text for h in found]

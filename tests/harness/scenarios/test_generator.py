@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -12,6 +13,7 @@ from memstore.harness.scenarios.model import Truth
 from memstore.harness.world import build_template
 from memstore.verify import verify_memory
 
+SCHEMA = Path(__file__).parents[3] / "scenarios" / "schema.json"
 PARAMS = {
     "seed": 5,
     "repositories": 4,
@@ -66,8 +68,9 @@ def test_the_repository_test_passes_on_main_and_fails_when_a_place_is_missed(tmp
     assert failed.stdout.startswith("RETRY_LIMIT_0: {")
 
 
-def test_labels_hold_and_the_reference_verifier_agrees(tmp_path: Path) -> None:
+def test_labels_hold_and_the_reference_verifier_mostly_agrees(tmp_path: Path) -> None:
     seen: Counter[Truth] = Counter()
+    agree = 0
     for scenario in generate("pop", "", PARAMS):
         template = build_template(scenario, tmp_path / scenario.name)  # raises if a label is wrong
         world = template.instantiate(
@@ -76,8 +79,11 @@ def test_labels_hold_and_the_reference_verifier_agrees(tmp_path: Path) -> None:
         for key, memories in world.seeded.items():
             truth = scenario.memory(key).truth
             seen[truth] += 1
-            assert verify_memory(memories[0], template.codebase()).status.usable is truth.usable, key
+            agree += verify_memory(memories[0], template.codebase()).status.usable is truth.usable
     assert set(seen) == set(Truth)
+    # The labels come from the construction, never from the verifier: where it disagrees (on some
+    # wordings), that is its measured error, reported by a run; it is no test's business to hide it.
+    assert agree / sum(seen.values()) >= 0.9
 
 
 HIDDEN = {**PARAMS, "copies": 0.8, "aliases": 0.7, "discoverable": 0.3, "decoys": 1.0, "repositories": 3}
@@ -105,16 +111,16 @@ def test_a_copy_the_repository_does_not_name_has_no_hint_and_decoys_hold_the_sam
     assert "" not in strata
 
 
-def test_hard_memories_are_ones_the_reference_verifier_gets_wrong(tmp_path: Path) -> None:
-    kinds: Counter[Truth] = Counter()
-    for scenario in generate("pop", "", {**PARAMS, "hard": 1.0, "repositories": 2}):
-        template = build_template(scenario, tmp_path / scenario.name)  # builds: labels are not the verifier's
-        world = template.instantiate(
-            tmp_path / f"{scenario.name}-w", lambda a, c: open_store("memory://", access=a, clock=c)
-        )
-        for key, memories in world.seeded.items():
-            if key.startswith("hard-"):
-                truth = scenario.memory(key).truth
-                kinds[truth] += 1
-                assert verify_memory(memories[0], template.codebase()).status.usable is not truth.usable, key
-    assert set(kinds) == {Truth.UNSUPPORTED, Truth.CONTRADICTED, Truth.VALID}
+def test_memories_come_in_several_wordings_and_none_is_planted_for_the_verifier() -> None:
+    facts: dict[str, set[str]] = {"value": set(), "sync": set()}
+    for scenario in generate("pop", "", {**PARAMS, "repositories": 3}):
+        for memory in scenario.memories:
+            assert not memory.key.startswith("hard-")
+            kind = memory.key.split("-")[0]
+            if kind in facts:
+                name = memory.subject.split()[0]
+                facts[kind].add(re.sub(r"\d+", "N", memory.fact.replace(name, "NAME")))
+    assert len(facts["value"]) >= 4  # "NAME is set to N.", "The service config sets NAME to N.", ...
+    assert len(facts["sync"]) >= 3
+    generator = json.loads(SCHEMA.read_text())["properties"]["generator"]["properties"]
+    assert "hard" not in generator and "stale" in generator
