@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
+from memstore.model import MemoryDraft
 from memstore.verify.citations import CitationStatus
+from memstore.verify.corrections import replacements, rewrite
 from memstore.verify.evidence import Evidence
 from memstore.verify.tokens import TokenKind
 from memstore.verify.judges.case import Case
 from memstore.verify.reading import Cue, Mention, MentionKind, Reading, word_stems
-from memstore.verify.verdict import Verdict, VerdictStatus
+from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
 
 __all__ = ["REWRITTEN", "Changed"]
 
@@ -78,12 +81,37 @@ class Changed:
                 reasons.append(f"{where} now stands under {ev.now_parents[0][1]!r}: the fact says it always holds")
         if not reasons:
             return None
+        corrected, contradictions = _correction(case)
+        tail = "" if corrected is not None else "; no one value of the code replaces what the fact says"
         return Verdict(
             VerdictStatus.CONTRADICTED,
             case.checks,
-            reason="; ".join(reasons) + "; no one value of the code replaces what the fact says",
+            corrected,
+            reason="; ".join(reasons) + tail,
+            contradictions=contradictions,
             uncertain="a rewritten statement read as touching the fact by its words",
         )
+
+
+def _correction(case: Case) -> tuple[MemoryDraft | None, tuple[Contradiction, ...]]:
+    """The fact with what the change put in place of each thing it stated that the change took
+    away (`memstore.verify.corrections`), and its citations where the code stands now."""
+    mentions = [m for m in case.reading.mentions if not m.negated and m.kind is not MentionKind.CODE or m.quoted]
+    found: dict[Mention, str] = {}
+    where: dict[Mention, str] = {}
+    for ev in case.evidence:
+        if ev.then is None or ev.now is None:
+            continue
+        for mention, new in replacements(ev.then.text, ev.now.text, [m for m in mentions if m not in found]).items():
+            found[mention] = new
+            where[mention] = ev.check.where
+    if not found:
+        return None, ()
+    draft = case.corrected()
+    if draft is None:
+        return None, ()
+    contradictions = tuple(Contradiction(m.text.strip("`"), new, where[m]) for m, new in found.items())
+    return replace(draft, fact=rewrite(case.memory.fact, found)), contradictions
 
 
 def _enumerates(reading: Reading) -> bool:
