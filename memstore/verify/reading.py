@@ -252,9 +252,24 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
+# Words of programming that people and code spell differently: one concept each, so that "no
+# exception handling" meets ``except``, "the environment" meets ``environ``, "throws" meets ``raise``.
+_CONCEPTS = {
+    "exception": "except", "exceptions": "except", "catch": "except", "catches": "except", "caught": "except",
+    "environment": "environ", "env": "environ", "getenv": "environ",
+    "throw": "raise", "throws": "raise", "thrown": "raise", "raises": "raise", "raised": "raise",
+    "memoize": "cache", "memoized": "cache", "memoise": "cache", "memoised": "cache", "cached": "cache",
+    "argument": "arg", "arguments": "arg", "args": "arg", "parameter": "param", "parameters": "param",
+    "params": "param", "dictionary": "dict", "directory": "dir", "configuration": "config",
+}  # fmt: skip
+
+
 def stem(word: str) -> str:
-    """A light stemmer, so "sorting", "sorted" and "sorts" meet, and "retries" meets "retry"."""
+    """A light stemmer, so "sorting", "sorted" and "sorts" meet, and "retries" meets "retry"; words
+    of programming spelled two ways meet as one (`_CONCEPTS`)."""
     word = word.lower()
+    if word in _CONCEPTS:
+        return _CONCEPTS[word]
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -289,7 +304,7 @@ _NEGATOR = re.compile(
     r"|unlike|nowhere|no longer|isn't|aren't|doesn't|don't|didn't|won't|can't|hasn't|haven't|wasn't)\b|n't\b"
 )
 _CONDITION = re.compile(r"(?i)\b(?:if|when|whenever|unless|where|while|once|until|in case)\b")
-_SCOPE_END = re.compile(r"[.;:!?()]|,\s|\bbut\b|\bwhile\b|\bwhereas\b|\bso\b|\bexcept\b|--|—")
+_SCOPE_END = re.compile(r"[.;:!?()]|,\s|\bbut\b|\bwhile\b|\bwhereas\b|\bso\b|--|—")
 
 
 def negated_spans(fact: str) -> list[tuple[int, int]]:

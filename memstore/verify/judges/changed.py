@@ -62,7 +62,9 @@ class Changed:
             then, now = ev.then.stems, ev.now.stems
             kept = _still_there(ev, case)
             gone = sorted(s for s in said if s in then and s not in now and s not in kept)
-            came = sorted(s for s in denied if s in now and s not in then)
+            above_then = {s for _, h in ev.then_parents for s, _ in word_stems(h)}
+            above_now = {s for _, h in ev.now_parents for s, _ in word_stems(h)}
+            came = sorted(s for s in denied if (s in now and s not in then) or (s in above_now and s not in above_then))
             new = sorted(s for s in (now - then) if s not in then and not s.isdigit() and len(s) > 2)
             removed = sum((then - now).values())
             share = removed / max(1, sum(then.values()))

@@ -44,7 +44,7 @@ class Mechanism:
 MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism(
         "reads an environment variable",
-        re.compile(r"(?i)\benv(?:ironment)?[ -]?var(?:iable)?s?\b|\bfrom (?:the )?environment\b|\b(?:reads?|taken|loaded|comes?) from (?:the )?env\b|\bos\.environ\b|(?-i:\$[A-Z][A-Z0-9_]{2,})"),
+        re.compile(r"(?i)\benv(?:ironment)?[ -]?var(?:iable)?s?\b|\b(?:from|in|via|through) (?:the |an? )?environment\b|\b(?:reads?|taken|loaded|comes?) from (?:the )?env\b|\bos\.environ\b|(?-i:\$[A-Z][A-Z0-9_]{2,})"),
         re.compile(r"environ|getenv|process\.env|ENV\[|\benv\b|Getenv|dotenv|envvar|env_var|os\.Environ|System\.getenv", re.IGNORECASE),
     ),
     Mechanism(
