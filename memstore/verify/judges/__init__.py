@@ -34,6 +34,7 @@ from memstore.verify.judges.case import Case, Judge
 from memstore.verify.judges.changed import Changed
 from memstore.verify.judges.citations import Citations
 from memstore.verify.judges.cited import Cited
+from memstore.verify.judges.lists import Lists
 from memstore.verify.judges.literals import Literals
 from memstore.verify.judges.refuted import Refuted
 from memstore.verify.judges.relevance import Relevance
@@ -48,6 +49,7 @@ REFERENCE_JUDGES: tuple[Judge, ...] = (
     Refuted(),
     StatedValues(),
     Values(),
+    Lists(),
     Relevance(),
     Literals(),
     Changed(),
