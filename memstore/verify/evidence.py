@@ -23,13 +23,16 @@ from memstore.verify.citations import CitationCheck
 from memstore.verify.codebase import Codebase
 from memstore.verify.blocks import enclosing_scope, parents, section_span, statement_span
 from memstore.verify.lines import align, diff_opcodes, lines_of
-from memstore.verify.reading import word_stems
+from memstore.verify.reading import stem, word_stems
 from memstore.verify.slots import Slot, slots_of
 from memstore.verify.tokens import Language, Token, TokenKind, language_of, tokenize
 
 __all__ = ["Evidence", "Region", "evidence_of"]
 
 _REGION_LINES = 80  # the most lines of code read for one citation, then or now
+
+
+_BRACES = re.compile(r"(\w+)\{([\w.,\s-]{1,200})\}")
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,9 @@ class Region:
                 found[token.value] += 1
             elif token.kind in {TokenKind.NAME, TokenKind.STRING}:
                 found.update(s for s, _ in word_stems(token.value))
+        if self.language in {Language.SHELL, Language.PROSE}:  # tox's py{38,39}: py38 and py39
+            for match in _BRACES.finditer(self.text):
+                found.update(stem(match.group(1) + part.strip()) for part in match.group(2).split(","))
         return found
 
     @cached_property

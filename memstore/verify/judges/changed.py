@@ -25,7 +25,7 @@ from dataclasses import replace
 from memstore.model import MemoryDraft
 from memstore.verify.citations import CitationStatus
 from memstore.verify.corrections import replacements, rewrite
-from memstore.verify.evidence import Evidence
+from memstore.verify.evidence import Evidence, Region
 from memstore.verify.tokens import TokenKind
 from memstore.verify.judges.case import Case
 from memstore.verify.reading import Cue, Mention, MentionKind, Reading, word_stems
@@ -33,6 +33,7 @@ from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
 
 __all__ = ["REWRITTEN", "Changed"]
 
+_EXCLUSIVE = re.compile(r"(?i)\b(?:the only|only one|the single|a single|the sole|no other|nothing else|just one|is unique)\b")
 REWRITTEN = 0.3  # the share of a statement's words a change took away that makes it another statement
 
 
@@ -47,11 +48,18 @@ class Changed:
         said = {w.stem for w in reading.words if not w.negated} | {s for s, _ in word_stems(case.memory.subject)}
         denied = {w.stem for w in reading.words if w.negated}
         closed = bool(reading.cues & {Cue.COMPLETE, Cue.COUNT})
+        exclusive = _EXCLUSIVE.search(reading.fact) is not None
         coded = {s for m in reading.mentions if m.kind in {MentionKind.NAME, MentionKind.CODE} for s, _ in word_stems(m.value)}
         reasons: list[str] = []
         for ev in (case.evidence_for(c) for c in case.located_readable):
             if closed and ev.then_section is not None and ev.now_section is not None:
                 grown = _grown(ev, said)
+                if grown:
+                    reasons.append(f"{ev.check.where}: its section gained {', '.join(grown[:4])}, beside what the "
+                                   "fact says is all there is")  # fmt: skip
+                    continue
+            if exclusive and ev.then_scope is not None and ev.now_scope is not None:
+                grown = _grown_in_scope(ev, said)
                 if grown:
                     reasons.append(f"{ev.check.where}: its section gained {', '.join(grown[:4])}, beside what the "
                                    "fact says is all there is")  # fmt: skip
@@ -62,8 +70,8 @@ class Changed:
             then, now = ev.then.stems, ev.now.stems
             kept = _still_there(ev, case)
             gone = sorted(s for s in said if s in then and s not in now and s not in kept)
-            above_then = {s for _, h in ev.then_parents for s, _ in word_stems(h)}
-            above_now = {s for _, h in ev.now_parents for s, _ in word_stems(h)}
+            above_then = {s for _, h in ev.then_parents for s, _ in word_stems(h)} | _stems(ev.then_scope)
+            above_now = {s for _, h in ev.now_parents for s, _ in word_stems(h)} | _stems(ev.now_scope)
             came = sorted(s for s in denied if (s in now and s not in then) or (s in above_now and s not in above_then))
             new = sorted(s for s in (now - then) if s not in then and not s.isdigit() and len(s) > 2)
             removed = sum((then - now).values())
@@ -140,12 +148,12 @@ def _grown(ev: Evidence, said: set[str]) -> list[str]:
     did not have, holding the words every cited item shares with the fact."""
     assert ev.then_section is not None and ev.now_section is not None
     cited = [line for line in (ev.check.snippet or "").split("\n") if line.strip()]
-    if len(cited) < 2:
+    shapes = Counter(_shape(line) for line in cited)
+    if not shapes or shapes.most_common(1)[0][1] < 2:
         return []
-    shape = {_shape(line) for line in cited}
-    if len(shape) != 1:
-        return []
-    common = set.intersection(*({s for s, _ in word_stems(line)} for line in cited)) & said
+    shape = {shapes.most_common(1)[0][0]}
+    items = [line for line in cited if _shape(line) in shape]
+    common = set.intersection(*({s for s, _ in word_stems(line)} for line in items)) & said
     before = {" ".join(line.split()) for line in ev.then_section.lines}
     added = [
         line for line in ev.now_section.lines
@@ -195,3 +203,27 @@ def _holds(said: set[str], then: Counter[str], now: Counter[str], kept: set[str]
     """Whether the words of the fact the statements said then all stand now (a rewrite that kept them)."""
     grounded = {s for s in said if s in then}
     return bool(grounded) and all(s in now or s in kept for s in grounded)
+
+
+def _stems(region: Region | None) -> set[str]:
+    return set(region.stems) if region is not None else set()
+
+
+def _grown_in_scope(ev: Evidence, said: set[str]) -> list[str]:
+    """Lines the definition around a citation gained that say what the cited lines said of the
+    fact (another option validated with the same message beside the one the fact says is the
+    only one): the words of those lines."""
+    assert ev.then_scope is not None and ev.now_scope is not None
+    cited = {s for s, _ in word_stems(ev.check.snippet or "")} & said
+    if len(cited) < 2:
+        return []
+    before = {" ".join(line.split()) for line in ev.then_scope.lines}
+    shapes = {_shape(line) for line in (ev.check.snippet or "").split("\n") if line.strip()}
+    grown: set[str] = set()
+    for line in ev.now_scope.lines:
+        if " ".join(line.split()) in before or not line.strip() or _shape(line) not in shapes:
+            continue
+        words = {s for s, _ in word_stems(line)}
+        if len(words & cited) >= 3:  # the same kind of line, saying the same of something else
+            grown |= words - cited
+    return sorted(w for w in grown if len(w) > 2)
