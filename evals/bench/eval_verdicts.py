@@ -196,6 +196,7 @@ class Score:
         self.confusion: Counter[tuple[str, str]] = Counter()
         self.classes: Counter[tuple[str, str]] = Counter()
         self.mistakes: list[str] = []
+        self.judges: Counter[tuple[str, str]] = Counter()
 
     def add(self, where: str, item: Mined, verdict: Verdict) -> None:
         t = self.tally
@@ -210,6 +211,9 @@ class Score:
         t[f"right {item.truth}"] += right
         t["uncertain"] += bool(getattr(verdict, "uncertain", ""))
         t["uncertain right"] += bool(getattr(verdict, "uncertain", "")) and right
+        judge = getattr(verdict, "judge", "") or "reference"
+        self.judges[(judge, "n")] += 1
+        self.judges[(judge, "right")] += right
         usable_truth = item.truth in {"valid", "moved"}
         if usable_truth and not got.usable:
             t["false invalidation"] += 1
@@ -297,6 +301,7 @@ def _drawn(items: list[Mined], seed: str) -> list[Mined]:
 
 
 def evaluate(package: str, versions: list[str], args: argparse.Namespace, score: Score, timing: list[float]) -> None:
+    fixed = args.wording == "templates"  # the miner's first sentence of each kind; "varied": its wordings
     b = history(package, versions, args.cache)
     verifier = load_verifier(args.verifier)
     new = package in NEW or package in HOLDOUT
@@ -307,10 +312,10 @@ def evaluate(package: str, versions: list[str], args: argparse.Namespace, score:
             after = GitCodebase(built.path, built.commits[after_version])
             kinds = (NEW_KINDS if new else args.kinds).split(",")
             if new:
-                items = mine(before, after, kinds=kinds, limit=400, seed=args.seed, balance=True, fixed_wording=True)
+                items = mine(before, after, kinds=kinds, limit=400, seed=args.seed, balance=True, fixed_wording=fixed)
                 items = _drawn(items, f"{args.seed}|{package}|{old}|{after_version}")
             else:
-                items = mine(before, after, kinds=kinds, limit=args.per_pair, seed=args.seed, fixed_wording=True)
+                items = mine(before, after, kinds=kinds, limit=args.per_pair, seed=args.seed, fixed_wording=fixed)
             memories = [as_memory(m, built.commits[old], i) for i, m in enumerate(items)]
             verify_memories(memories, after, verifier=verifier)  # warm the caches
             started = time.perf_counter()
@@ -351,6 +356,10 @@ def report(score: Score, timing: list[float], show: int) -> None:
           f"{t['deleted-file citations']}")  # fmt: skip
     print(f"  re-anchor location right:  {_rate(t['reanchors right'], t['reanchors'])}   of {t['reanchors']}")
     print(f"  marked uncertain:          {t['uncertain']:>7}   ({_rate(t['uncertain right'], t['uncertain'])} right)")
+    judges = sorted({j for j, _ in score.judges})
+    print("  by judge (the step that decided):  " + ", ".join(
+        f"{j} {score.judges[(j, 'n')]} ({_rate(score.judges[(j, 'right')], score.judges[(j, 'n')]).strip()} right)"
+        for j in judges))  # fmt: skip
     per_thousand = 1000 * sum(timing) / max(len(timing), 1)
     print(f"  1,000 memories, warm:      {per_thousand:>7.3f} s   (target < 1 s)")
     print("  confusion (label -> verdict):")
@@ -429,6 +438,13 @@ def main(argv: list[str] | None = None) -> int:
         "--packages", default="all", help="templates: all, original, new, holdout or names (default: all)"
     )
     parser.add_argument("--per-pair", type=int, default=60, help="memories mined per release pair (original set)")
+    parser.add_argument(
+        "--wording",
+        choices=["templates", "varied"],
+        default="templates",
+        help="templates: each mined fact in the miner's one sentence of its kind (the template benchmark); "
+        "varied: in the several wordings scenarios use (memstore.harness.scenarios.wordings)",
+    )
     parser.add_argument("--kinds", default=ORIGINAL_KINDS, help="what the original set mines (default: %(default)s)")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memstore-eval" / "sdists")
     parser.add_argument("--seed", type=int, default=11)

@@ -303,6 +303,7 @@ _NEGATOR = re.compile(
     r"(?i)\b(?:no|not|never|without|nothing|none|neither|nor|cannot|lacks?|absent|instead of|rather than"
     r"|unlike|nowhere|no longer|isn't|aren't|doesn't|don't|didn't|won't|can't|hasn't|haven't|wasn't)\b|n't\b"
 )
+_QUOTED_TEXT = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"")
 _CONDITION = re.compile(r"(?i)\b(?:if|when|whenever|unless|where|while|once|until|in case)\b")
 _SCOPE_END = re.compile(r"[.;:!?()]|,\s|\bbut\b|\bwhile\b|\bwhereas\b|\bso\b|--|—")
 
@@ -311,7 +312,10 @@ def negated_spans(fact: str) -> list[tuple[int, int]]:
     """The spans of a fact that a negation governs ("no `encoding` parameter": from "no" to the
     end of its clause)."""
     spans = []
+    quoted = [m.span() for m in _QUOTED_TEXT.finditer(fact)]
     for match in _NEGATOR.finditer(fact):
+        if match.group() == "None" or any(a <= match.start() < b for a, b in quoted):
+            continue  # ``None``, or a word inside code or quotes: a value, not a negation
         clause = re.split(r"[.;:!?]|,\s|--|—", fact[: match.start()])[-1]
         if _CONDITION.search(clause):
             continue  # "when no callback is set": a condition, not a claim that there is none

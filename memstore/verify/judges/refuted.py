@@ -44,7 +44,7 @@ class Mechanism:
 MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism(
         "reads an environment variable",
-        re.compile(r"(?i)\benv(?:ironment)?[ -]?var(?:iable)?s?\b|\b(?:from|in|via|through) (?:the |an? )?environment\b|\b(?:reads?|taken|loaded|comes?) from (?:the )?env\b|\bos\.environ\b|(?-i:\$[A-Z][A-Z0-9_]{2,})"),
+        re.compile(r"(?i)\benv(?:ironment)?[ -]?var(?:iable)?s?\b|\b(?:from|in|via|through) (?:the |an? )?environment(?![.\w-])|\b(?:reads?|taken|loaded|comes?) from (?:the )?env\b|\bos\.environ\b|(?-i:\$[A-Z][A-Z0-9_]{2,})"),
         re.compile(r"environ|getenv|process\.env|ENV\[|\benv\b|Getenv|dotenv|envvar|env_var|os\.Environ|System\.getenv", re.IGNORECASE),
     ),
     Mechanism(
@@ -83,10 +83,54 @@ class Refuted:
     def decide(self, case: Case) -> Verdict | None:
         refuted = refuted_claim(case.memory.fact, [c.path for c in case.readable], case.codebase)
         if refuted is None:
-            refuted = _unmarked(case)
+            refuted = _unmarked(case) or _contradicted_by_code(case)
         if refuted is None:
             return None
         return Verdict(VerdictStatus.UNSUPPORTED, case.checks, reason=f"the code refutes the fact: {refuted}")
+
+
+_IGNORED = re.compile(
+    r"(?i)\bnever (?:reads|uses|looks at) (?:its |the )?`?(?P<a>[A-Za-z_]\w*)`?"
+    r"|\bpassing `?(?P<b>[A-Za-z_]\w*)`? (?:to \S+ )?has no effect"
+    r"|`?(?P<c>[A-Za-z_]\w*)`? (?:argument |parameter )?is ignored"
+    r"|\bignores (?:its |the )?`?(?P<d>[A-Za-z_]\w*)`?"
+)
+_RAISES = re.compile(r"\b(?:raises?|throws?|fails? with)\s+(?:an? )?`?(?P<error>[A-Z]\w*(?:Error|Exception))`?")
+
+
+def _contradicted_by_code(case: Case) -> str | None:
+    """A claim the definition around the citation shows the opposite of: a parameter it says is
+    ignored that the body reads; an error it says is raised that the body never raises."""
+    fact = case.memory.fact
+    negated = negated_spans(fact)
+    for ev in case.evidence:
+        scope = ev.then_scope
+        if scope is None:
+            continue
+        body = "\n".join(scope.lines[1:])
+        for match in _IGNORED.finditer(fact):
+            name = next(g for g in match.groups() if g)
+            if any(a <= match.start() < b for a, b in negated) or len(name) < 2:
+                continue
+            if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", body):
+                return f"the body around the citation reads {name}: it is not ignored"
+    for match in _RAISES.finditer(fact):
+        if any(a <= match.start() < b for a, b in negated):
+            continue
+        error = match.group("error")
+        code = "\n".join(_read(ev) or "" for ev in case.evidence)
+        files = "\n".join(_file_then(case, ev) for ev in case.evidence)
+        if code and not re.search(r"\b(?:raise|throw)\b", code) and error not in files:
+            return f"nothing around the citation raises anything, {error} least of all"
+    return None
+
+
+def _file_then(case: Case, ev: Evidence) -> str:
+    commit = ev.check.citation.commit
+    if commit is None or not case.codebase.has_commit(commit):
+        return ""
+    read = case.codebase.read_at(commit, ev.check.citation.path)
+    return "\n".join(read.lines) if read.ok else ""
 
 
 def _unmarked(case: Case) -> str | None:

@@ -95,9 +95,26 @@ def _key_of(reading: Reading, mention: Mention, slots: tuple[Slot, ...] = ()) ->
     named = {n.value.lstrip("-") for n in reading.names}
     if match is not None:
         name = match.group(1)
-        if name.lstrip("-") in named or looks_like_code(name) or _keyed(name, slots):
+        if _keyed(name, slots) or ((name.lstrip("-") in named or looks_like_code(name)) and not _defaults_phrase(reading)):
             return name
+    phrase = _defaults_phrase(reading)
+    if phrase is not None and _keyed(phrase, slots):
+        return phrase  # "the default for parseAll in ParserElement.matches is False"
     return None if derived else _nearest_key(reading, mention, slots)
+
+
+_DEFAULT_FOR = re.compile(
+    r"(?i)\bdefault(?:s| value)?\s+(?:for|of)\s+`?([A-Za-z_][\w-]*)`?"
+    r"|\bwithout\s+(?:a |an |the |its )?`?([A-Za-z_][\w-]*)`?"
+    r"|`?([A-Za-z_][\w-]*)`?\s+(?:falls back|defaults)\s+to\b"
+)
+
+
+def _defaults_phrase(reading: Reading) -> str | None:
+    """The parameter a fact says the default of in words: "the default for X", "called without X",
+    "X falls back to"."""
+    match = _DEFAULT_FOR.search(reading.fact)
+    return next((g for g in match.groups() if g), None) if match else None
 
 
 def _nearest_key(reading: Reading, mention: Mention, slots: tuple[Slot, ...]) -> str | None:
