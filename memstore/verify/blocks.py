@@ -138,7 +138,23 @@ def _parents(lines: Sequence[str], index: int, limit: int = 8) -> tuple[tuple[in
     return tuple(found)
 
 
+_SCOPES: dict[tuple[int, int], tuple[Sequence[str], tuple[int, int] | None]] = {}
+
+
 def enclosing_scope(lines: Sequence[str], index: int) -> tuple[int, int] | None:
+    """`_enclosing_scope`, kept per file and line while the file is alive."""
+    key = (id(lines), index)
+    found = _SCOPES.get(key)
+    if found is not None and found[0] is lines:
+        return found[1]
+    result = _enclosing_scope(lines, index)
+    if len(_SCOPES) > 50_000:
+        _SCOPES.clear()
+    _SCOPES[key] = (lines, result)
+    return result
+
+
+def _enclosing_scope(lines: Sequence[str], index: int) -> tuple[int, int] | None:
     """The definition (``def``, ``class``, ``function``, a section) that encloses line ``index``:
     from its header to its last line, by indentation (at most `_SCOPE_LINES`)."""
     for at, header in parents(lines, index):

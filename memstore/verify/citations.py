@@ -97,7 +97,7 @@ class _Found:
 
 _SIMILAR_WINDOW = 60  # candidate starts looked at around the anchor for a changed block
 _SIMILAR_MAX_CHARS = 4_000  # a block larger than this is placed at its anchor, not compared
-_SHORTLIST = 6  # starts compared exactly, of those sharing the most words with the cited block
+_SHORTLIST = 3  # starts compared exactly, of those sharing the most words with the cited block
 _WORDS = re.compile(r"\w+|[^\w\s]")
 
 

@@ -180,10 +180,11 @@ def evidence_of(check: CitationCheck, codebase: Codebase) -> Evidence:
     then = then_scope = then_section = None
     then_parents: tuple[tuple[int, str], ...] = ()
     old_lines: tuple[str, ...] | None = None
+    old_key = ""
     if citation.commit is not None and codebase.has_commit(citation.commit):
         read = codebase.read_at(citation.commit, citation.path)
         if read.ok and start + size <= len(read.lines):
-            old_lines = read.lines
+            old_lines, old_key = read.lines, read.key
             first, last = statement_span(read.lines, start, start + size - 1, language)
             then = _region(citation.path, read.lines, first, last)
             found = enclosing_scope(read.lines, start)
@@ -203,7 +204,7 @@ def evidence_of(check: CitationCheck, codebase: Codebase) -> Evidence:
             first, last = check.line - 1, (check.end_line or check.line) - 1
             if old_lines is not None and check.path == citation.path and check.status.value == "changed":
                 # what took the cited lines' place: between the lines around them that survived
-                alignment = align(lines_of(old_lines), lines_of(current.lines))
+                alignment = align(lines_of(old_lines, old_key), lines_of(current.lines, current.key))
                 lo, hi = alignment.region(start, size, len(current.lines))
                 one = alignment.rewritten(start) if size == 1 else None
                 rewritten = current.lines[one] if one is not None else None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from memstore.verify.reading import STOP, Mention, MentionKind, Reading
 from memstore.verify.tokens import Language, Token, TokenKind
 
-__all__ = ["Collection", "Enumeration", "collections_of", "enumerations_of", "normal"]
+__all__ = ["Collection", "Enumeration", "collections_of", "enumerations_of", "normal", "parameter_lists"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class Enumeration:
     end: int
     separator: str  # how the fact joins them: ", " or " "
     closed: bool = False  # written out as the whole list ("A, B and C"), not as examples of it
+    parameters: bool = False  # a function's parameters, ``(a, b)``
 
 
 def normal(item: str) -> str:
@@ -139,6 +140,26 @@ def enumerations_of(reading: Reading) -> list[Enumeration]:
             examples = re.search(r"\b(?:e\.g|such as|including|includes|include|like|among|for example|for instance)\b", before)
             closed = re.search(r"\s(?:and|as well as)\s+\S+$", match.group()) is not None and examples is None
             found.append(Enumeration(tuple(items), match.start(), match.end(), ", ", closed))
+    return found
+
+
+_PARAMETERS = re.compile(
+    r"(?i)(?:\b(?:takes|accepts|parameters|arguments|signature|with|is|are)\b[^()\n]{0,30}|[\w.]+`?\s*)`?\((?P<inner>[^()\n]{0,300})\)`?"
+)
+_PARAMETER = re.compile(r"\s*(\*{0,2}[A-Za-z_]\w*)\s*(?:[:=][^,]*)?\s*")
+
+
+def parameter_lists(reading: Reading) -> list[Enumeration]:
+    """The parameter lists a fact writes out (```(request, stream=False)```, "accepts the parameters
+    (a, b)"): their names, in order; a parameter list is a whole list."""
+    found = []
+    for match in _PARAMETERS.finditer(reading.fact):
+        inner = match.group("inner")
+        parts = [p for p in inner.split(",") if p.strip()] if inner.strip() else []
+        names = [_PARAMETER.fullmatch(p) for p in parts]
+        if names and all(names) and not any(n.group(1) in STOP for n in names if n):
+            items = tuple(n.group(1).lstrip("*") for n in names if n)
+            found.append(Enumeration(items, match.start("inner"), match.end("inner"), ", ", closed=True, parameters=True))
     return found
 
 

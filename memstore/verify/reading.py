@@ -284,6 +284,16 @@ def stem(word: str) -> str:
 
 
 def word_stems(text: str) -> list[tuple[str, int]]:
+    """`_word_stems`, kept for the texts code and facts repeat (a name, a string)."""
+    return list(_word_stems(text)) if len(text) > 200 else list(_cached_stems(text))
+
+
+@lru_cache(maxsize=65536)
+def _cached_stems(text: str) -> tuple[tuple[str, int], ...]:
+    return tuple(_word_stems(text))
+
+
+def _word_stems(text: str) -> list[tuple[str, int]]:
     """The content words of a text (identifiers split at case changes and underscores), stemmed,
     with the offset of the identifier each comes from."""
     found: list[tuple[str, int]] = []

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from memstore.verify.evidence import Evidence, Region
 from memstore.verify.judges.case import Case
-from memstore.verify.lists import Collection, Enumeration, collections_of, enumerations_of, normal
+from memstore.verify.lists import Collection, Enumeration, collections_of, enumerations_of, normal, parameter_lists
 from memstore.verify.reading import Cue, Reading
 from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
 
@@ -63,14 +63,14 @@ def _collections(region: Region | None, section: Region | None) -> list[Collecti
     return found
 
 
-def _paired(items: tuple[str, ...], collections: list[Collection]) -> Collection | None:
-    """The collection that holds most of the items (at least two, and most of them)."""
+def _paired(items: tuple[str, ...], collections: list[Collection], least: int = 2) -> Collection | None:
+    """The collection that holds most of the items (at least ``least``, and most of them)."""
     wanted = [normal(i) for i in items]
     best: tuple[int, Collection] | None = None
     for c in collections:
         members = {normal(m) for m in c.members}
         shared = sum(1 for w in wanted if w in members)
-        if shared >= 2 and 2 * shared >= len(wanted) and (best is None or shared > best[0]):
+        if shared >= least and 2 * shared >= len(wanted) and (best is None or shared > best[0]):
             best = (shared, c)
     return best[1] if best else None
 
@@ -82,7 +82,11 @@ class Lists:
 
     def decide(self, case: Case) -> Verdict | None:
         reading = case.reading
-        enumerations = enumerations_of(reading)
+        signatures = parameter_lists(reading)
+        inside = [(e.start, e.end) for e in signatures]
+        enumerations = signatures + [
+            e for e in enumerations_of(reading) if not any(a <= e.start < b for a, b in inside)
+        ]
         count = _count_of(reading)
         complete = _COMPLETE.search(reading.fact) is not None or count is not None
         for ev in case.evidence:
@@ -93,7 +97,8 @@ class Lists:
             )
             paired = False
             for enumeration in enumerations:
-                collection = _paired(enumeration.items, then)
+                least = 1 if enumeration.parameters else 2
+                collection = _paired(enumeration.items, [_without_self(c) for c in then], least)
                 if collection is None:
                     continue
                 paired = True
@@ -176,6 +181,10 @@ def _judge(
     reading: Reading,
 ) -> str | None:
     """Why the list the fact writes is not the collection's, or None when it is."""
+    if enumeration.parameters:
+        then = _without_self(then)
+        now = [_without_self(c) for c in now]
+        complete = True  # a parameter list is the whole list
     listed = [normal(i) for i in enumeration.items]
     members = [normal(m) for m in then.members]
     extra = [
@@ -208,6 +217,11 @@ def _judge(
     return None
 
 
+def _without_self(collection: Collection) -> Collection:
+    members = tuple(m for m in collection.members if m not in {"self", "cls"})
+    return Collection(members, collection.line, collection.key)
+
+
 def _shaped_like(item: str, members: tuple[str, ...]) -> bool:
     """Whether an item the collection lacks looks like its members (all capitals among capitals,
     lower case among lower case, a dotted name among dotted names): a member misremembered, not a
@@ -224,6 +238,8 @@ def _written(enumeration: Enumeration, members: tuple[str, ...]) -> str:
     sample = enumeration.items[0]
     quote = sample[0] if sample[:1] in {"`", "'", '"'} and sample[-1:] == sample[:1] else ""
     written = [f"{quote}{m}{quote}" for m in members]
+    if enumeration.parameters:
+        return ", ".join(written)
     if len(written) == 1:
         return written[0]
     return ", ".join(written[:-1]) + " and " + written[-1]

@@ -102,6 +102,8 @@ def _contradicted_by_code(case: Case) -> str | None:
     """A claim the definition around the citation shows the opposite of: a parameter it says is
     ignored that the body reads; an error it says is raised that the body never raises."""
     fact = case.memory.fact
+    if not _IGNORED.search(fact) and not _RAISES.search(fact):
+        return None
     negated = negated_spans(fact)
     for ev in case.evidence:
         scope = ev.then_scope
