@@ -59,7 +59,11 @@ def statement_span(lines: Sequence[str], first: int, last: int, language: Langua
         return first, last
     span = "\n".join(lines[first : last + 1])
     start = first if bracket_depth(span) >= 0 and _never_below(lines, first, last) else opener(lines, first)
-    if start == first and first > 0 and all(_continues(lines[i]) or not lines[i].strip() for i in range(first, last + 1)):
+    if (
+        start == first
+        and first > 0
+        and all(_continues(lines[i]) or not lines[i].strip() for i in range(first, last + 1))
+    ):
         start = opener(lines, first)  # items of a wrapped list or signature: read with their list
     depth, end = 0, start
     for end in range(start, min(len(lines), start + _STATEMENT_LINES)):
@@ -177,8 +181,6 @@ def _enclosing_scope(lines: Sequence[str], index: int) -> tuple[int, int] | None
                 end = below
             return at, end
     return None
-
-
 
 
 def definition_names(lines: Sequence[str], index: int) -> tuple[str, ...]:

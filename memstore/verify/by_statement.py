@@ -162,12 +162,17 @@ def _judged(
                            for s, said, c in wrong)  # fmt: skip
         corrected = MemoryDraft(memory.repo, memory.kind, memory.subject, fact, citations, memory.reason)
         return Verdict(VerdictStatus.CONTRADICTED, checks, corrected, reason, contradictions)
-    if all(c.status is CitationStatus.VALID and c.line is not None and c.line <= at.get(id(c), c.line) <= (c.end_line or c.line)
-           for c in checks):  # fmt: skip
+    if all(c.status is CitationStatus.VALID and _within(c, at.get(id(c))) for c in checks):
         return Verdict(VerdictStatus.VALID, checks, reason="the cited code says what the fact says")
     corrected = MemoryDraft(memory.repo, memory.kind, memory.subject, memory.fact, citations, memory.reason)
     where = ", ".join(str(c) for c in citations)
     return Verdict(VerdictStatus.REANCHORED, checks, corrected, f"the code says what the fact says, at {where}")
+
+
+def _within(check: CitationCheck, line: int | None) -> bool:
+    """Whether a statement read at ``line`` stands among the cited lines (no line: it does)."""
+    assert check.line is not None
+    return line is None or check.line <= line <= (check.end_line or check.line)
 
 
 def _cite(check: CitationCheck, line: int | None, codebase: Codebase) -> Citation:

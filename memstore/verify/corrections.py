@@ -36,7 +36,9 @@ def replacements(then: str, now: str, mentions: Iterable[Mention]) -> dict[Menti
         if len(stated) < 1 or then.count(stated) != 1 or _stands(stated, now):
             continue
         if opcodes is None:
-            opcodes = SequenceMatcher(None, then, now, autojunk=False).get_opcodes()
+            opcodes = [
+                (str(t), a, b, c, d) for t, a, b, c, d in SequenceMatcher(None, then, now, autojunk=False).get_opcodes()
+            ]
         start = then.index(stated)
         new = _mapped(opcodes, start, start + len(stated), then, now)
         if new and new != stated and _same_kind(mention, new) and _whole(new, now):

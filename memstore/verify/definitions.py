@@ -122,7 +122,9 @@ def definition_at(lines: Sequence[str], index: int, name: str) -> int | None:
     """The line (1-based) of the definition of ``name`` that the line at ``index`` belongs to: that
     line itself, the ``def`` below a decorator, or the head of a signature wrapped over lines;
     None when it belongs to no definition of ``name`` (a line of a body is not its ``def``)."""
-    pattern = cached_pattern(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=]+)?=")
+    pattern = cached_pattern(
+        rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=]+)?="
+    )
     at = index
     while 0 <= at < len(lines) and lines[at].lstrip().startswith("@") and at < index + 4:
         at += 1  # a decorator: the definition is below it
@@ -188,7 +190,9 @@ def find_member(lines: Sequence[str], owner: str, member: str) -> int | None:
             line = lines[inner]
             if line.strip() and len(line) - len(line.lstrip()) <= depth:
                 break
-            if cached_pattern(rf"\s+(?:async\s+)?def\s+{re.escape(member)}\b|\s+{re.escape(member)}\s*(?::[^=]+)?=").match(line):
+            if cached_pattern(
+                rf"\s+(?:async\s+)?def\s+{re.escape(member)}\b|\s+{re.escape(member)}\s*(?::[^=]+)?="
+            ).match(line):
                 return inner + 1
     return None
 

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from memstore.verify.blocks import enclosing_scope, parents, section_span, statement_span
 from memstore.verify.citations import CitationCheck
 from memstore.verify.codebase import Codebase
-from memstore.verify.blocks import enclosing_scope, parents, section_span, statement_span
 from memstore.verify.lines import align, diff_opcodes, lines_of
 from memstore.verify.reading import stem, word_stems
 from memstore.verify.slots import Slot, slots_of

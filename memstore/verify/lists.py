@@ -63,7 +63,9 @@ def collections_of(tokens: tuple[Token, ...], lines: tuple[str, ...], language: 
         previous = tokens[index - 1] if index else None
         if token.kind is TokenKind.PUNCT and token.value in _OPEN:
             stack.append((token.line, [], True))
-            named = index >= 2 and tokens[index - 1].value in {"=", ":"} and tokens[index - 2].kind is not TokenKind.PUNCT
+            named = (
+                index >= 2 and tokens[index - 1].value in {"=", ":"} and tokens[index - 2].kind is not TokenKind.PUNCT
+            )
             keys.append(tokens[index - 2].value if named else "")
             continue
         if token.kind is TokenKind.PUNCT and token.value in _CLOSE:
@@ -137,7 +139,9 @@ def enumerations_of(reading: Reading) -> list[Enumeration]:
         items = [i.strip().rstrip(".,;:!?") for i in items if i.strip() and i.strip().lower() not in {"and", "or"}]
         if len(items) >= 3 and all(_item_like(i) for i in items):
             before = reading.fact[max(0, match.start() - 40) : match.start()].lower()
-            examples = re.search(r"\b(?:e\.g|such as|including|includes|include|like|among|for example|for instance)\b", before)
+            examples = re.search(
+                r"\b(?:e\.g|such as|including|includes|include|like|among|for example|for instance)\b", before
+            )
             closed = re.search(r"\s(?:and|as well as)\s+\S+$", match.group()) is not None and examples is None
             found.append(Enumeration(tuple(items), match.start(), match.end(), ", ", closed))
     return found
@@ -159,15 +163,19 @@ def parameter_lists(reading: Reading) -> list[Enumeration]:
         names = [_PARAMETER.fullmatch(p) for p in parts]
         if names and all(names) and not any(n.group(1) in STOP for n in names if n):
             items = tuple(n.group(1).lstrip("*") for n in names if n)
-            found.append(Enumeration(items, match.start("inner"), match.end("inner"), ", ", closed=True, parameters=True))
+            found.append(
+                Enumeration(items, match.start("inner"), match.end("inner"), ", ", closed=True, parameters=True)
+            )
     return found
 
 
 def _item_like(item: str) -> bool:
     """An item of a list, not a word of the prose around it: quoted, code, a word in capitals, or one
     lower-case word (``json``, ``sync``), never a phrase."""
-    return bool(item) and item.lower() not in STOP and (
-        item[0] in "`'\"" or re.fullmatch(r"[\w.\-:\\@]+(?:\(\))?", item) is not None
+    return (
+        bool(item)
+        and item.lower() not in STOP
+        and (item[0] in "`'\"" or re.fullmatch(r"[\w.\-:\\@]+(?:\(\))?", item) is not None)
     )
 
 

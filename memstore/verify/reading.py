@@ -29,7 +29,18 @@ from functools import lru_cache
 
 from memstore.verify.tokens import number_value
 
-__all__ = ["Cue", "Mention", "MentionKind", "Reading", "Word", "looks_like_code", "negated_spans", "read_fact", "stem", "word_stems"]
+__all__ = [
+    "Cue",
+    "Mention",
+    "MentionKind",
+    "Reading",
+    "Word",
+    "looks_like_code",
+    "negated_spans",
+    "read_fact",
+    "stem",
+    "word_stems",
+]
 
 
 class MentionKind(StrEnum):
@@ -340,16 +351,18 @@ _CUES: tuple[tuple[Cue, re.Pattern[str]], ...] = (
     (
         Cue.DEFAULT,
         re.compile(
-            r"(?i)\bdefault|\bunless (?:you |it is |one |the caller )?(?:pass|give|set|specif|overrid|provid|turn|configur|chang)"
+            r"(?i)\bdefault"
+            r"|\bunless (?:you |it is |one |the caller )?(?:pass|give|set|specif|overrid|provid|turn|configur|chang)"
             r"|\bif (?:not|none is|nothing is|no \w+ is) (?:given|passed|set|specified|provided)"
             r"|\bwhen (?:omitted|not given|not passed|not set|unset)|\bout of the box|\bfalls? back to"
             r"|\bleft (?:unset|out)|\bby itself\b|\bomitted\b"
         ),
-    ),  # fmt: skip
+    ),
     (
         Cue.ENVIRONMENT,
         re.compile(
-            r"(?i)\benv(?:ironment)?(?:\s+|-)?var|\bfrom (?:the )?env(?:ironment)?\b|\bos\.environ|\bgetenv|\benvironment\b|\$[A-Z_]{2,}"
+            r"(?i)\benv(?:ironment)?(?:\s+|-)?var|\bfrom (?:the )?env(?:ironment)?\b|\bos\.environ|\bgetenv"
+            r"|\benvironment\b|\$[A-Z_]{2,}"
         ),
     ),
     (Cue.PLATFORM, re.compile(r"(?i)\b(?:windows|linux|macos|mac os|darwin|posix|unix|win32)\b")),
@@ -365,18 +378,24 @@ _CUES: tuple[tuple[Cue, re.Pattern[str]], ...] = (
     (
         Cue.COMPLETE,
         re.compile(
-            r"(?i)\bonly\b|\bexactly\b|\bthe (?:full|whole|complete) (?:list|set)\b|\bnothing else\b|\bno other\b|\bsole\b|\bsingle\b|\ball of\b|\bjust\b"
+            r"(?i)\bonly\b|\bexactly\b|\bthe (?:full|whole|complete) (?:list|set)\b|\bnothing else\b|\bno other\b"
+            r"|\bsole\b|\bsingle\b|\ball of\b|\bjust\b"
         ),
     ),
     (
         Cue.MATCH,
         re.compile(
-            r"(?i)\bmatch|\bin sync\b|\bsame (?:value|version|name|list|number)|\bmirror|\bkeep (?:the|them|both|these)\b.*\b(?:equal|identical|same|aligned)|\bagree\b|\bequal\b|\bidentical\b|\bmust change together\b"
+            r"(?i)\bmatch|\bin sync\b|\bsame (?:value|version|name|list|number)|\bmirror"
+            r"|\bkeep (?:the|them|both|these)\b.*\b(?:equal|identical|same|aligned)|\bagree\b|\bequal\b|\bidentical\b"
+            r"|\bmust change together\b"
         ),
     ),
 )
 _COUNT_NOUN = re.compile(
-    r"(?i)^\s*(?:[a-z-]+\s+){0,2}?(?:times|entries|items|names|elements|members|values|arguments|parameters|params|options|flags|keys|fields|paths|projects|versions|steps|lines|rules|commands|sequences|escapes|characters|environments|envs|files|modules|classes|functions|methods|hooks|retries|attempts|links|dependencies|extras|targets)\b"
+    r"(?i)^\s*(?:[a-z-]+\s+){0,2}?(?:times|entries|items|names|elements|members|values|arguments|parameters|params"
+    r"|options|flags|keys|fields|paths|projects|versions|steps|lines|rules|commands|sequences|escapes|characters"
+    r"|environments|envs|files|modules|classes|functions|methods|hooks|retries|attempts|links|dependencies|extras"
+    r"|targets)\b"
 )
 
 
@@ -574,7 +593,7 @@ def read_fact(fact: str) -> Reading:
 def _span_values(code: str) -> list[tuple[MentionKind, str, str, int, str]]:
     """The literal values of a code span (``default = 4096``, ``usecwd=True``, ``f(a, 'x')``): kind,
     text, comparable value, offset in the span, and the name an ``=`` or ``:`` gives each."""
-    from memstore.verify.tokens import Language, TokenKind, tokenize  # noqa: PLC0415  (tokens imports this module's helpers)
+    from memstore.verify.tokens import Language, TokenKind, tokenize
 
     tokens = [t for t in tokenize(code, Language.PYTHON) if t.kind is not TokenKind.COMMENT]
     found = []
@@ -590,7 +609,11 @@ def _span_values(code: str) -> list[tuple[MentionKind, str, str, int, str]]:
         if literal is None:
             continue
         key = ""
-        if index >= 2 and tokens[index - 1].value in {"=", ":", "==", ":="} and tokens[index - 2].kind is TokenKind.NAME:
+        if (
+            index >= 2
+            and tokens[index - 1].value in {"=", ":", "==", ":="}
+            and tokens[index - 2].kind is TokenKind.NAME
+        ):
             key = tokens[index - 2].value
         at = starts[token.line] + token.column
         found.append((literal[0], token.text, literal[1], at, key))

@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from difflib import SequenceMatcher
-from functools import lru_cache
 
 from memstore.verify.reading import Mention, MentionKind, word_stems
 from memstore.verify.tokens import Language, Token, TokenKind
@@ -111,7 +110,12 @@ def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
         if named is not None:
             keys.append(tokens[named].value)
             at = named - 1
-    if not keys and at >= 1 and tokens[at].value in _ASSIGN and tokens[at - 1].kind in {TokenKind.NAME, TokenKind.STRING}:
+    if (
+        not keys
+        and at >= 1
+        and tokens[at].value in _ASSIGN
+        and tokens[at - 1].kind in {TokenKind.NAME, TokenKind.STRING}
+    ):
         keys.append(tokens[at - 1].value)
         at -= 2
         while at >= 1 and tokens[at].value in {"-", "."} and tokens[at - 1].kind is TokenKind.NAME:
@@ -154,8 +158,11 @@ def _slots(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language
         kind = value_kind(token)
         if kind is None:
             continue
-        if token.kind is TokenKind.STRING and index + 1 < len(tokens) and tokens[index + 1].value == ":" and (
-            index + 2 >= len(tokens) or tokens[index + 2].value != ":"
+        if (
+            token.kind is TokenKind.STRING
+            and index + 1 < len(tokens)
+            and tokens[index + 1].value == ":"
+            and (index + 2 >= len(tokens) or tokens[index + 2].value != ":")
         ):
             continue  # ``"node": ...``: a key of an object, not a value
         value = kind[1]
@@ -271,8 +278,8 @@ def same_value(mention: Mention, slot: Slot) -> bool:
     if kind is MentionKind.PIN:
         if slot.kind not in {MentionKind.PIN, MentionKind.STRING}:
             return False
-        stated, code = re.sub(r"\s+", "", value), re.sub(r"\s+", "", slot.value)
-        return stated == code or (slot.kind is MentionKind.PIN and stated in code.split(","))
+        pin, spec = re.sub(r"\s+", "", value), re.sub(r"\s+", "", slot.value)
+        return pin == spec or (slot.kind is MentionKind.PIN and pin in spec.split(","))
     if kind is MentionKind.URL:
         return slot.kind in {MentionKind.URL, MentionKind.STRING} and slot.value.rstrip("/") == value.rstrip("/")
     if kind is MentionKind.STRING:
@@ -285,7 +292,8 @@ def same_value(mention: Mention, slot: Slot) -> bool:
 
 
 _PLACEHOLDER = re.compile(
-    r"%[-#0 +]*\d*(?:\.\d+)?[sdrifgxXeEcaA%]|\{[^{}]{0,40}\}|\$\{[^{}]{0,40}\}|<[^<>\s]{1,30}>|\.\.\.|…|\b[A-Z][A-Z_]{1,}\b|\bX\b|\bN\b"
+    r"%[-#0 +]*\d*(?:\.\d+)?[sdrifgxXeEcaA%]|\{[^{}]{0,40}\}|\$\{[^{}]{0,40}\}|<[^<>\s]{1,30}>|\.\.\.|…"
+    r"|\b[A-Z][A-Z_]{1,}\b|\bX\b|\bN\b"
 )
 
 

@@ -58,7 +58,7 @@ _BY_SUFFIX = {
             ".php",
         ),
         Language.SCRIPT,
-    ),  # fmt: skip
+    ),
     **dict.fromkeys(
         (".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".sh", ".bash", ".env", ".properties", ".mk", ".r"),
         Language.SHELL,
@@ -72,8 +72,10 @@ _BY_NAME = {"makefile": Language.SHELL, "dockerfile": Language.SHELL, "procfile"
 def language_of(path: str) -> Language:
     """The language a file is read as, by its name (text without a known suffix reads as prose)."""
     name = path.rsplit("/", 1)[-1].lower()
-    if name in _BY_NAME or name.startswith((".env", "requirements")):
-        return Language.SHELL if not name.startswith("requirements") else Language.SHELL
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    if name.startswith((".env", "requirements")):
+        return Language.SHELL
     dot = name.rfind(".")
     return _BY_SUFFIX.get(name[dot:], Language.PROSE) if dot >= 0 else Language.PROSE
 

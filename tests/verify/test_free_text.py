@@ -18,7 +18,7 @@ from tests.verify.conftest import Build
 V = VerdictStatus
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 
-BODY_OLD = '''\
+BODY_OLD = """\
 class ChunkedReader:
     def __init__(self, req, unreader):
         self.req = req
@@ -43,20 +43,20 @@ class LengthReader:
         if size < 0:
             raise ValueError("Size must be positive.")
         return self.unreader.read(size)
-'''
+"""
 
 BODY_NEW = BODY_OLD.replace(
-    '''        self.parser = self.parse_chunked(unreader)
+    """        self.parser = self.parse_chunked(unreader)
 
     def read(self, size):
         if not isinstance(size, int):
-            raise TypeError("size must be an integral type")''',
-    '''        self.parser = self.parse_chunked(unreader)
+            raise TypeError("size must be an integral type")""",
+    """        self.parser = self.parse_chunked(unreader)
         self.buffered = 0
 
     def read(self, size):
         if not isinstance(size, int):
-            raise TypeError("size must be an integer type")''',
+            raise TypeError("size must be an integer type")""",
 )
 
 MAIN_OLD = '''\
@@ -93,19 +93,19 @@ def session_factory(pool):
 
 MAIN_NEW = (
     MAIN_OLD.replace(
-        '''        main = __import__("__main__", None, None, fromlist=["__file__"])
-        return not hasattr(main, "__file__")''',
-        '''        try:
+        """        main = __import__("__main__", None, None, fromlist=["__file__"])
+        return not hasattr(main, "__file__")""",
+        """        try:
             main = __import__("__main__", None, None, fromlist=["__file__"])
         except ModuleNotFoundError:
             return False
-        return not hasattr(main, "__file__")''',
+        return not hasattr(main, "__file__")""",
     )
     .replace('HOMEPAGE = "http://example.org/server/"', 'HOMEPAGE = "https://example.org/server/"')
     .replace('FORMATS = ["json", "yaml", "toml"]', 'FORMATS = ["json", "yaml", "toml", "ini"]')
     .replace(
-        "def serve(host, port=DEFAULT_PORT, *, reload=False):\n    if port < 1:\n        raise ValueError(\"port must be positive\")",
-        "def serve(host, port=DEFAULT_PORT, *, reload=False):\n    if port < 1:\n        message = \"port must be positive\"\n        raise ValueError(message)",
+        '        raise ValueError("port must be positive")',
+        '        message = "port must be positive"\n        raise ValueError(message)',
     )
     .replace(
         "    return pool.connect(timeout=30).session(autocommit=False)",
@@ -113,7 +113,7 @@ MAIN_NEW = (
     )
 )
 
-SERVE_SIGNATURE_OLD = '''\
+SERVE_SIGNATURE_OLD = """\
 def run(
     app,
     host="127.0.0.1",
@@ -121,8 +121,8 @@ def run(
     workers=1,
 ):
     return app, host, port, workers
-'''
-SERVE_SIGNATURE_NEW = '''\
+"""
+SERVE_SIGNATURE_NEW = """\
 def run(
     app,
     host="127.0.0.1",
@@ -131,20 +131,20 @@ def run(
     timeout_graceful_shutdown=None,
 ):
     return app, host, port, workers
-'''
+"""
 
-CI_OLD = '''\
+CI_OLD = """\
 # Continuous integration settings
 name: tests
 cache: true
 python: "3.11"
 retries: 2
-'''
-CONFIG_OLD = '''\
+"""
+CONFIG_OLD = """\
 [server]
 keepalive = 5
 backlog = 2048
-'''
+"""
 
 
 @pytest.fixture
@@ -165,13 +165,28 @@ def judge(build: Build) -> Callable[..., list[Verdict]]:
             c = Citation.parse(cite)
             lines = old.read(c.path).lines
             citations.append(
-                Citation(c.path, c.line, c.end_line, snippet="\n".join(lines[c.line - 1 : c.last_line]),
-                         commit=built.commits["old"])  # fmt: skip
+                Citation(
+                    c.path,
+                    c.line,
+                    c.end_line,
+                    snippet="\n".join(lines[c.line - 1 : c.last_line]),
+                    commit=built.commits["old"],
+                )
             )
         memories = [
-            Memory(id=f"mem_{n:026d}", repo="acme/server", kind=Kind.FACT, subject=subject, fact=fact,
-                   citations=tuple(citations), reason="Relied on it.", author="agent",
-                   surface=Surface.CODING_AGENT, created_at=T0, refreshed_at=T0)  # fmt: skip
+            Memory(
+                id=f"mem_{n:026d}",
+                repo="acme/server",
+                kind=Kind.FACT,
+                subject=subject,
+                fact=fact,
+                citations=tuple(citations),
+                reason="Relied on it.",
+                author="agent",
+                surface=Surface.CODING_AGENT,
+                created_at=T0,
+                refreshed_at=T0,
+            )
             for n, fact in enumerate(facts)
         ]
         return [verify_memory(m, new) for m in memories]
@@ -216,7 +231,7 @@ def test_a_citation_is_not_followed_onto_the_same_lines_of_a_neighbouring_functi
 ) -> None:
     found = judge(
         'ChunkedReader.read raises TypeError("size must be an integral type") for a non-int size.',
-        "The chunked reader's type check message reads exactly \"size must be an integral type\".",
+        'The chunked reader\'s type check message reads exactly "size must be an integral type".',
         cites=("server/body.py:7-8",),
     )
     assert statuses(found) == {V.CONTRADICTED}
@@ -276,7 +291,9 @@ def test_near_misses_in_free_words_are_contradicted_and_corrected(judge: Callabl
         cites=("server/main.py:4",),
     )
     assert statuses(number + flag + port) == {V.CONTRADICTED}
-    assert all(v.corrected is not None and "2048" in v.corrected.fact and "2047" not in v.corrected.fact for v in number)
+    assert all(
+        v.corrected is not None and "2048" in v.corrected.fact and "2047" not in v.corrected.fact for v in number
+    )
     assert all(v.corrected is not None and "8000" in v.corrected.fact for v in port)
 
 
@@ -304,4 +321,5 @@ def test_a_correction_states_the_whole_current_value_and_never_the_stale_one(
     )
     assert [v.status for v in found] == [V.CONTRADICTED]
     fact = found[0].corrected.fact if found[0].corrected else ""
-    assert "'size must be an integer type'" in fact and "integral" not in fact
+    assert "'size must be an integer type'" in fact
+    assert "integral" not in fact

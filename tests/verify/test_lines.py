@@ -152,7 +152,7 @@ def test_a_diff_the_compiled_matcher_gives_up_on_is_made_by_difflib() -> None:
     for tag, i1, i2, j1, j2 in opcodes:
         rebuilt += PAIRED_OLD[i1:i2] if tag == "equal" else PAIRED_NEW[j1:j2]
     assert rebuilt == PAIRED_NEW
-    assert ("equal", 0, 1, 0, 1) == opcodes[0]
+    assert opcodes[0] == ("equal", 0, 1, 0, 1)
 
 
 def test_a_file_of_paired_lines_is_aligned_and_its_citation_checked(build: Build) -> None:

@@ -86,7 +86,9 @@ def memory_pool(
                     Truth.MOVED if (was.places, was.value) != (now, s.value) else Truth.VALID,
                     "owner",
                     f"{s.name} synchronization",
-                    _say("kept together" if copies else "kept alone", repo, f"sync-{k}", s, copies=" and ".join(copies)),
+                    _say(
+                        "kept together" if copies else "kept alone", repo, f"sync-{k}", s, copies=" and ".join(copies)
+                    ),
                     _cite(was.places),
                     was.label,
                     timedelta(days=rng.randrange(1, 20)),

@@ -88,7 +88,9 @@ def near_misses(genuine: list[Mined], count: int, rng: random.Random) -> list[Mi
             replace(
                 source,
                 key=f"near-{source.key}",
-                fact=source.fact[:start] + source.fact[start:end].replace(source.old_value, wrong, 1) + source.fact[end:],
+                fact=source.fact[:start]
+                + source.fact[start:end].replace(source.old_value, wrong, 1)
+                + source.fact[end:],
                 truth="contradicted",
                 now_path=source.now_path or source.path,
                 now_line=source.now_line or source.line,

@@ -117,7 +117,13 @@ def _say(fact: Fact, module: str, key: str, *, fixed: bool = False) -> tuple[str
     """The subject and fact an agent would write, in one of the wordings of its kind
     (`memstore.harness.scenarios.wordings`; ``fixed``: the first)."""
     kind = fact.kind if fact.kind in _SUBJECTS else "definition"
-    fields = {"name": fact.name, "value": fact.value or "", "path": fact.path, "param": fact.param or "", "module": module}
+    fields = {
+        "name": fact.name,
+        "value": fact.value or "",
+        "path": fact.path,
+        "param": fact.param or "",
+        "module": module,
+    }
     return _SUBJECTS[kind].format(**fields), say(kind, key, fields, fixed=fixed)
 
 

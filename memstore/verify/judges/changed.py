@@ -22,18 +22,21 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import replace
+
 from memstore.model import MemoryDraft
 from memstore.verify.citations import CitationStatus
 from memstore.verify.corrections import replacements, rewrite
 from memstore.verify.evidence import Evidence, Region
-from memstore.verify.tokens import TokenKind
 from memstore.verify.judges.case import Case
-from memstore.verify.reading import Cue, Mention, MentionKind, Reading, word_stems
+from memstore.verify.reading import Cue, Mention, MentionKind, word_stems
+from memstore.verify.tokens import TokenKind
 from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
 
 __all__ = ["REWRITTEN", "Changed"]
 
-_EXCLUSIVE = re.compile(r"(?i)\b(?:the only|only one|the single|a single|the sole|no other|nothing else|just one|is unique)\b")
+_EXCLUSIVE = re.compile(
+    r"(?i)\b(?:the only|only one|the single|a single|the sole|no other|nothing else|just one|is unique)\b"
+)
 REWRITTEN = 0.3  # the share of a statement's words a change took away that makes it another statement
 
 
@@ -49,7 +52,12 @@ class Changed:
         denied = {w.stem for w in reading.words if w.negated}
         closed = bool(reading.cues & {Cue.COMPLETE, Cue.COUNT})
         exclusive = _EXCLUSIVE.search(reading.fact) is not None
-        coded = {s for m in reading.mentions if m.kind in {MentionKind.NAME, MentionKind.CODE} for s, _ in word_stems(m.value)}
+        coded = {
+            s
+            for m in reading.mentions
+            if m.kind in {MentionKind.NAME, MentionKind.CODE}
+            for s, _ in word_stems(m.value)
+        }
         reasons: list[str] = []
         for ev in (case.evidence_for(c) for c in case.located_readable):
             if closed and ev.then_section is not None and ev.now_section is not None:
@@ -106,7 +114,7 @@ class Changed:
 def _correction(case: Case) -> tuple[MemoryDraft | None, tuple[Contradiction, ...]]:
     """The fact with what the change put in place of each thing it stated that the change took
     away (`memstore.verify.corrections`), and its citations where the code stands now."""
-    mentions = [m for m in case.reading.mentions if not m.negated and m.kind is not MentionKind.CODE or m.quoted]
+    mentions = [m for m in case.reading.mentions if (not m.negated and m.kind is not MentionKind.CODE) or m.quoted]
     found: dict[Mention, str] = {}
     where: dict[Mention, str] = {}
     for ev in case.evidence:
@@ -124,29 +132,12 @@ def _correction(case: Case) -> tuple[MemoryDraft | None, tuple[Contradiction, ..
     return replace(draft, fact=rewrite(case.memory.fact, found)), contradictions
 
 
-def _enumerates(reading: Reading) -> bool:
-    """Whether the fact lists things (three names or values or more, or a count): a list a change
-    that adds to the code makes incomplete."""
-    listed = [m for m in reading.mentions if m.kind in {MentionKind.NAME, MentionKind.STRING}]
-    return len(listed) >= 3 and _listed_together(reading, listed)
-
-
-def _listed_together(reading: Reading, listed: list[Mention]) -> bool:
-    """Three or more of them joined by commas or "and"/"or" (a list), not names spread over prose."""
-    run = 1
-    for a, b in zip(listed, listed[1:], strict=False):
-        between = reading.fact[a.end : b.start].strip().strip("`'\"")
-        run = run + 1 if between in {",", "and", "or", ", and", ", or", "/", "|", ";"} else 1
-        if run >= 3:
-            return True
-    return False
-
-
 def _grown(ev: Evidence, said: set[str]) -> list[str]:
     """Words of items a list in a document or a configuration file gained next to the cited lines:
     lines shaped like the cited ones (the same opening, ``-`` or ``.. autoclass::``) that the section
     did not have, holding the words every cited item shares with the fact."""
-    assert ev.then_section is not None and ev.now_section is not None
+    assert ev.then_section is not None
+    assert ev.now_section is not None
     cited = [line for line in (ev.check.snippet or "").split("\n") if line.strip()]
     shapes = Counter(_shape(line) for line in cited)
     if not shapes or shapes.most_common(1)[0][1] < 2:
@@ -213,7 +204,8 @@ def _grown_in_scope(ev: Evidence, said: set[str]) -> list[str]:
     """Lines the definition around a citation gained that say what the cited lines said of the
     fact (another option validated with the same message beside the one the fact says is the
     only one): the words of those lines."""
-    assert ev.then_scope is not None and ev.now_scope is not None
+    assert ev.then_scope is not None
+    assert ev.now_scope is not None
     cited = {s for s, _ in word_stems(ev.check.snippet or "")} & said
     if len(cited) < 2:
         return []

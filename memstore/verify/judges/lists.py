@@ -122,16 +122,20 @@ class Lists:
             return None  # a count is of the collection the fact names, or of none the judge can tell
         collection = sizable[0]
         current = _paired(collection.members, now) if now else collection
-        size = len(collection.members) if count[0] != len(collection.members) else (
-            len(current.members) if current is not None else count[0]
+        size = (
+            len(collection.members)
+            if count[0] != len(collection.members)
+            else (len(current.members) if current is not None else count[0])
         )
         if size == count[0]:
             return None
         number = case.memory.fact[count[1] : count[2]]
         said = str(size) if number.isdigit() or size >= len(_NUMBER_WORDS) else _NUMBER_WORDS[size]
         draft = case.corrected()
-        corrected = None if draft is None else replace(
-            draft, fact=case.memory.fact[: count[1]] + said + case.memory.fact[count[2] :]
+        corrected = (
+            None
+            if draft is None
+            else replace(draft, fact=case.memory.fact[: count[1]] + said + case.memory.fact[count[2] :])
         )
         reason = f"{ev.check.where}: the collection holds {size} items, not {count[0]}"
         return Verdict(VerdictStatus.CONTRADICTED, case.checks, corrected, reason,
@@ -227,8 +231,10 @@ def _shaped_like(item: str, members: tuple[str, ...]) -> bool:
     lower case among lower case, a dotted name among dotted names): a member misremembered, not a
     word of the prose the list ran into."""
     core = item.strip("`'\"").removesuffix("()")
+
     def shape(text: str) -> tuple[bool, bool, bool]:
         return (text.isupper(), text.islower(), "." in text)
+
     shapes = {shape(m) for m in members}
     return shape(core) in shapes
 

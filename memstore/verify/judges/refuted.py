@@ -44,32 +44,60 @@ class Mechanism:
 MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism(
         "reads an environment variable",
-        re.compile(r"(?i)\benv(?:ironment)?[ -]?var(?:iable)?s?\b|\b(?:from|in|via|through) (?:the |an? )?environment(?![.\w-])|\b(?:reads?|taken|loaded|comes?) from (?:the )?env\b|\bos\.environ\b|(?-i:\$[A-Z][A-Z0-9_]{2,})"),
-        re.compile(r"environ|getenv|process\.env|ENV\[|\benv\b|Getenv|dotenv|envvar|env_var|os\.Environ|System\.getenv", re.IGNORECASE),
+        re.compile(
+            r"(?i)\benv(?:ironment)?[ -]?var(?:iable)?s?\b"
+            r"|\b(?:from|in|via|through) (?:the |an? )?environment(?![.\w-])"
+            r"|\b(?:reads?|taken|loaded|comes?) from (?:the )?env\b|\bos\.environ\b|(?-i:\$[A-Z][A-Z0-9_]{2,})"
+        ),
+        re.compile(
+            r"environ|getenv|process\.env|ENV\[|\benv\b|Getenv|dotenv|envvar|env_var|os\.Environ|System\.getenv",
+            re.IGNORECASE,
+        ),
     ),
     Mechanism(
         "caches or memoises",
-        re.compile(r"(?i)\b(?:caches?|cached|caching|memoi[sz]e[sd]?|memoi[sz]ation|lru_cache|only re-?(?:formats|computes|reads) (?:it )?once)\b"),
-        re.compile(r"cache|memo|_last|lru|@functools|@cached|setattr|(?:self|this)\._\w+\s*(?:=[^=]|\)|$)", re.IGNORECASE | re.MULTILINE),
+        re.compile(
+            r"(?i)\b(?:caches?|cached|caching|memoi[sz]e[sd]?|memoi[sz]ation|lru_cache"
+            r"|only re-?(?:formats|computes|reads) (?:it )?once)\b"
+        ),
+        re.compile(
+            r"cache|memo|_last|lru|@functools|@cached|setattr|(?:self|this)\._\w+\s*(?:=[^=]|\)|$)",
+            re.IGNORECASE | re.MULTILINE,
+        ),
     ),
     Mechanism(
         "holds a lock",
-        re.compile(r"(?i)\b(?:locks?|locked|locking|thread[- ]safe|threadsafe|mutex|serializ(?:ed|es)|synchroni[sz]ed?|exclusive lock|flock|fcntl)\b"),
+        re.compile(
+            r"(?i)\b(?:locks?|locked|locking|thread[- ]safe|threadsafe|mutex|serializ(?:ed|es)|synchroni[sz]ed?"
+            r"|exclusive lock|flock|fcntl)\b"
+        ),
         re.compile(r"lock|mutex|acquire|synchroni|fcntl|flock|semaphore|threading|atomic", re.IGNORECASE),
     ),
     Mechanism(
         "applies on one platform only",
-        re.compile(r"(?i)\bonly on (?:windows|linux|macos|mac|posix|unix|darwin|bsd)\b|\bon (?:windows|linux|macos) only\b|\b(?:windows|linux|macos)[- ]only\b"),
-        re.compile(r"platform|os\.name|win32|darwin|linux|windows|sys\.platform|IS_WIN|is_windows|\bnt\b|uname|os\.type", re.IGNORECASE),
+        re.compile(
+            r"(?i)\bonly on (?:windows|linux|macos|mac|posix|unix|darwin|bsd)\b|\bon (?:windows|linux|macos) only\b"
+            r"|\b(?:windows|linux|macos)[- ]only\b"
+        ),
+        re.compile(
+            r"platform|os\.name|win32|darwin|linux|windows|sys\.platform|IS_WIN|is_windows|\bnt\b|uname|os\.type",
+            re.IGNORECASE,
+        ),
     ),
     Mechanism(
         "ignores case",
         re.compile(r"(?i)\bcase[- ]insensitive(?:ly)?\b|\bignor(?:es|ing) case\b|\blower-?cases? both\b|\bcasefold"),
-        re.compile(r"lower|upper|casefold|ignorecase|IGNORECASE|re\.I\b|toLowerCase|toUpperCase|localeCompare|/i\b", re.IGNORECASE),
+        re.compile(
+            r"lower|upper|casefold|ignorecase|IGNORECASE|re\.I\b|toLowerCase|toUpperCase|localeCompare|/i\b",
+            re.IGNORECASE,
+        ),
     ),
     Mechanism(
         "retries",
-        re.compile(r"(?i)\bretr(?:y|ies|ied|ying) (?:a |the )?(?:failed |failing )?\w+ (?:up to|at most) \d+|\bretries up to\b|\bretries \d+ times\b"),
+        re.compile(
+            r"(?i)\bretr(?:y|ies|ied|ying) (?:a |the )?(?:failed |failing )?\w+ (?:up to|at most) \d+"
+            r"|\bretries up to\b|\bretries \d+ times\b"
+        ),
         re.compile(r"retr|attempt|for\s|while\s|range\(", re.IGNORECASE),
     ),
 )

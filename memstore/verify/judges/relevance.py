@@ -17,13 +17,15 @@ from memstore.verify.claims import terms
 from memstore.verify.evidence import Evidence
 from memstore.verify.judges.case import Case
 from memstore.verify.reading import Mention, MentionKind, Reading
-from memstore.verify.verdict import Verdict, VerdictStatus
 from memstore.verify.tokens import cached_pattern
+from memstore.verify.verdict import Verdict, VerdictStatus
 
 __all__ = ["Relevance"]
 
 _SPECIFIC = {MentionKind.STRING, MentionKind.NUMBER, MentionKind.URL, MentionKind.VERSION, MentionKind.PIN}
-_FILE = re.compile(r"\.(?:py|pyi|js|mjs|cjs|ts|tsx|go|rs|java|md|rst|txt|toml|cfg|ini|ya?ml|json|sh|in)$", re.IGNORECASE)
+_FILE = re.compile(
+    r"\.(?:py|pyi|js|mjs|cjs|ts|tsx|go|rs|java|md|rst|txt|toml|cfg|ini|ya?ml|json|sh|in)$", re.IGNORECASE
+)
 
 
 class Relevance:
@@ -68,11 +70,12 @@ def _hooks(reading: Reading) -> list[Mention]:
     flag or a one-digit number, which stand everywhere)."""
     found = []
     for m in reading.mentions:
-        if m.kind is MentionKind.NAME and not _FILE.search(m.value) and len(m.value.strip("-_")) >= 2:
+        if (m.kind is MentionKind.NAME and not _FILE.search(m.value) and len(m.value.strip("-_")) >= 2) or (
+            m.kind in _SPECIFIC
+            and (m.kind is not MentionKind.NUMBER or len(m.value.lstrip("-")) >= 2 or m.unit)
+            and (m.kind is not MentionKind.STRING or len(m.value) >= 3)
+        ):
             found.append(m)
-        elif m.kind in _SPECIFIC and (m.kind is not MentionKind.NUMBER or len(m.value.lstrip("-")) >= 2 or m.unit):
-            if m.kind is not MentionKind.STRING or len(m.value) >= 3:
-                found.append(m)
     return found
 
 
@@ -89,7 +92,10 @@ def _stands(hook: Mention, text: str) -> bool:
     if hook.kind is MentionKind.NAME:
         return any(cached_pattern(rf"(?<![\w$]){re.escape(p)}(?![\w$])").search(text) for p in _parts(hook))
     value = hook.value
-    return value in text or (hook.kind is MentionKind.NUMBER and cached_pattern(rf"(?<![\w.]){re.escape(value)}(?![\w])").search(text) is not None)
+    return value in text or (
+        hook.kind is MentionKind.NUMBER
+        and cached_pattern(rf"(?<![\w.]){re.escape(value)}(?![\w])").search(text) is not None
+    )
 
 
 def _context(ev: Evidence) -> str | None:
@@ -108,5 +114,3 @@ def _file_then(case: Case, ev: Evidence) -> str:
         return ""
     read = case.codebase.read_at(commit, ev.check.citation.path)
     return "\n".join(read.lines) if read.ok else ""
-
-

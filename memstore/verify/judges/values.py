@@ -25,8 +25,8 @@ from memstore.verify.evidence import Evidence, Region
 from memstore.verify.judges.case import Case
 from memstore.verify.reading import STOP, Cue, Mention, MentionKind, Reading, looks_like_code
 from memstore.verify.slots import Slot, lower_bound, same_value, similar_string
-from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
 from memstore.verify.tokens import cached_pattern
+from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
 
 __all__ = ["Values"]
 
@@ -88,14 +88,17 @@ def _key_of(reading: Reading, mention: Mention, slots: tuple[Slot, ...] = ()) ->
     derived = not any(m.start == mention.start and m.end == mention.end for m in reading.mentions)
     before = reading.fact[max(0, mention.start - 60) : mention.start]
     match = re.search(
-        r"([A-Za-z_][\w.-]*)`?\s*(?:=|:|\(|is|to|as|of|equals|defaults to|is set to|set to|defaulting to|starts(?: out)?"
+        r"([A-Za-z_][\w.-]*)`?\s*(?:=|:|\(|is|to|as|of|equals|defaults to|is set to|set to|defaulting to"
+        r"|starts(?: out)?"
         r"|default(?:s)?\s*(?:value)?\s*(?:is|of)?)\s*`?['\"]?$",
         before,
     )
     named = {n.value.lstrip("-") for n in reading.names}
     if match is not None:
         name = match.group(1)
-        if _keyed(name, slots) or ((name.lstrip("-") in named or looks_like_code(name)) and not _defaults_phrase(reading)):
+        if _keyed(name, slots) or (
+            (name.lstrip("-") in named or looks_like_code(name)) and not _defaults_phrase(reading)
+        ):
             return name
     phrase = _defaults_phrase(reading)
     if phrase is not None and _keyed(phrase, slots):
@@ -352,7 +355,8 @@ class Values:
         if any(
             same_value(other, s)
             for other in reading.mentions
-            if other is not mention and other.kind is not MentionKind.NAME
+            if other is not mention
+            and other.kind is not MentionKind.NAME
             and (_key_of(reading, other, slots) in {None, key})
             for s in keyed
         ):
@@ -360,9 +364,7 @@ class Values:
         claimed = [s for s in keyed if any(same_value(o, s) for o in reading.mentions if o is not mention)]
         if len(keyed) > 1 and len(claimed) < len(keyed):
             keyed = [s for s in keyed if s not in claimed]  # the values the fact states elsewhere are not this one's
-        if mention.kind is MentionKind.STRING and not mention.quoted and not any(
-            same_value(mention, s) for s in slots
-        ):
+        if mention.kind is MentionKind.STRING and not mention.quoted and not any(same_value(mention, s) for s in slots):
             return None  # a plain word is a value only where the code has it as one
         values = {s.value for s in keyed}
         return keyed[0] if len(values) == 1 else None

@@ -129,8 +129,8 @@ def test_other_languages_give_constants_versions_and_definitions_by_pattern(tmp_
     b.write("src/client.ts", '// generated\nexport const API_VERSION = "v2.1.4";\n\nexport class ApiClient {\n}\n')
     b.commit("new")
     built = b.build(tmp_path / "ts")
-    found = {m.fact: m for m in mine(GitCodebase(built.path, built.commits["old"]), GitCodebase(built.path, "main"), fixed_wording=True)
-             if m.kind != "adversarial"}  # fmt: skip
+    mined = mine(GitCodebase(built.path, built.commits["old"]), GitCodebase(built.path, "main"), fixed_wording=True)
+    found = {m.fact: m for m in mined if m.kind != "adversarial"}
     assert found['`version` is set to `"1.4.0"` in `package.json`.'].truth == "contradicted"
     assert found['`version` is set to `"1.4.0"` in `package.json`.'].new_value == '"1.5.0"'
     assert found['`API_VERSION` is set to `"v2.1.4"` in `src/client.ts`.'].truth == "moved"
@@ -189,7 +189,9 @@ def test_code_is_mined_and_prose_assets_and_examples_only_when_asked(tmp_path: P
 
 def test_a_default_on_its_own_line_is_cited_there_and_labelled(tmp_path: Path) -> None:
     repo = _prose_repo(tmp_path)
-    mined = {m.fact: m for m in mine(GitCodebase(repo, "HEAD~1"), GitCodebase(repo, "HEAD"), limit=100, fixed_wording=True)}
+    mined = {
+        m.fact: m for m in mine(GitCodebase(repo, "HEAD~1"), GitCodebase(repo, "HEAD"), limit=100, fixed_wording=True)
+    }
     width = mined["`echo` defaults `width` to `80`."]
     assert (width.line, width.snippet.strip(), width.truth, width.new_value) == (
         5,
@@ -272,7 +274,12 @@ def test_renames_bases_and_signatures_are_labelled_from_the_trees(tmp_path: Path
     b.commit("2", label="b")
     built = b.build(tmp_path / "r", bare=True)
     kinds = ["constant", "default", "definition", "signature", "base", "dependency"]
-    mined = mine(GitCodebase(built.path, built.commits["a"]), GitCodebase(built.path, built.commits["b"]), kinds=kinds, fixed_wording=True)
+    mined = mine(
+        GitCodebase(built.path, built.commits["a"]),
+        GitCodebase(built.path, built.commits["b"]),
+        kinds=kinds,
+        fixed_wording=True,
+    )
     said = {m.fact: (m.truth, m.sort, m.old_value, m.new_value) for m in mined}
     renamed = ("contradicted", "renamed")
     assert said["`parse` defaults `parseAll` to `False`."] == (*renamed, "parseAll", "parse_all")
@@ -286,7 +293,9 @@ def test_renames_bases_and_signatures_are_labelled_from_the_trees(tmp_path: Path
 def test_near_misses_and_claims_the_line_does_not_make_are_written_from_true_memories(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     kinds = ["constant", "default", "definition", "near-miss", "literal"]
-    mined = mine(GitCodebase(repo, "v1.0.0"), GitCodebase(repo, "v2.0.0"), kinds=kinds, limit=60, seed=3, fixed_wording=True)
+    mined = mine(
+        GitCodebase(repo, "v1.0.0"), GitCodebase(repo, "v2.0.0"), kinds=kinds, limit=60, seed=3, fixed_wording=True
+    )
     near = [m for m in mined if m.sort == "near-miss"]
     literal = [m for m in mined if m.sort == "literal"]
     assert near
@@ -305,12 +314,18 @@ def test_memories_are_worded_as_agents_word_them_and_labelled_the_same(tmp_path:
     before, after = GitCodebase(repo, "v1.0.0"), GitCodebase(repo, "v2.0.0")
     varied = mine(before, after, limit=100, seed=3)
     fixed = {m.key: m for m in mine(before, after, limit=100, seed=3, fixed_wording=True)}
-    shapes = {m.fact.replace(m.name, "NAME").replace(m.old_value or "\0", "VALUE") for m in varied if m.kind == "constant"}
+    shapes = {
+        m.fact.replace(m.name, "NAME").replace(m.old_value or "\0", "VALUE") for m in varied if m.kind == "constant"
+    }
     assert len(shapes) >= 2  # not one sentence per kind
     for m in varied:
         twin = fixed.get(m.key)
         if twin is not None:  # the wording changes nothing else: not the label, the value or the citation
             assert (m.truth, m.old_value, m.new_value, m.path, m.line) == (
-                twin.truth, twin.old_value, twin.new_value, twin.path, twin.line
+                twin.truth,
+                twin.old_value,
+                twin.new_value,
+                twin.path,
+                twin.line,
             )
             assert m.sort == "literal" or m.old_value is None or m.old_value.strip("`'\"") in m.fact.replace("`", "")
