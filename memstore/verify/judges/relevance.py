@@ -16,7 +16,7 @@ import re
 from memstore.verify.claims import terms
 from memstore.verify.evidence import Evidence
 from memstore.verify.judges.case import Case
-from memstore.verify.reading import Mention, MentionKind, Reading
+from memstore.verify.reading import Mention, MentionKind, Reading, stem, word_stems
 from memstore.verify.tokens import cached_pattern
 from memstore.verify.verdict import Verdict, VerdictStatus
 
@@ -90,7 +90,12 @@ def _parts(mention: Mention) -> list[str]:
 
 def _stands(hook: Mention, text: str) -> bool:
     if hook.kind is MentionKind.NAME:
-        return any(cached_pattern(rf"(?<![\w$]){re.escape(p)}(?![\w$])").search(text) for p in _parts(hook))
+        if any(cached_pattern(rf"(?<![\w$]){re.escape(p)}(?![\w$])").search(text) for p in _parts(hook)):
+            return True
+        word = hook.value.strip("-_")
+        if re.fullmatch(r"[A-Za-z][a-z0-9]*|[A-Z][A-Z0-9]+", word):  # one word: as a part of a name too (API_VERSION)
+            return stem(word) in {s for s, _ in word_stems(text)}
+        return False
     value = hook.value
     return value in text or (
         hook.kind is MentionKind.NUMBER
