@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from memstore.verify.tokens import Language
 
@@ -26,6 +27,7 @@ __all__ = [
 _STRING = re.compile(r"'(?:\\.|[^'\\])*'" + r'|"(?:\\.|[^"\\])*"')
 
 
+@lru_cache(maxsize=65536)
 def bracket_depth(text: str) -> int:
     """Brackets a line opens minus those it closes, outside its one-line strings and comments
     (a heuristic: a string that spans lines is read as code)."""

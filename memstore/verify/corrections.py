@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from difflib import SequenceMatcher
+from functools import lru_cache
 
-from memstore.verify.reading import Mention, MentionKind
+from memstore.verify.mentions import Mention, MentionKind
 
 __all__ = ["replacements", "rewrite"]
 
@@ -30,20 +31,32 @@ def replacements(then: str, now: str, mentions: Iterable[Mention]) -> dict[Menti
     if not then or not now or len(then) > _MAX_CHARS or len(now) > _MAX_CHARS:
         return {}
     found: dict[Mention, str] = {}
-    opcodes: list[tuple[str, int, int, int, int]] | None = None
     for mention in mentions:
         stated = _core(mention)
         if len(stated) < 1 or then.count(stated) != 1 or _stands(stated, now):
             continue
-        if opcodes is None:
-            opcodes = [
-                (str(t), a, b, c, d) for t, a, b, c, d in SequenceMatcher(None, then, now, autojunk=False).get_opcodes()
-            ]
         start = then.index(stated)
-        new = _mapped(opcodes, start, start + len(stated), then, now)
-        if new and new != stated and _same_kind(mention, new) and _whole(new, now):
+        mapped = _mapped(_opcodes(then, now), start, start + len(stated), then, now)
+        if mapped is None:
+            continue
+        new, lo, hi = mapped
+        if (
+            new != stated
+            and _same_kind(mention, new)
+            and _whole(new, now)
+            and _in_place(then, start, start + len(stated), now, lo, hi)
+            and _well_formed(stated, new)
+        ):
             found[mention] = new
     return found
+
+
+@lru_cache(maxsize=512)
+def _opcodes(then: str, now: str) -> tuple[tuple[str, int, int, int, int], ...]:
+    """The character edits from ``then`` to ``now`` (kept: the wordings of a memory share them)."""
+    return tuple(
+        (str(t), a, b, c, d) for t, a, b, c, d in SequenceMatcher(None, then, now, autojunk=False).get_opcodes()
+    )
 
 
 def rewrite(fact: str, found: dict[Mention, str]) -> str:
@@ -74,9 +87,12 @@ def _stands(stated: str, text: str) -> bool:
     return stated in text
 
 
-def _mapped(opcodes: list[tuple[str, int, int, int, int]], start: int, end: int, then: str, now: str) -> str | None:
-    """The stretch of ``now`` that took the place of ``then[start:end]``: the new side of the edits
-    that touch it, widened to whole tokens; None when the stretch lies in no single edit region."""
+def _mapped(
+    opcodes: tuple[tuple[str, int, int, int, int], ...], start: int, end: int, then: str, now: str
+) -> tuple[str, int, int] | None:
+    """The stretch of ``now`` that took the place of ``then[start:end]`` and where it stands: the new
+    side of the edits that touch it, widened to whole tokens; None when the stretch lies in no
+    single edit region."""
     lo = hi = None
     for tag, i1, i2, j1, j2 in opcodes:
         if i2 <= start or i1 >= end:
@@ -99,8 +115,62 @@ def _mapped(opcodes: list[tuple[str, int, int, int, int]], start: int, end: int,
             lo -= 1
         while hi < len(now) and _UNIT.match(now[hi]):
             hi += 1
+    if (start == 0 or not _word(then[start - 1])) and start < len(then) and _word(then[start]):
+        while lo > 0 and _word(now[lo - 1]) and _word(now[lo]):
+            lo -= 1  # the stated text began a word: so does its replacement
+    if (end >= len(then) or not _word(then[end])) and end > 0 and _word(then[end - 1]):
+        while hi < len(now) and _word(now[hi]) and _word(now[hi - 1]):
+            hi += 1  # and it ended one
     new = now[lo:hi].strip()
-    return new if new and "\n" not in new and len(new) <= 200 else None
+    return (new, lo, hi) if new and "\n" not in new and len(new) <= 200 else None
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _in_place(then: str, start: int, end: int, now: str, lo: int, hi: int) -> bool:
+    """Whether the replacement stands where the stated text stood: the nearest character on each
+    side of it on its line is the one that stood there beside the stated text (a line's end matches
+    anything), and the rest of the line held or the replacement is a kin of the stated text (it
+    shares much of its spelling: ``time.time()`` and ``time.monotonic()``)."""
+    pairs = ((_beside(then, start, -1), _beside(now, lo, -1)), (_beside(then, end, 1), _beside(now, hi, 1)))
+    if not all(a == b or not a or not b for a, b in pairs):
+        return False
+    around_then, around_now = _line_around(then, start, end), _line_around(now, lo, hi)
+    if len(around_then.strip()) >= 8 and SequenceMatcher(None, around_then, around_now, autojunk=False).ratio() >= 0.6:
+        return True  # the line around it held
+    return SequenceMatcher(None, then[start:end], now[lo:hi], autojunk=False).ratio() >= 0.4  # or it is kin to it
+
+
+def _line_around(text: str, start: int, end: int) -> str:
+    """The rest of the line ``text[start:end]`` stands on."""
+    first = text.rfind("\n", 0, start) + 1
+    last = text.find("\n", end)
+    return text[first:start] + "\0" + text[end : len(text) if last < 0 else last]
+
+
+def _beside(text: str, at: int, step: int) -> str:
+    """The first character other than a space from ``at`` (``step`` -1: before it), or "" at a line's end."""
+    index = at - 1 if step < 0 else at
+    while 0 <= index < len(text) and text[index] in " \t":
+        index += step
+    return text[index] if 0 <= index < len(text) and text[index] not in "\r\n" else ""
+
+
+_PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
+
+
+def _well_formed(stated: str, new: str) -> bool:
+    """Whether the replacement is a whole piece of code as the stated text was: its brackets and
+    quotes balanced, not cut at a separator, not the stated name with a part of it dropped."""
+    if any(new.count(a) != new.count(b) for a, b in _PAIRS if stated.count(a) == stated.count(b)):
+        return False
+    if any(stated.count(q) % 2 == 0 and new.count(q) % 2 for q in "\"'`"):
+        return False
+    if (new[0] in ",;:." and new[0] != stated[0]) or (new[-1] in ",;:." and new[-1] != stated[-1]):
+        return False
+    return not (len(new) < len(stated) and new in stated and re.fullmatch(r"[\w.]+", stated))
 
 
 def _whole(new: str, now: str) -> bool:

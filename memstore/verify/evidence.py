@@ -23,9 +23,9 @@ from memstore.verify.blocks import enclosing_scope, parents, section_span, state
 from memstore.verify.citations import CitationCheck
 from memstore.verify.codebase import Codebase
 from memstore.verify.lines import align, diff_opcodes, lines_of
-from memstore.verify.reading import stem, word_stems
 from memstore.verify.slots import Slot, slots_of
 from memstore.verify.tokens import Language, Token, TokenKind, language_of, tokenize
+from memstore.verify.words import stem, word_stems
 
 __all__ = ["Evidence", "Region", "evidence_of"]
 

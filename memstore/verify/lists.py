@@ -13,8 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memstore.verify.reading import STOP, Mention, MentionKind, Reading
+from memstore.verify.mentions import Mention, MentionKind
+from memstore.verify.reading import Reading
 from memstore.verify.tokens import Language, Token, TokenKind
+from memstore.verify.words import STOP
 
 __all__ = ["Collection", "Enumeration", "collections_of", "enumerations_of", "normal", "parameter_lists"]
 

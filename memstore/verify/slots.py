@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from difflib import SequenceMatcher
 
-from memstore.verify.reading import Mention, MentionKind, word_stems
+from memstore.verify.mentions import Mention, MentionKind
 from memstore.verify.tokens import Language, Token, TokenKind
+from memstore.verify.words import word_stems
 
 __all__ = ["Slot", "lower_bound", "same_string", "same_value", "similar_string", "slots_of", "value_kind"]
 
@@ -39,7 +40,7 @@ class Slot:
 
     Attributes:
         kind: number, string, flag, version, pin or URL.
-        value: its comparable form (as `memstore.verify.reading.Mention.value`).
+        value: its comparable form (as `memstore.verify.mentions.Mention.value`).
         text: as the code writes it (quotes included), for a correction.
         keys: the names it is given to, innermost first (``default``, then ``--quote``, ``option``).
         index: the token's index in the region.
@@ -232,8 +233,19 @@ def _line_values(lines: tuple[str, ...], base: int) -> list[Slot]:
 
 
 def slots_of(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language) -> tuple[Slot, ...]:
-    """Every literal value of a region's tokens, with its keys (see `Slot`)."""
-    return _slots(tokens, lines, language)
+    """Every literal value of a region's tokens (the tokens of ``lines``, comments left out), with
+    its keys (see `Slot`). Kept by the lines they come from: memories citing one statement share
+    them."""
+    key = (lines, language)
+    found = _KEPT.get(key)
+    if found is None:
+        if len(_KEPT) >= 4096:
+            _KEPT.clear()
+        found = _KEPT[key] = _slots(tokens, lines, language)
+    return found
+
+
+_KEPT: dict[tuple[tuple[str, ...], Language], tuple[Slot, ...]] = {}
 
 
 _SECONDS = {"ms": Decimal("0.001"), "s": Decimal(1), "min": Decimal(60), "h": Decimal(3600), "day": Decimal(86400),

@@ -123,70 +123,56 @@ def _tokenize(text: str, language: Language) -> tuple[Token, ...]:
     line_starts += [m.end() for m in re.finditer("\n", text)]
     line = 0
     at, end = 0, len(text)
-    hash_comments = language in {Language.PYTHON, Language.SHELL}
-    slash_comments = language is Language.SCRIPT
-
-    def where(position: int) -> tuple[int, int]:
-        nonlocal line
-        while line + 1 < len(line_starts) and line_starts[line + 1] <= position:
-            line += 1
-        return line, position - line_starts[line]
-
     while at < end:
-        char = text[at]
-        if char == "\n":
+        if text[at] == "\n":
             at += 1
             continue
         space = _SPACE.match(text, at)
         if space:
             at = space.end()
             continue
-        row, column = where(at)
-        if (hash_comments and char == "#") or (slash_comments and text.startswith("//", at)):
-            stop = _line_end(text, at)
-            found.append(Token(TokenKind.COMMENT, text[at:stop], text[at:stop].lstrip("#/ "), row, column))
-            at = stop
-            continue
-        if slash_comments and text.startswith("/*", at):
-            stop = text.find("*/", at + 2)
-            stop = end if stop < 0 else stop + 2
-            found.append(Token(TokenKind.COMMENT, text[at:stop], text[at + 2 : stop - 2].strip(), row, column))
-            at = stop
-            continue
-        prefix = _PREFIX.match(text, at) if language is Language.PYTHON else None
-        quote_at = prefix.end() if prefix else at
-        if text[quote_at : quote_at + 1] in {'"', "'"} or (
-            text[quote_at : quote_at + 1] == "`" and language in {Language.SCRIPT, Language.PROSE}
-        ):
-            stop, inner = _string(text, quote_at, language)
-            found.append(Token(TokenKind.STRING, text[at:stop], inner, row, column))
-            at = stop
-            continue
-        version = _VERSION.match(text, at) if char.isdigit() else None
-        if version:
-            found.append(Token(TokenKind.NUMBER, version.group(), version.group(), row, column))
-            at = version.end()
-            continue
-        url = _URL.match(text, at) if char in "hfwHFW" else None
-        if url:  # a link outside quotes (Markdown, comments aside) is one value
-            found.append(Token(TokenKind.STRING, url.group(), url.group(), row, column))
-            at = url.end()
-            continue
-        number = _NUMBER.match(text, at)
-        if number and (char.isdigit() or (char == "." and number.end() > at + 1)):
-            found.append(Token(TokenKind.NUMBER, number.group(), number_value(number.group()), row, column))
-            at = number.end()
-            continue
-        name = _NAME.match(text, at)
-        if name:
-            found.append(Token(TokenKind.NAME, name.group(), name.group(), row, column))
-            at = name.end()
-            continue
-        operator = _OPERATOR.match(text, at)
-        assert operator is not None  # \S matches any character left
-        found.append(Token(TokenKind.PUNCT, operator.group(), operator.group(), row, column))
-        at = operator.end()
+        while line + 1 < len(line_starts) and line_starts[line + 1] <= at:
+            line += 1
+        kind, value, stop = _token_at(text, at, language)
+        found.append(Token(kind, text[at:stop], value, line, at - line_starts[line]))
+        at = stop
     return tuple(found)
+
+
+def _token_at(text: str, at: int, language: Language) -> tuple[TokenKind, str, int]:
+    """The kind and value of the token that starts at ``at``, and where it ends."""
+    char = text[at]
+    if (char == "#" and language in {Language.PYTHON, Language.SHELL}) or (
+        language is Language.SCRIPT and text.startswith("//", at)
+    ):
+        stop = _line_end(text, at)
+        return TokenKind.COMMENT, text[at:stop].lstrip("#/ "), stop
+    if language is Language.SCRIPT and text.startswith("/*", at):
+        stop = text.find("*/", at + 2)
+        stop = len(text) if stop < 0 else stop + 2
+        return TokenKind.COMMENT, text[at + 2 : stop - 2].strip(), stop
+    prefix = _PREFIX.match(text, at) if language is Language.PYTHON else None
+    quote_at = prefix.end() if prefix else at
+    if text[quote_at : quote_at + 1] in {'"', "'"} or (
+        text[quote_at : quote_at + 1] == "`" and language in {Language.SCRIPT, Language.PROSE}
+    ):
+        stop, inner = _string(text, quote_at, language)
+        return TokenKind.STRING, inner, stop
+    version = _VERSION.match(text, at) if char.isdigit() else None
+    if version:
+        return TokenKind.NUMBER, version.group(), version.end()
+    url = _URL.match(text, at) if char in "hfwHFW" else None
+    if url:  # a link outside quotes (Markdown, comments aside) is one value
+        return TokenKind.STRING, url.group(), url.end()
+    number = _NUMBER.match(text, at)
+    if number and (char.isdigit() or (char == "." and number.end() > at + 1)):
+        return TokenKind.NUMBER, number_value(number.group()), number.end()
+    name = _NAME.match(text, at)
+    if name:
+        return TokenKind.NAME, name.group(), name.end()
+    operator = _OPERATOR.match(text, at)
+    assert operator is not None  # \S matches any character left
+    return TokenKind.PUNCT, operator.group(), operator.end()
 
 
 def _line_end(text: str, at: int) -> int:

@@ -133,6 +133,25 @@ def run(
     return app, host, port, workers
 """
 
+ARBITER_OLD = """\
+import time
+
+
+class Arbiter:
+    def murder_workers(self):
+        for worker in self.workers:
+            if time.time() - worker.tmp.last_update() <= self.timeout:
+                continue
+            worker.kill()
+
+
+if __name__ == "__main__":
+    Arbiter().run()
+"""
+ARBITER_NEW = ARBITER_OLD.replace("time.time()", "time.monotonic()").replace(
+    'if __name__ == "__main__":\n    Arbiter().run()', "def main():\n    return run_forever(Arbiter())"
+)
+
 CI_OLD = """\
 # Continuous integration settings
 name: tests
@@ -153,8 +172,10 @@ def judge(build: Build) -> Callable[..., list[Verdict]]:
     release against the new one, citing ``path:line`` of the old release."""
     b = HistoryBuilder()
     b.write("server/body.py", BODY_OLD).write("server/main.py", MAIN_OLD).write("server/run.py", SERVE_SIGNATURE_OLD)
+    b.write("server/arbiter.py", ARBITER_OLD)
     b.write(".ci.yml", CI_OLD).write("setup.cfg", CONFIG_OLD).commit("1.0", label="old")
     b.write("server/body.py", BODY_NEW).write("server/main.py", MAIN_NEW).write("server/run.py", SERVE_SIGNATURE_NEW)
+    b.write("server/arbiter.py", ARBITER_NEW)
     b.commit("1.1", label="new")
     built = build(b)
     old, new = GitCodebase(built.path, built.commits["old"]), GitCodebase(built.path, built.commits["new"])
@@ -323,3 +344,32 @@ def test_a_correction_states_the_whole_current_value_and_never_the_stale_one(
     fact = found[0].corrected.fact if found[0].corrected else ""
     assert "'size must be an integer type'" in fact
     assert "integral" not in fact
+
+
+def test_a_call_the_change_replaced_is_corrected_with_the_call_that_took_its_place(
+    judge: Callable[..., list[Verdict]],
+) -> None:
+    found = judge(
+        "Worker timeouts use wall-clock time: the arbiter subtracts the last heartbeat from time.time().",
+        "The arbiter compares `time.time() - worker.tmp.last_update()` with the timeout.",
+        cites=("server/arbiter.py:7",),
+    )
+    assert [v.status for v in found] == [V.CONTRADICTED, V.CONTRADICTED]
+    facts = [v.corrected.fact if v.corrected else "" for v in found]
+    assert facts == [
+        "Worker timeouts use wall-clock time: the arbiter subtracts the last heartbeat from time.monotonic().",
+        "The arbiter compares `time.monotonic() - worker.tmp.last_update()` with the timeout.",
+    ]
+    assert [str(c) for c in found[0].corrected.citations] == ["server/arbiter.py:7"]  # type: ignore[union-attr]
+
+
+def test_no_correction_is_spliced_from_code_that_took_another_shape(judge: Callable[..., list[Verdict]]) -> None:
+    """The module's ``__main__`` block became a function: nothing stands where ``Arbiter().run()``
+    stood, so there is no value to put in its place, and the verdict says so."""
+    found = judge(
+        "server/arbiter.py can be run as a script: its __main__ block calls `Arbiter().run()`.",
+        cites=("server/arbiter.py:12-13",),
+    )
+    assert [v.status for v in found] == [V.CONTRADICTED]
+    assert found[0].corrected is None
+    assert found[0].uncertain != ""

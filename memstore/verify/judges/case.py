@@ -12,8 +12,10 @@ from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify.citations import CitationCheck
 from memstore.verify.claims import Claim, claims_of
 from memstore.verify.codebase import Codebase
+from memstore.verify.corrections import replacements, rewrite
 from memstore.verify.evidence import Evidence, evidence_of
 from memstore.verify.judges.owners import follow_definitions
+from memstore.verify.mentions import Mention, MentionKind
 from memstore.verify.reading import Reading, read_fact
 from memstore.verify.verdict import Contradiction, Verdict
 
@@ -95,6 +97,28 @@ class Case:
             fact = fact.replace(contradiction.claim, contradiction.found)
             subject = subject.replace(contradiction.claim, contradiction.found)
         return MemoryDraft(memory.repo, memory.kind, subject, fact, citations, memory.reason)
+
+    def read_off_change(self) -> tuple[MemoryDraft | None, tuple[Contradiction, ...]]:
+        """The memory with what a change put in place of each thing the fact stated that the change
+        took away, read character by character off the cited statements then and now
+        (`memstore.verify.corrections`), and its citations where the code stands now; None where no
+        one stretch of the code took the place of anything the fact stated."""
+        mentions = [m for m in self.reading.mentions if (not m.negated and m.kind is not MentionKind.CODE) or m.quoted]
+        found: dict[Mention, str] = {}
+        where: dict[Mention, str] = {}
+        for ev in self.evidence:
+            if ev.then is None or ev.now is None:
+                continue
+            for mention, new in replacements(
+                ev.then.text, ev.now.text, [m for m in mentions if m not in found]
+            ).items():
+                found[mention] = new
+                where[mention] = ev.check.where
+        draft = self.corrected() if found else None
+        if draft is None:
+            return None, ()
+        contradictions = tuple(Contradiction(m.text.strip("`"), new, where[m]) for m, new in found.items())
+        return replace(draft, fact=rewrite(self.memory.fact, found)), contradictions
 
 
 def reanchored(check: CitationCheck, commit: str | None) -> Citation:

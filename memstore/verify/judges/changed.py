@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass
 
-from memstore.model import MemoryDraft
 from memstore.verify.citations import CitationStatus
-from memstore.verify.corrections import replacements, rewrite
 from memstore.verify.evidence import Evidence, Region
 from memstore.verify.judges.case import Case
-from memstore.verify.reading import Cue, Mention, MentionKind, word_stems
+from memstore.verify.mentions import MentionKind
+from memstore.verify.reading import Cue
 from memstore.verify.tokens import TokenKind
-from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
+from memstore.verify.verdict import Verdict, VerdictStatus
+from memstore.verify.words import word_stems
 
 __all__ = ["REWRITTEN", "Changed"]
 
@@ -47,59 +47,11 @@ class Changed:
     name = "changed"
 
     def decide(self, case: Case) -> Verdict | None:
-        reading = case.reading
-        said = {w.stem for w in reading.words if not w.negated} | {s for s, _ in word_stems(case.memory.subject)}
-        denied = {w.stem for w in reading.words if w.negated}
-        closed = bool(reading.cues & {Cue.COMPLETE, Cue.COUNT})
-        exclusive = _EXCLUSIVE.search(reading.fact) is not None
-        coded = {
-            s
-            for m in reading.mentions
-            if m.kind in {MentionKind.NAME, MentionKind.CODE}
-            for s, _ in word_stems(m.value)
-        }
-        reasons: list[str] = []
-        for ev in (case.evidence_for(c) for c in case.located_readable):
-            if closed and ev.then_section is not None and ev.now_section is not None:
-                grown = _grown(ev, said)
-                if grown:
-                    reasons.append(f"{ev.check.where}: its section gained {', '.join(grown[:4])}, beside what the "
-                                   "fact says is all there is")  # fmt: skip
-                    continue
-            if exclusive and ev.then_scope is not None and ev.now_scope is not None:
-                grown = _grown_in_scope(ev, said)
-                if grown:
-                    reasons.append(f"{ev.check.where}: its section gained {', '.join(grown[:4])}, beside what the "
-                                   "fact says is all there is")  # fmt: skip
-                    continue
-            if ev.then is None or ev.now is None or not ev.changed:
-                continue
-            cited_changed = ev.check.status is CitationStatus.CHANGED
-            then, now = ev.then.stems, ev.now.stems
-            kept = _still_there(ev, case)
-            gone = sorted(s for s in said if s in then and s not in now and s not in kept)
-            above_then = {s for _, h in ev.then_parents for s, _ in word_stems(h)} | _stems(ev.then_scope)
-            above_now = {s for _, h in ev.now_parents for s, _ in word_stems(h)} | _stems(ev.now_scope)
-            came = sorted(s for s in denied if (s in now and s not in then) or (s in above_now and s not in above_then))
-            new = sorted(s for s in (now - then) if s not in then and not s.isdigit() and len(s) > 2)
-            removed = sum((then - now).values())
-            share = removed / max(1, sum(then.values()))
-            where = ev.check.where
-            if came:
-                reasons.append(f"{where} now has {', '.join(came[:4])}, which the fact says it does not")
-            elif cited_changed and gone and (len(gone) >= 2 or set(gone) & coded):
-                reasons.append(f"{where} no longer says {', '.join(gone[:4])}")
-            elif cited_changed and share >= REWRITTEN and removed >= 3 and not _holds(said, then, now, kept):
-                reasons.append(f"{where} was rewritten ({share:.0%} of its words are gone)")
-            elif closed and new:
-                reasons.append(f"{where} gained {', '.join(new[:4])}, beside what the fact says is all there is")
-            elif cited_changed and (lost := _lost_from_line(ev, said & coded)):
-                reasons.append(f"{where} no longer says {', '.join(lost[:4])} on the cited line")
-            elif Cue.UNIVERSAL in reading.cues and ev.guards_changed:
-                reasons.append(f"{where} now stands under {ev.now_parents[0][1]!r}: the fact says it always holds")
+        said = _Said.of(case)
+        reasons = [r for r in (_reason(case.evidence_for(c), case, said) for c in case.located_readable) if r]
         if not reasons:
             return None
-        corrected, contradictions = _correction(case)
+        corrected, contradictions = case.read_off_change()
         tail = "" if corrected is not None else "; no one value of the code replaces what the fact says"
         return Verdict(
             VerdictStatus.CONTRADICTED,
@@ -111,25 +63,69 @@ class Changed:
         )
 
 
-def _correction(case: Case) -> tuple[MemoryDraft | None, tuple[Contradiction, ...]]:
-    """The fact with what the change put in place of each thing it stated that the change took
-    away (`memstore.verify.corrections`), and its citations where the code stands now."""
-    mentions = [m for m in case.reading.mentions if (not m.negated and m.kind is not MentionKind.CODE) or m.quoted]
-    found: dict[Mention, str] = {}
-    where: dict[Mention, str] = {}
-    for ev in case.evidence:
-        if ev.then is None or ev.now is None:
-            continue
-        for mention, new in replacements(ev.then.text, ev.now.text, [m for m in mentions if m not in found]).items():
-            found[mention] = new
-            where[mention] = ev.check.where
-    if not found:
-        return None, ()
-    draft = case.corrected()
-    if draft is None:
-        return None, ()
-    contradictions = tuple(Contradiction(m.text.strip("`"), new, where[m]) for m, new in found.items())
-    return replace(draft, fact=rewrite(case.memory.fact, found)), contradictions
+@dataclass(frozen=True)
+class _Said:
+    """What a fact relies on, as words: what it says (with its subject's words), what it denies,
+    whether it claims a whole (a complete list, a count, "the only"), and its words of code."""
+
+    said: set[str]
+    denied: set[str]
+    closed: bool
+    exclusive: bool
+    coded: set[str]
+
+    @classmethod
+    def of(cls, case: Case) -> _Said:
+        reading = case.reading
+        return cls(
+            said={w.stem for w in reading.words if not w.negated} | {s for s, _ in word_stems(case.memory.subject)},
+            denied={w.stem for w in reading.words if w.negated},
+            closed=bool(reading.cues & {Cue.COMPLETE, Cue.COUNT}),
+            exclusive=_EXCLUSIVE.search(reading.fact) is not None,
+            coded={
+                s
+                for m in reading.mentions
+                if m.kind in {MentionKind.NAME, MentionKind.CODE}
+                for s, _ in word_stems(m.value)
+            },
+        )
+
+
+def _reason(ev: Evidence, case: Case, fact: _Said) -> str | None:
+    """Why a change to one cited statement contradicts the fact, or None."""
+    said = fact.said
+    grown_beside = f"{ev.check.where}: its section gained {{}}, beside what the fact says is all there is"
+    if fact.closed and ev.then_section is not None and ev.now_section is not None and (grown := _grown(ev, said)):
+        return grown_beside.format(", ".join(grown[:4]))
+    scoped = ev.then_scope is not None and ev.now_scope is not None
+    if fact.exclusive and scoped and (grown := _grown_in_scope(ev, said)):
+        return grown_beside.format(", ".join(grown[:4]))
+    if ev.then is None or ev.now is None or not ev.changed:
+        return None
+    cited_changed = ev.check.status is CitationStatus.CHANGED
+    then, now = ev.then.stems, ev.now.stems
+    kept = _still_there(ev, case)
+    gone = sorted(s for s in said if s in then and s not in now and s not in kept)
+    above_then = {s for _, h in ev.then_parents for s, _ in word_stems(h)} | _stems(ev.then_scope)
+    above_now = {s for _, h in ev.now_parents for s, _ in word_stems(h)} | _stems(ev.now_scope)
+    came = sorted(s for s in fact.denied if (s in now and s not in then) or (s in above_now and s not in above_then))
+    new = sorted(s for s in (now - then) if s not in then and not s.isdigit() and len(s) > 2)
+    removed = sum((then - now).values())
+    share = removed / max(1, sum(then.values()))
+    where = ev.check.where
+    if came:
+        return f"{where} now has {', '.join(came[:4])}, which the fact says it does not"
+    if cited_changed and gone and (len(gone) >= 2 or set(gone) & fact.coded):
+        return f"{where} no longer says {', '.join(gone[:4])}"
+    if cited_changed and share >= REWRITTEN and removed >= 3 and not _holds(said, then, now, kept):
+        return f"{where} was rewritten ({share:.0%} of its words are gone)"
+    if fact.closed and new:
+        return f"{where} gained {', '.join(new[:4])}, beside what the fact says is all there is"
+    if cited_changed and (lost := _lost_from_line(ev, said & fact.coded)):
+        return f"{where} no longer says {', '.join(lost[:4])} on the cited line"
+    if Cue.UNIVERSAL in case.reading.cues and ev.guards_changed:
+        return f"{where} now stands under {ev.now_parents[0][1]!r}: the fact says it always holds"
+    return None
 
 
 def _grown(ev: Evidence, said: set[str]) -> list[str]:

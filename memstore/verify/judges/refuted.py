@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from memstore.verify.evidence import Evidence
 from memstore.verify.judges.case import Case
 from memstore.verify.predicates import refuted_claim
-from memstore.verify.reading import negated_spans
 from memstore.verify.verdict import Verdict, VerdictStatus
+from memstore.verify.words import negated_spans
 
 __all__ = ["MECHANISMS", "Mechanism", "Refuted"]
 

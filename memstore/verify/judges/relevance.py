@@ -16,9 +16,11 @@ import re
 from memstore.verify.claims import terms
 from memstore.verify.evidence import Evidence
 from memstore.verify.judges.case import Case
-from memstore.verify.reading import Mention, MentionKind, Reading, stem, word_stems
+from memstore.verify.mentions import Mention, MentionKind
+from memstore.verify.reading import Reading
 from memstore.verify.tokens import cached_pattern
 from memstore.verify.verdict import Verdict, VerdictStatus
+from memstore.verify.words import stem, word_stems
 
 __all__ = ["Relevance"]
 

@@ -23,10 +23,13 @@ from difflib import SequenceMatcher
 
 from memstore.verify.evidence import Evidence, Region
 from memstore.verify.judges.case import Case
-from memstore.verify.reading import STOP, Cue, Mention, MentionKind, Reading, looks_like_code
+from memstore.verify.keys import an_input, key_of, keyed
+from memstore.verify.mentions import Mention, MentionKind
+from memstore.verify.reading import Cue, Reading
 from memstore.verify.slots import Slot, lower_bound, same_value, similar_string
 from memstore.verify.tokens import cached_pattern
 from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
+from memstore.verify.words import STOP
 
 __all__ = ["Values"]
 
@@ -76,90 +79,6 @@ def _words_as_values(reading: Reading, slots: tuple[Slot, ...]) -> list[Mention]
                 found.append(Mention(MentionKind.STRING, match.group(), value, match.start(), match.end()))
                 taken.append(match.span())
     return found
-
-
-def _key_of(reading: Reading, mention: Mention, slots: tuple[Slot, ...] = ()) -> str | None:
-    """The name the fact gives a value to: outright (``usecwd=True``, ``usecwd defaults to True``,
-    ``decode('latin-1')``, ``max-line-length = 100``), or the name of the cited code's keys that
-    stands nearest the value ("multiplier 2", "exits with 3 (APP_LOAD_ERROR)"). A plain word of the
-    fact is a key only where the code has a key of that name."""
-    if mention.key:
-        return mention.key
-    derived = not any(m.start == mention.start and m.end == mention.end for m in reading.mentions)
-    before = reading.fact[max(0, mention.start - 60) : mention.start]
-    match = re.search(
-        r"([A-Za-z_][\w.-]*)`?\s*(?:=|:|\(|is|to|as|of|equals|defaults to|is set to|set to|defaulting to"
-        r"|starts(?: out)?"
-        r"|default(?:s)?\s*(?:value)?\s*(?:is|of)?)\s*`?['\"]?$",
-        before,
-    )
-    named = {n.value.lstrip("-") for n in reading.names}
-    if match is not None:
-        name = match.group(1)
-        if _keyed(name, slots) or (
-            (name.lstrip("-") in named or looks_like_code(name)) and not _defaults_phrase(reading)
-        ):
-            return name
-    phrase = _defaults_phrase(reading)
-    if phrase is not None and _keyed(phrase, slots):
-        return phrase  # "the default for parseAll in ParserElement.matches is False"
-    return None if derived else _nearest_key(reading, mention, slots)
-
-
-_DEFAULT_FOR = re.compile(
-    r"(?i)\bdefault(?:s| value)?\s+(?:for|of)\s+`?([A-Za-z_][\w-]*)`?"
-    r"|\bwithout\s+(?:a |an |the |its )?`?([A-Za-z_][\w-]*)`?"
-    r"|`?([A-Za-z_][\w-]*)`?\s+(?:falls back|defaults)\s+to\b"
-)
-
-
-def _defaults_phrase(reading: Reading) -> str | None:
-    """The parameter a fact says the default of in words: "the default for X", "called without X",
-    "X falls back to"."""
-    match = _DEFAULT_FOR.search(reading.fact)
-    return next((g for g in match.groups() if g), None) if match else None
-
-
-def _nearest_key(reading: Reading, mention: Mention, slots: tuple[Slot, ...]) -> str | None:
-    """A key of the cited code that the fact names right before the value ("multiplier 2",
-    "max-line-length of 100") or in brackets right after it ("exits with 3 (APP_LOAD_ERROR)")."""
-    keys = {_bare_key(k): k for slot in slots for k in slot.keys[:1]}
-    if not keys:
-        return None
-    fact = reading.fact
-    before = re.search(
-        r"`?([A-Za-z_][\w.-]*)`?\s*(?:(?:is|of|at|to|are|equals|defaults? to|set to)\s+)?[=:(]?\s*[`'\"]?$",
-        fact[max(0, mention.start - 40) : mention.start],
-    )
-    if before is not None and _bare_key(before.group(1)) in keys:
-        return keys[_bare_key(before.group(1))]
-    after = re.match(r"[`'\"]?\s*\(\s*`?([A-Za-z_][\w.-]*)`?\s*\)", fact[mention.end : mention.end + 40])
-    if after is not None and _bare_key(after.group(1)) in keys:
-        return keys[_bare_key(after.group(1))]
-    return None
-
-
-_INPUT = re.compile(
-    r"(?i)\b(?:pass(?:ing)?|set(?:ting)?|call(?:ing)? (?:it )?with|use|using|override|assign(?:ing)?|give|giving"
-    r"|to (?:disable|enable|turn (?:it )?(?:off|on))|if you want|you can)\b[^.;:]{0,40}$"
-)
-
-
-def _an_input(reading: Reading, mention: Mention) -> bool:
-    """Whether the fact names the value as one to give the code ("pass `exc_info=True`", "unless you
-    pass bytes=False"), not as what the code says."""
-    return _INPUT.search(reading.fact[max(0, mention.start - 50) : mention.start]) is not None
-
-
-def _keyed(key: str, slots: tuple[Slot, ...]) -> list[Slot]:
-    """The slots given to ``key`` (by its last dotted part: ``GracefulTimeout.default`` is ``default``)."""
-    want = _bare_key(key)
-    return [s for s in slots if s.keys and _bare_key(s.keys[0]) == want]
-
-
-def _bare_key(key: str) -> str:
-    """A key as compared: its last dotted part, without leading dashes or underscores, lower case."""
-    return key.split(".")[-1].lstrip("-_").replace("-", "_").lower()
 
 
 def _candidates(mention: Mention, slots: tuple[Slot, ...], claimed: set[int]) -> list[Slot]:
@@ -266,108 +185,112 @@ def _replacement(slot: Slot, ev: Evidence, now_slots: tuple[Slot, ...]) -> str |
     return None
 
 
+def _verdict(case: Case, found: dict[int, _Found]) -> Verdict:
+    """Contradicted, naming each value found, corrected when the code shows one value for each."""
+    contradictions = tuple(
+        Contradiction(_bare(_bare(f.mention.text)), _bare(f.now) if f.now is not None else None, f.where)
+        for f in found.values()
+    )
+    corrected = None
+    if all(f.now is not None for f in found.values()):
+        fact = case.memory.fact
+        for f in sorted(found.values(), key=lambda f: -f.mention.start):  # right to left: offsets hold
+            assert f.now is not None
+            fact = fact[: f.mention.start] + _render(f.mention, f.now) + fact[f.mention.end :]
+        draft = case.corrected()
+        corrected = None if draft is None else replace(draft, fact=fact)
+    said = "; ".join(
+        f"{f.where} {'never said' if f.near_miss else 'no longer says'} {f.mention.text!r}"
+        + (f": it says {f.now!r}" if f.now is not None else "")
+        for f in found.values()
+    )
+    doubt = "" if corrected is not None else "a value changed and the code shows no one value in its place"
+    return Verdict(VerdictStatus.CONTRADICTED, case.checks, corrected, said, contradictions, doubt)
+
+
 class Values:
     """Contradicted when a value the fact states was changed, or never was the code's."""
 
     name = "values"
 
     def decide(self, case: Case) -> Verdict | None:
-        reading = case.reading
         found: dict[int, _Found] = {}
         for ev in case.evidence:
-            if ev.then is None:
+            if ev.then is not None:
+                self._find(case, ev, found)
+        return _verdict(case, found) if found else None
+
+    def _find(self, case: Case, ev: Evidence, found: dict[int, _Found]) -> None:
+        """Into ``found``, keyed by where each stands in the fact, the values the fact states that
+        one cited statement gave and a change took away, or never gave."""
+        reading = case.reading
+        then_slots, now_slots = _slots(ev.then), _slots(ev.now)
+        scope_then, scope_now = _slots(ev.then_scope), _slots(ev.now_scope)
+        mentions = [m for m in reading.mentions if m.kind in _COMPARED and not m.negated]
+        mentions += _words_as_values(reading, then_slots)
+        claimed = {s.index for m in mentions for s in then_slots if same_value(m, s)}
+        for mention in (m for m in mentions if m.start not in found):
+            conflict = self._conflict(reading, mention, then_slots)
+            if conflict is not None:  # the fact gives a name a value the code never gave it
+                now = _replacement(conflict, ev, now_slots) if ev.now is not None else conflict.text
+                found[mention.start] = _Found(mention, now, ev.check.where, near_miss=True)
                 continue
-            then_slots, now_slots = _slots(ev.then), _slots(ev.now)
-            scope_then, scope_now = _slots(ev.then_scope), _slots(ev.now_scope)
-            mentions = [m for m in reading.mentions if m.kind in _COMPARED and not m.negated]
-            mentions += _words_as_values(reading, then_slots)
-            claimed = {s.index for m in mentions for s in then_slots if same_value(m, s)}
-            for mention in mentions:
-                if mention.start in found:
+            hits = [s for s in then_slots if same_value(mention, s)]
+            if hits:
+                override = _overridden(hits[0], mention, case)
+                if override is not None:
+                    found[mention.start] = _Found(mention, override.text, override_where(case, override), False)
                     continue
-                conflict = self._conflict(reading, mention, then_slots)
-                if conflict is not None:  # the fact gives a name a value the code never gave it
-                    now = _replacement(conflict, ev, now_slots) if ev.now is not None else conflict.text
-                    found[mention.start] = _Found(mention, now, ev.check.where, near_miss=True)
+                if ev.now is None or _stands(mention, [now_slots]):
                     continue
-                hits = [s for s in then_slots if same_value(mention, s)]
-                if hits:
-                    override = _overridden(hits[0], mention, case)
-                    if override is not None:
-                        found[mention.start] = _Found(mention, override.text, override_where(case, override), False)
-                        continue
-                    if ev.now is None or _stands(mention, [now_slots]):
-                        continue
-                    now = _replacement(hits[0], ev, now_slots)
-                    if now is None and (_stands(mention, [scope_now]) or _in_file(case, ev, mention)):
-                        continue
-                    if now is not None and same_value(mention, Slot(hits[0].kind, now.strip("\"'`"), now, (), 0, 0)):
-                        continue
-                    found[mention.start] = _Found(mention, now, ev.check.where, near_miss=False)
+                now = _replacement(hits[0], ev, now_slots)
+                if now is None and (_stands(mention, [scope_now]) or _in_file(case, ev, mention)):
                     continue
-                if _stands(mention, [scope_then]) or any(
-                    _stands(mention, [_slots(other.then), _slots(other.then_scope)])
-                    for other in case.evidence
-                    if other is not ev
-                ):
+                if now is not None and same_value(mention, Slot(hits[0].kind, now.strip("\"'`"), now, (), 0, 0)):
                     continue
-                counterpart = self._counterpart(reading, mention, then_slots, claimed)
-                if counterpart is None:
-                    continue
+                found[mention.start] = _Found(mention, now, ev.check.where, near_miss=False)
+                continue
+            if _stands(mention, [scope_then]) or any(
+                _stands(mention, [_slots(other.then), _slots(other.then_scope)])
+                for other in case.evidence
+                if other is not ev
+            ):
+                continue
+            counterpart = self._counterpart(reading, mention, then_slots, claimed)
+            if counterpart is not None:
                 now = _replacement(counterpart, ev, now_slots) if ev.now is not None else counterpart.text
                 found[mention.start] = _Found(mention, now, ev.check.where, near_miss=True)
-        if not found:
-            return None
-        contradictions = tuple(
-            Contradiction(_bare(_bare(f.mention.text)), _bare(f.now) if f.now is not None else None, f.where)
-            for f in found.values()
-        )
-        corrected = None
-        if all(f.now is not None for f in found.values()):
-            fact = case.memory.fact
-            for f in sorted(found.values(), key=lambda f: -f.mention.start):  # right to left: offsets hold
-                assert f.now is not None
-                fact = fact[: f.mention.start] + _render(f.mention, f.now) + fact[f.mention.end :]
-            draft = case.corrected()
-            corrected = None if draft is None else replace(draft, fact=fact)
-        said = "; ".join(
-            f"{f.where} {'never said' if f.near_miss else 'no longer says'} {f.mention.text!r}"
-            + (f": it says {f.now!r}" if f.now is not None else "")
-            for f in found.values()
-        )
-        doubt = "" if corrected is not None else "a value changed and the code shows no one value in its place"
-        return Verdict(VerdictStatus.CONTRADICTED, case.checks, corrected, said, contradictions, doubt)
 
     @staticmethod
     def _conflict(reading: Reading, mention: Mention, slots: tuple[Slot, ...]) -> Slot | None:
         """The code's value for the name the fact gives ``mention`` to, when it is another value:
         ``usecwd=True`` where ``usecwd: bool = False``; a default stated where the cited option's
         ``default=`` says another."""
-        key = _key_of(reading, mention, slots)
-        keyed = [s for s in _keyed(key, slots) if s.kind in _KINDS[mention.kind]] if key else []
-        if not keyed and Cue.DEFAULT in reading.cues:
-            keyed = [
+        key = key_of(reading, mention, slots)
+        given = [s for s in keyed(key, slots) if s.kind in _KINDS[mention.kind]] if key else []
+        if not given and Cue.DEFAULT in reading.cues:
+            given = [
                 s for s in slots
                 if s.kind in _KINDS[mention.kind] and s.keys[:1] == ("default",) and _about(s, reading, mention) == 2
             ]  # fmt: skip
-        if not keyed or any(same_value(mention, s) for s in keyed) or _an_input(reading, mention):
+        if not given or any(same_value(mention, s) for s in given) or an_input(reading, mention):
             return None
         if any(
             same_value(other, s)
             for other in reading.mentions
             if other is not mention
             and other.kind is not MentionKind.NAME
-            and (_key_of(reading, other, slots) in {None, key})
-            for s in keyed
+            and (key_of(reading, other, slots) in {None, key})
+            for s in given
         ):
             return None  # the fact states the code's value for that name too: this one is something else
-        claimed = [s for s in keyed if any(same_value(o, s) for o in reading.mentions if o is not mention)]
-        if len(keyed) > 1 and len(claimed) < len(keyed):
-            keyed = [s for s in keyed if s not in claimed]  # the values the fact states elsewhere are not this one's
+        claimed = [s for s in given if any(same_value(o, s) for o in reading.mentions if o is not mention)]
+        if len(given) > 1 and len(claimed) < len(given):
+            given = [s for s in given if s not in claimed]  # the values the fact states elsewhere are not this one's
         if mention.kind is MentionKind.STRING and not mention.quoted and not any(same_value(mention, s) for s in slots):
             return None  # a plain word is a value only where the code has it as one
-        values = {s.value for s in keyed}
-        return keyed[0] if len(values) == 1 else None
+        values = {s.value for s in given}
+        return given[0] if len(values) == 1 else None
 
     @staticmethod
     def _counterpart(reading: Reading, mention: Mention, slots: tuple[Slot, ...], claimed: set[int]) -> Slot | None:
@@ -375,7 +298,7 @@ class Values:
         candidates = _candidates(mention, slots, claimed)
         if not candidates:
             return None
-        key = mention.key or _key_of(reading, mention)
+        key = mention.key or key_of(reading, mention)
         if key is not None:
             keyed = [
                 s
