@@ -104,8 +104,9 @@ class HandScore:
 
 
 def said(fact: str, value: str) -> bool:
-    """Whether ``fact`` states ``value``: as a whole token where it is one word or number, else its
-    tokens in order (quotes, spacing and backticks aside); a pin (``>=2``) also by its version."""
+    """Whether ``fact`` states ``value``: as a whole token where it is one word or number (a word in
+    any case), else its tokens in order (quotes, spacing and backticks aside); a pin (``>=2``) also
+    by its version."""
     core = value.strip().strip("`").strip()
     if len(core) >= 2 and core[0] == core[-1] and core[0] in "\"'":
         core = core[1:-1]
@@ -114,7 +115,8 @@ def said(fact: str, value: str) -> bool:
     text = " ".join(fact.replace("`", " ").split())
     left = r"(?<![\w.])" if core[0].isalnum() or core[0] == "_" else ""
     right = r"(?![\w])" if core[-1].isalnum() or core[-1] == "_" else ""
-    if re.search(left + re.escape(core) + right, text):
+    flags = re.IGNORECASE if core.isalpha() else 0  # a word is said in any case: "ERROR level" says error
+    if re.search(left + re.escape(core) + right, text, flags):
         return True
     if re.search(r"[^\w.]", core) and code_form(core).replace('"', "") in code_form(text).replace('"', ""):
         return True

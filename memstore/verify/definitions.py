@@ -118,12 +118,16 @@ def named_definition(claim: Claim) -> tuple[str | None, str] | None:
     return None if match is None else (match.group(1), match.group(2))
 
 
+_TARGETS = r"(?:\w+\s*,\s*)*"  # the names before it in a tuple assignment: ``_range, _unich = range, chr``
+
+
 def definition_at(lines: Sequence[str], index: int, name: str) -> int | None:
     """The line (1-based) of the definition of ``name`` that the line at ``index`` belongs to: that
     line itself, the ``def`` below a decorator, or the head of a signature wrapped over lines;
     None when it belongs to no definition of ``name`` (a line of a body is not its ``def``)."""
     pattern = cached_pattern(
         rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=]+)?="
+        rf"|^\s*{_TARGETS}{re.escape(name)}\s*(?:,\s*\w+\s*)*=(?!=)"
     )
     at = index
     while 0 <= at < len(lines) and lines[at].lstrip().startswith("@") and at < index + 4:
@@ -135,7 +139,10 @@ def definition_at(lines: Sequence[str], index: int, name: str) -> int | None:
 
 def find_definition(lines: Sequence[str], name: str) -> int | None:
     """The line (1-based) of the one top-level definition of ``name`` in a file, or None."""
-    pattern = cached_pattern(rf"^(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*(?::[^=]+)?=")
+    pattern = cached_pattern(
+        rf"^(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*(?::[^=]+)?="
+        rf"|^{_TARGETS}{re.escape(name)}\s*(?:,\s*\w+\s*)*=(?!=)"
+    )
     found = [n for n, text in enumerate(lines, 1) if pattern.match(text)]
     return found[0] if len(found) == 1 else None
 

@@ -24,7 +24,7 @@ from memstore.verify.citations import CitationCheck
 from memstore.verify.codebase import Codebase
 from memstore.verify.lines import align, diff_opcodes, lines_of
 from memstore.verify.slots import Slot, slots_of
-from memstore.verify.tokens import Language, Token, TokenKind, language_of, tokenize
+from memstore.verify.tokens import Language, Token, TokenKind, cached_pattern, language_of, tokenize
 from memstore.verify.words import stem, word_stems
 
 __all__ = ["Evidence", "Region", "evidence_of"]
@@ -100,6 +100,16 @@ class Evidence:
     then_section: Region | None = None
     now_section: Region | None = None
     rewritten: str | None = None  # a one-line citation rewritten one for one: the line in its place
+    now_defined: str = ""  # the definitions, in the file now, of names the change brought into the statements
+
+    @cached_property
+    def now_context(self) -> str:
+        """What the statements now say, with the headers of the definitions around them and the
+        definitions of the names the change brought in: a message moved into a constant, a class
+        name a ``super()`` call dropped, still stand here."""
+        if self.now is None:
+            return ""
+        return "\n".join([self.now.text, *(h for _, h in self.now_parents), self.now_defined])
 
     @cached_property
     def changed(self) -> bool:
@@ -198,6 +208,7 @@ def evidence_of(check: CitationCheck, codebase: Codebase) -> Evidence:
     now = now_scope = now_section = None
     rewritten: str | None = None
     now_parents: tuple[tuple[int, str], ...] = ()
+    defined = ""
     if check.status.readable and check.line is not None:
         current = codebase.read(check.path)
         if current.ok and current.lines:
@@ -215,8 +226,25 @@ def evidence_of(check: CitationCheck, codebase: Codebase) -> Evidence:
             found = enclosing_scope(current.lines, first)
             now_scope = _region(check.path, current.lines, *found) if found else None
             now_parents = parents(current.lines, check.line - 1)
+            defined = _definitions(then, now, current.lines) if then is not None else ""
             if language in {Language.PROSE, Language.SHELL}:
                 now_section = _region(check.path, current.lines, *section_span(current.lines, first, last))
     return Evidence(
-        check, then, now, then_scope, now_scope, then_parents, now_parents, then_section, now_section, rewritten
-    )
+        check, then, now, then_scope, now_scope, then_parents, now_parents, then_section, now_section, rewritten,
+        defined,
+    )  # fmt: skip
+
+
+def _definitions(then: Region, now: Region, lines: tuple[str, ...]) -> str:
+    """The statements of ``lines`` that assign the names ``now`` uses and ``then`` did not (at most
+    three): where a value the change took out of the statements went (``raise ImportError(WARN)``)."""
+    before = {t.value for t in then.tokens if t.kind is TokenKind.NAME}
+    brought = [t.value for t in now.tokens if t.kind is TokenKind.NAME and t.value not in before]
+    found = []
+    for name in list(dict.fromkeys(brought))[:3]:
+        pattern = cached_pattern(rf"^\s*(?:(?:export\s+)?(?:const|let|var)\s+)?{re.escape(name)}\s*(?::[^=]*)?=(?!=)")
+        at = next((i for i, line in enumerate(lines) if pattern.match(line)), None)
+        if at is not None:
+            first, last = statement_span(lines, at, at, now.language)
+            found.append("\n".join(lines[first : min(last, first + 20) + 1]))
+    return "\n".join(found)

@@ -11,7 +11,7 @@ is not the collection's size, an order that is not the code's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memstore.verify.mentions import Mention, MentionKind
 from memstore.verify.reading import Reading
@@ -28,6 +28,9 @@ class Collection:
     members: tuple[str, ...]
     line: int  # where it opens, in its region (0-based)
     key: str = ""  # the name it is given to (``COLOURS = {...}``), or ""
+    opener: str = ""  # for a bracket after a name, the name: a call's or a definition's (``split(sql, encoding)``)
+    definition: bool = False  # the parameters of a definition (``def split(...)``, ``constructor(...) {``)
+    optional: frozenset[str] = frozenset()  # for a definition, the parameters with a default, and ``*args``
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class Enumeration:
     separator: str  # how the fact joins them: ", " or " "
     closed: bool = False  # written out as the whole list ("A, B and C"), not as examples of it
     parameters: bool = False  # a function's parameters, ``(a, b)``
+    callee: str = ""  # for parameters, the name the fact writes them after (``split`` of ``split(sql)``)
 
 
 def normal(item: str) -> str:
@@ -53,47 +57,85 @@ def normal(item: str) -> str:
 _OPEN, _CLOSE = {"(": ")", "[": "]", "{": "}"}, {")", "]", "}"}
 
 
+@dataclass
+class _Open:
+    """A bracket being read: its members so far, and where the member being read ends."""
+
+    line: int
+    key: str
+    opener: str
+    definition: bool
+    members: list[str] = field(default_factory=list)
+    optional: set[str] = field(default_factory=set)
+    expecting: bool = True  # after the bracket or a separator: the next token starts a member
+    tail: int = -1  # the index of the current member's last token (a dotted name grows from it)
+
+
 def collections_of(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language) -> list[Collection]:
     """The collections a region of code holds: each bracketed group of two or more items (its items'
     first token: a string's text, a name, a number), and each string of three or more words in
     capitals or of one shape (``"HUP QUIT INT TERM"``)."""
     found: list[Collection] = []
-    stack: list[tuple[int, list[str], bool]] = []  # (line, members, expecting an item)
-    keys: list[str] = []
-    previous: Token | None = None
+    stack: list[_Open] = []
     for index, token in enumerate(tokens):
-        previous = tokens[index - 1] if index else None
         if token.kind is TokenKind.PUNCT and token.value in _OPEN:
-            stack.append((token.line, [], True))
             named = (
                 index >= 2 and tokens[index - 1].value in {"=", ":"} and tokens[index - 2].kind is not TokenKind.PUNCT
             )
-            keys.append(tokens[index - 2].value if named else "")
+            stack.append(_Open(token.line, tokens[index - 2].value if named else "", *_opener(tokens, index)))
             continue
         if token.kind is TokenKind.PUNCT and token.value in _CLOSE:
             if stack:
-                line, members, _ = stack.pop()
-                key = keys.pop()
-                if len(members) >= 2:
-                    found.append(Collection(tuple(members), line, key))
+                done = stack.pop()
+                follows = tokens[index + 1].value if index + 1 < len(tokens) else ""
+                definition = done.definition or (bool(done.opener) and follows == "{")
+                if len(done.members) >= 2 or (definition and done.members):
+                    optional = frozenset(done.optional) if definition else frozenset()
+                    members = tuple(done.members)
+                    found.append(Collection(members, done.line, done.key, done.opener, definition, optional))
             continue
         if not stack:
             if token.kind is TokenKind.STRING:
                 _words(token, found)
             continue
-        line, members, expecting = stack[-1]
-        if token.kind is TokenKind.PUNCT and token.value in {",", ";"}:
-            stack[-1] = (line, members, True)
-        elif expecting and token.kind in {TokenKind.STRING, TokenKind.NAME, TokenKind.NUMBER}:
-            members.append(token.value)
-            stack[-1] = (line, members, False)
-            if token.kind is TokenKind.STRING:
-                _words(token, found)
-        elif members and previous is not None and previous.value == "." and token.kind is TokenKind.NAME:
-            members[-1] = f"{members[-1]}.{token.value}"  # ``self.prefix``: one member, dotted
+        _read_member(stack[-1], tokens, index, found)
     if language is Language.PROSE or language is Language.SHELL:
         found += _listed_lines(lines)
     return found
+
+
+_DEFINES = frozenset({"def", "function", "func", "fn"})
+
+
+def _opener(tokens: tuple[Token, ...], index: int) -> tuple[str, bool]:
+    """The name a ``(`` at ``index`` follows (a call's or a definition's), and whether it defines it."""
+    if tokens[index].value != "(" or index < 1 or tokens[index - 1].kind is not TokenKind.NAME:
+        return "", False
+    return tokens[index - 1].value, index >= 2 and tokens[index - 2].value in _DEFINES
+
+
+def _read_member(open_: _Open, tokens: tuple[Token, ...], index: int, found: list[Collection]) -> None:
+    token = tokens[index]
+    if token.kind is TokenKind.PUNCT and token.value in {",", ";"}:
+        open_.expecting, open_.tail = True, -1
+    elif open_.expecting and token.kind is TokenKind.PUNCT and token.value in {"*", "**", "..."}:
+        open_.optional.add("*")  # ``*args``, ``**kwargs``, ``...rest``: the member that follows
+    elif open_.expecting and token.kind in {TokenKind.STRING, TokenKind.NAME, TokenKind.NUMBER}:
+        open_.members.append(token.value)
+        open_.expecting, open_.tail = False, index
+        if "*" in open_.optional:
+            open_.optional.discard("*")
+            open_.optional.add(token.value)
+        if token.kind is TokenKind.STRING:
+            _words(token, found)
+    elif open_.tail == index - 2 and tokens[index - 1].value == "." and token.kind is TokenKind.NAME:
+        open_.members[-1] = f"{open_.members[-1]}.{token.value}"  # ``self.prefix``: one member, dotted
+        open_.tail = index
+    elif token.value == "=" and open_.members and not open_.expecting:
+        open_.optional.add(open_.members[-1])  # ``sleep=gen.sleep``: a parameter with a default
+        open_.tail = -1
+    elif token.kind is not TokenKind.PUNCT or token.value != ".":
+        open_.tail = -1 if token.value != ":" else open_.tail
 
 
 def _words(token: Token, found: list[Collection]) -> None:
@@ -150,7 +192,8 @@ def enumerations_of(reading: Reading) -> list[Enumeration]:
 
 
 _PARAMETERS = re.compile(
-    r"(?i)(?:\b(?:takes|accepts|parameters|arguments|signature|with|is|are)\b[^()\n]{0,30}|[\w.]+`?\s*)`?\((?P<inner>[^()\n]{0,300})\)`?"
+    r"(?i)(?:\b(?:takes|accepts|parameters|arguments|signature|with|is|are)\b[^()\n]{0,30}|(?P<callee>[\w.]+)`?\s*)`?"
+    r"\((?P<inner>[^()\n]{0,300})\)`?"
 )
 _PARAMETER = re.compile(r"\s*(\*{0,2}[A-Za-z_]\w*)\s*(?:[:=][^,]*)?\s*")
 
@@ -160,13 +203,23 @@ def parameter_lists(reading: Reading) -> list[Enumeration]:
     (a, b)"): their names, in order; a parameter list is a whole list."""
     found = []
     for match in _PARAMETERS.finditer(reading.fact):
+        if match.group("callee") and reading.fact[match.end("callee") : match.start("inner")].strip("`") != "(":
+            continue  # "a field (H:MM:SS)": a remark in brackets, not a call or a signature
         inner = match.group("inner")
         parts = [p for p in inner.split(",") if p.strip()] if inner.strip() else []
         names = [_PARAMETER.fullmatch(p) for p in parts]
         if names and all(names) and not any(n.group(1) in STOP for n in names if n):
             items = tuple(n.group(1).lstrip("*") for n in names if n)
             found.append(
-                Enumeration(items, match.start("inner"), match.end("inner"), ", ", closed=True, parameters=True)
+                Enumeration(
+                    items,
+                    match.start("inner"),
+                    match.end("inner"),
+                    ", ",
+                    closed=True,
+                    parameters=True,
+                    callee=match.group("callee") or "",
+                )
             )
     return found
 

@@ -85,7 +85,9 @@ _NEGATOR = re.compile(
 )
 _QUOTED_TEXT = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"")
 _CONDITION = re.compile(r"(?i)\b(?:if|when|whenever|unless|where|while|once|until|in case)\b")
-_SCOPE_END = re.compile(r"[.;:!?()]|,\s|\bbut\b|\bwhile\b|\bwhereas\b|\bso\b|--|—")
+# A clause ends at a stop, a comma or a bracket of prose, never at the dot of a dotted name or the
+# brackets of a call (``never compared with os.getuid()``).
+_SCOPE_END = re.compile(r"[.;:!?](?=\s|$|['\"`])|\s\(|\)(?=\s|$|[,.;:])|,\s|\bbut\b|\bwhile\b|\bwhereas\b|\bso\b|--|—")
 
 
 def negated_spans(fact: str) -> list[tuple[int, int]]:

@@ -19,17 +19,19 @@ verdict says so and is marked uncertain, for a second judge to confirm.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from memstore.model import MemoryDraft
 from memstore.verify.citations import CitationStatus
 from memstore.verify.evidence import Evidence, Region
 from memstore.verify.judges.case import Case
 from memstore.verify.mentions import MentionKind
 from memstore.verify.reading import Cue
 from memstore.verify.tokens import TokenKind
-from memstore.verify.verdict import Verdict, VerdictStatus
+from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
 from memstore.verify.words import word_stems
 
 __all__ = ["REWRITTEN", "Changed"]
@@ -52,6 +54,8 @@ class Changed:
         if not reasons:
             return None
         corrected, contradictions = case.read_off_change()
+        if corrected is None:
+            corrected, contradictions = _words_swapped(case, said)
         tail = "" if corrected is not None else "; no one value of the code replaces what the fact says"
         return Verdict(
             VerdictStatus.CONTRADICTED,
@@ -73,6 +77,7 @@ class _Said:
     closed: bool
     exclusive: bool
     coded: set[str]
+    written: set[str]  # the words of the fact alone (the subject aside)
 
     @classmethod
     def of(cls, case: Case) -> _Said:
@@ -88,6 +93,7 @@ class _Said:
                 if m.kind in {MentionKind.NAME, MentionKind.CODE}
                 for s, _ in word_stems(m.value)
             },
+            written={w.stem for w in reading.words},
         )
 
 
@@ -115,9 +121,11 @@ def _reason(ev: Evidence, case: Case, fact: _Said) -> str | None:
     where = ev.check.where
     if came:
         return f"{where} now has {', '.join(came[:4])}, which the fact says it does not"
+    if cited_changed and (swapped := _swapped(ev, fact)):
+        return f"{where} now says {', '.join(f'{new} where it said {old}' for old, new in swapped[:3])}"
     if cited_changed and gone and (len(gone) >= 2 or set(gone) & fact.coded):
         return f"{where} no longer says {', '.join(gone[:4])}"
-    if cited_changed and share >= REWRITTEN and removed >= 3 and not _holds(said, then, now, kept):
+    if cited_changed and share >= REWRITTEN and removed >= 3 and not _holds(said, then, now, kept, fact.coded):
         return f"{where} was rewritten ({share:.0%} of its words are gone)"
     if fact.closed and new:
         return f"{where} gained {', '.join(new[:4])}, beside what the fact says is all there is"
@@ -171,9 +179,11 @@ def _lost_from_line(ev: Evidence, words: set[str]) -> list[str]:
 def _still_there(ev: Evidence, case: Case) -> set[str]:
     """Words that left the cited statements but not the code around them: the names of the
     definitions that enclose them now (``super(TqdmWarning, self)`` became ``super()`` inside
-    ``class TqdmWarning``), and the words of a long message the change moved elsewhere in the file
-    (into a constant, say)."""
+    ``class TqdmWarning``), the words of the definitions of names the change brought in
+    (``raise ImportError(WARN_NOIPYW)``), and the words of a long message the change moved
+    elsewhere in the file."""
     kept = {s for _, header in ev.now_parents for s, _ in word_stems(header)}
+    kept |= {s for s, _ in word_stems(ev.now_defined)}
     if ev.then is None:
         return kept
     messages = [t.value for t in ev.then.tokens if t.kind is TokenKind.STRING and len(t.value) >= 20]
@@ -186,9 +196,62 @@ def _still_there(ev: Evidence, case: Case) -> set[str]:
     return kept
 
 
-def _holds(said: set[str], then: Counter[str], now: Counter[str], kept: set[str]) -> bool:
-    """Whether the words of the fact the statements said then all stand now (a rewrite that kept them)."""
-    grounded = {s for s in said if s in then}
+def _swapped(ev: Evidence, fact: _Said) -> list[tuple[str, str]]:
+    """Words of the fact the change replaced one for one in the cited statements (``log.info`` became
+    ``log.error`` under "logs it at INFO level"), where the fact does not say the new word too."""
+    assert ev.then is not None
+    assert ev.now is not None
+    found = []
+    for old, new in ev.diff[2]:
+        if old.kind is not TokenKind.NAME or new.kind is not TokenKind.NAME or len(old.value) < 3:
+            continue
+        if sum(1 for t in ev.then.tokens if t.line == old.line) < 2:
+            continue  # a line that was only that word (an item of a list): removed, not replaced
+        was, now = word_stems(old.value), word_stems(new.value)
+        if len(was) != 1 or len(now) != 1 or was[0][0] == now[0][0]:
+            continue
+        word, replacement = was[0][0], now[0][0]
+        if word in fact.said and replacement not in fact.written and ev.now.stems[word] < ev.then.stems[word]:
+            found.append((old.value, new.value))
+    return found
+
+
+def _words_swapped(case: Case, fact: _Said) -> tuple[MemoryDraft | None, tuple[Contradiction, ...]]:
+    """The fact with each word a change replaced one for one written as the new word (in the
+    fact's case: INFO becomes ERROR), when every changed citation shows such a swap."""
+    swaps = [
+        (old, new, ev.check.where)
+        for ev in (case.evidence_for(c) for c in case.located_readable)
+        if ev.check.status is CitationStatus.CHANGED and ev.then is not None and ev.now is not None
+        for old, new in _swapped(ev, fact)
+    ]
+    draft = case.corrected() if swaps else None
+    if draft is None:
+        return None, ()
+    text = draft.fact
+    for old, new, _ in swaps:
+        pattern = re.compile(rf"(?i)(?<![\w]){re.escape(old)}(?![\w])")
+        text = pattern.sub(functools.partial(_in_case_of, word=new), text)
+    if text == draft.fact:
+        return None, ()
+    return replace(draft, fact=text), tuple(Contradiction(old, new, where) for old, new, where in swaps)
+
+
+def _in_case_of(match: re.Match[str], word: str) -> str:
+    written = match.group()
+    if written.isupper() and len(written) > 1:
+        return word.upper()
+    if written[:1].isupper() and written[1:].islower():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def _holds(said: set[str], then: Counter[str], now: Counter[str], kept: set[str], coded: set[str]) -> bool:
+    """Whether the words of the fact the statements said then all stand now (a rewrite that kept
+    them): its words of code, where it names two or more that the statements said, else all its words."""
+    grounded = {s for s in coded if s in then}
+    if len(grounded) < 2:
+        grounded = {s for s in said if s in then}
     return bool(grounded) and all(s in now or s in kept for s in grounded)
 
 

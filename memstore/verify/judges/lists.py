@@ -98,7 +98,8 @@ class Lists:
             paired = False
             for enumeration in enumerations:
                 least = 1 if enumeration.parameters else 2
-                collection = _paired(enumeration.items, [_without_self(c) for c in then], least)
+                candidates = [_without_self(c) for c in then if _written_of(enumeration, c)]
+                collection = _paired(_without_self_items(enumeration), candidates, least)
                 if collection is None:
                     continue
                 paired = True
@@ -185,19 +186,27 @@ def _judge(
     reading: Reading,
 ) -> str | None:
     """Why the list the fact writes is not the collection's, or None when it is."""
-    if enumeration.parameters:
-        then = _without_self(then)
-        now = [_without_self(c) for c in now]
-        complete = True  # a parameter list is the whole list
-    listed = [normal(i) for i in enumeration.items]
+    listed = [normal(i) for i in _without_self_items(enumeration)]
     members = [normal(m) for m in then.members]
+    if enumeration.parameters:
+        now = [_without_self(c) for c in now]
+        # A signature written out whole (its optional parameters too, or "only", "exactly") is the
+        # whole list; one written with its required parameters alone, or a call's arguments, is some.
+        optional = {normal(m) for m in then.optional}
+        complete = then.definition and (complete or optional <= set(listed))
+        if then.definition and not complete:
+            members = [m for m in members if m not in optional]
+            then = replace(then, members=tuple(m for m in then.members if normal(m) not in optional))
     extra = [
-        i for i, n in zip(enumeration.items, listed, strict=True)
+        i for i, n in zip(_without_self_items(enumeration), listed, strict=True)
         if n not in members and not any(n in m or m in n for m in members)  # "path" of ``dotenv_path``
     ]  # fmt: skip
     if extra and len(extra) == 1 and len(listed) - 1 >= 2 and _shaped_like(extra[0], then.members):
         return f"it never held {extra[0]}"
-    left_out = [m for m, n in zip(then.members, members, strict=True) if n not in listed and n not in _NOTHING]
+    left_out = [
+        m for m, n in zip(then.members, members, strict=True)
+        if n not in listed and n not in _NOTHING and not any(i in n for i in listed)
+    ]  # fmt: skip
     whole = enumeration.closed and len(listed) >= 0.75 * len(members) and len(left_out) == 1
     if (complete or whole) and left_out and not extra:
         return f"it also held {', '.join(left_out)}, which the fact leaves out"
@@ -212,7 +221,7 @@ def _judge(
     if current is None:
         return None
     held = [normal(m) for m in current.members]
-    gone = [i for i, n in zip(enumeration.items, listed, strict=True) if n not in held]
+    gone = [i for i, n in zip(_without_self_items(enumeration), listed, strict=True) if n not in held]
     if gone:
         return f"it no longer holds {', '.join(gone)}"
     added = [m for m in current.members if normal(m) not in members]
@@ -222,8 +231,30 @@ def _judge(
 
 
 def _without_self(collection: Collection) -> Collection:
+    if not collection.definition:
+        return collection
     members = tuple(m for m in collection.members if m not in {"self", "cls"})
-    return Collection(members, collection.line, collection.key)
+    return replace(collection, members=members)
+
+
+def _without_self_items(enumeration: Enumeration) -> tuple[str, ...]:
+    if not enumeration.parameters:
+        return enumeration.items
+    return tuple(i for i in enumeration.items if i not in {"self", "cls"})
+
+
+def _written_of(enumeration: Enumeration, collection: Collection) -> bool:
+    """Whether a collection of code can be what the fact writes: any, for a list; for parameters,
+    the definition or call of the name the fact writes them after (a class's constructor for the
+    class), or any definition where the fact names none."""
+    if not enumeration.parameters:
+        return True
+    if not enumeration.callee:
+        return collection.definition
+    callee = enumeration.callee.rsplit(".", 1)[-1]
+    return collection.opener == callee or (
+        callee[:1].isupper() and collection.opener in {"__init__", "constructor"} and collection.definition
+    )
 
 
 def _shaped_like(item: str, members: tuple[str, ...]) -> bool:

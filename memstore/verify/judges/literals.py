@@ -104,9 +104,8 @@ def _contradictions(case: Case) -> list[Contradiction]:
                 continue  # numbers are judged as values, token by token (`memstore.verify.judges.values`)
             if mentions(statements[id(check)], claim.text):
                 continue
-            now = case.evidence_for(check).now
-            if now is not None and mentions(now.text, claim.text):
-                continue  # it stands in the statements that took the cited lines' place
+            if mentions(case.evidence_for(check).now_context, claim.text):
+                continue  # it stands in the statements that took the cited lines' place, or around them
             found[claim.text] = Contradiction(
                 claim.text, _verbatim(_replacement(claim.text, swapped), check.text), check.where
             )
