@@ -8,24 +8,21 @@ names it is given to: ``default='always'`` in ``click.option('-q', '--quote', ..
 from the tokens around the value (an ``=`` or a ``:`` before it, the call or the bracket it is in),
 the same way in every language, so a fact's value can be paired with the code's whatever the file.
 
-`same_value` says whether a value a fact states is the code's value (``30 seconds`` is ``30``,
-``30000`` in milliseconds, ``True`` is ``true``, ``>= 3.8`` is ``>=3.8``).
+Whether a value a fact states is the code's value is `memstore.verify.same`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
-from difflib import SequenceMatcher
 
-from memstore.verify.mentions import Mention, MentionKind
+from memstore.verify.mentions import MentionKind
 from memstore.verify.tokens import Language, Token, TokenKind
 from memstore.verify.words import word_stems
 
-__all__ = ["Slot", "lower_bound", "same_string", "same_value", "similar_string", "slots_of", "value_kind"]
+__all__ = ["FLAGS", "Slot", "lower_bound", "slots_of", "value_kind"]
 
-_FLAGS = {"True": "True", "False": "False", "None": "None", "true": "True", "false": "False", "null": "None",
+FLAGS = {"True": "True", "False": "False", "None": "None", "true": "True", "false": "False", "null": "None",
           "nil": "None", "undefined": "None", "yes": "True", "no": "False", "on": "True", "off": "False"}  # fmt: skip
 _ASSIGN = frozenset({"=", ":", ":=", "=>", "?:", "+=", "|="})
 _URL = re.compile(r"(?:https?|ftp|wss?)://\S+")
@@ -65,8 +62,8 @@ def value_kind(token: Token) -> tuple[MentionKind, str] | None:
         if token.value.count(".") >= 2 or not re.fullmatch(r"-?[\d.]+", token.value):
             return MentionKind.VERSION, token.value
         return MentionKind.NUMBER, token.value
-    if token.kind is TokenKind.NAME and token.value in _FLAGS and token.value not in {"yes", "no", "on", "off"}:
-        return MentionKind.FLAG, _FLAGS[token.value]
+    if token.kind is TokenKind.NAME and token.value in FLAGS and token.value not in {"yes", "no", "on", "off"}:
+        return MentionKind.FLAG, FLAGS[token.value]
     if token.kind is TokenKind.STRING:
         text = token.value
         if _URL.fullmatch(text.strip()):
@@ -99,6 +96,34 @@ def _annotated(tokens: tuple[Token, ...], end: int) -> int | None:
     return None
 
 
+_LOOKUPS = frozenset({"get", "pop", "setdefault", "getenv", "getattr"})
+
+
+def _fallback_of(tokens: tuple[Token, ...], index: int) -> str:
+    """The key a value is the fallback of, when it is the last argument of a lookup by that key:
+    ``d.get('key', value)``, ``kwargs.pop('key', value)``, ``os.getenv('KEY', value)``,
+    ``getattr(obj, 'name', value)``."""
+    if index < 4 or tokens[index - 1].value != "," or tokens[index - 2].kind is not TokenKind.STRING:
+        return ""
+    if index + 1 < len(tokens) and tokens[index + 1].value != ")":
+        return ""
+    opener = index - 3
+    if tokens[opener].value == "," and tokens[opener - 1].kind is TokenKind.NAME:
+        opener -= 2  # getattr(obj, 'name', value)
+    if opener < 1 or tokens[opener].value != "(" or tokens[opener - 1].value not in _LOOKUPS:
+        return ""
+    return tokens[index - 2].value
+
+
+def _subscript_key(tokens: tuple[Token, ...], at: int) -> bool:
+    """Whether the ``=`` at ``at`` assigns to a subscript by a string: ``kwargs["lock_name"] =``."""
+    return (
+        at >= 3
+        and (tokens[at - 3].value, tokens[at - 1].value) == ("[", "]")
+        and (tokens[at - 2].kind is TokenKind.STRING)
+    )
+
+
 def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
     """The names the value at ``index`` is given to: the key before an ``=`` or ``:``, then the
     calls and brackets it is inside, with their keys and their option strings (``--quote``)."""
@@ -111,6 +136,9 @@ def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
         if named is not None:
             keys.append(tokens[named].value)
             at = named - 1
+        elif _subscript_key(tokens, at):
+            keys.append(tokens[at - 2].value)  # ``kwargs["lock_name"] = "mp_lock"``
+            at -= 4
     if (
         not keys
         and at >= 1
@@ -125,6 +153,8 @@ def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
     if not keys and at >= 1 and tokens[at].value in {"or", "||", "??"} and tokens[at - 1].kind is TokenKind.NAME:
         keys += [tokens[at - 1].value, "default"]  # ``case or 'upper'``: the value case falls back to
         at -= 2
+    if not keys and (fallback := _fallback_of(tokens, index)):
+        keys += [fallback, "default"]  # ``kwargs.pop('buf_size', 256)``: the value buf_size falls back to
     depth = 0
     for back in range(at, max(-1, index - 200), -1):
         token = tokens[back]
@@ -246,124 +276,3 @@ def slots_of(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Langua
 
 
 _KEPT: dict[tuple[tuple[str, ...], Language], tuple[Slot, ...]] = {}
-
-
-_SECONDS = {"ms": Decimal("0.001"), "s": Decimal(1), "min": Decimal(60), "h": Decimal(3600), "day": Decimal(86400),
-            "week": Decimal(604800)}  # fmt: skip
-_BYTES = {"byte": 1, "KB": 1000, "KiB": 1024, "MB": 1000**2, "MiB": 1024**2, "GB": 1000**3, "GiB": 1024**3}
-
-
-def _number(text: str) -> Decimal | None:
-    try:
-        return Decimal(text)
-    except (InvalidOperation, ValueError):
-        return None
-
-
-def same_value(mention: Mention, slot: Slot) -> bool:
-    """Whether the value a fact states is the value the code gives (units and spellings aside)."""
-    kind, value = mention.kind, mention.value
-    if kind is MentionKind.NUMBER and slot.kind is MentionKind.NUMBER:
-        if value == slot.value:
-            return True
-        stated, code = _number(value), _number(slot.value)
-        if stated is None or code is None:
-            return False
-        if mention.unit in _SECONDS:
-            seconds = stated * _SECONDS[mention.unit]
-            return code in {seconds, seconds * 1000}  # the code counts seconds or milliseconds
-        if mention.unit in _BYTES:
-            return code == stated * _BYTES[mention.unit]
-        return False
-    if kind is MentionKind.NUMBER and slot.kind is MentionKind.STRING:
-        return slot.value.strip() == value
-    if kind is MentionKind.FLAG:
-        return (slot.kind is MentionKind.FLAG and slot.value == value) or (
-            slot.kind is MentionKind.STRING and _FLAGS.get(slot.value.strip()) == value
-        )
-    if kind is MentionKind.VERSION:
-        if slot.kind is MentionKind.PIN:
-            return any(v.lstrip("v") == value for v in re.findall(r"v?\d[\w.*+-]*", slot.value))
-        return slot.kind in {MentionKind.VERSION, MentionKind.NUMBER, MentionKind.STRING} and (
-            slot.value.strip().removeprefix("v") == value or slot.value == value
-        )
-    if kind is MentionKind.PIN:
-        if slot.kind not in {MentionKind.PIN, MentionKind.STRING}:
-            return False
-        pin, spec = re.sub(r"\s+", "", value), re.sub(r"\s+", "", slot.value)
-        return pin == spec or (slot.kind is MentionKind.PIN and pin in spec.split(","))
-    if kind is MentionKind.URL:
-        return slot.kind in {MentionKind.URL, MentionKind.STRING} and slot.value.rstrip("/") == value.rstrip("/")
-    if kind is MentionKind.STRING:
-        if slot.kind is MentionKind.NUMBER:
-            return value.strip() == slot.value
-        if slot.kind is MentionKind.FLAG:
-            return _FLAGS.get(value.strip()) == slot.value
-        return same_string(value, slot.value)
-    return False
-
-
-_PLACEHOLDER = re.compile(
-    r"%[-#0 +]*\d*(?:\.\d+)?[sdrifgxXeEcaA%]|\{[^{}]{0,40}\}|\$\{[^{}]{0,40}\}|<[^<>\s]{1,30}>|\.\.\.|…"
-    r"|\b[A-Z][A-Z_]{1,}\b|\bX\b|\bN\b"
-)
-
-
-_STRICT_PLACEHOLDER = re.compile(
-    r"%[-#0 +]*\d*(?:\.\d+)?[sdrifgxXeEcaA%]|\{[^{}]{0,40}\}|\$\{[^{}]{0,40}\}|<[^<>\s]{1,30}>|\.\.\.|…"
-)
-
-
-def _chunks(text: str, strict: bool = False) -> list[str]:
-    """The fixed parts of a message template, placeholders (``%s``, ``{name}``, ``${x}``, ``<key>``,
-    ``...``; unless ``strict``, also a word in capitals: ``NAME``) taken out."""
-    pattern = _STRICT_PLACEHOLDER if strict else _PLACEHOLDER
-    return [c.strip() for c in pattern.split(text) if c.strip()]
-
-
-def same_string(stated: str, code: str) -> bool:
-    """Whether a string a fact quotes is the code's string: equal, a part of it (a message quoted in
-    part), or the same template with other placeholders ("Unknown quote_mode: <mode>" of
-    ``f"Unknown quote_mode: {quote_mode}"``). A list of items (``a,b,c``) must be equal."""
-    stated_s, code_s = stated.strip(), code.strip()
-    if stated_s == code_s:
-        return True
-    if not stated_s:
-        return False
-    listing = "," in stated_s and " " not in stated_s
-    if listing:
-        return False
-    if len(stated_s) >= 4 and stated_s in code_s:
-        return True
-    for strict in (True, False):
-        if _in_order(_chunks(stated_s, strict), code_s) or _in_order(_chunks(code_s, strict), stated_s):
-            return True
-    return False
-
-
-def _in_order(parts: list[str], text: str) -> bool:
-    """Whether the fixed parts of one template stand in the other string, in order."""
-    if not parts or sum(len(p) for p in parts) < 4:
-        return False
-    at = 0
-    for part in parts:
-        found = text.find(part, at)
-        if found < 0 and len(part) >= 20:  # a long message may differ in the case of a letter
-            found = text.lower().find(part.lower(), at)
-        if found < 0:
-            return False
-        at = found + len(part)
-    return True
-
-
-def similar_string(stated: str, code: str) -> bool:
-    """Whether two strings are near enough to be one misremembered as the other ("Starting
-    directory not found" and "Starting path not found")."""
-    a, b = stated.strip().lower(), code.strip().lower()
-    if not a or not b:
-        return False
-    return SequenceMatcher(None, a, b).ratio() >= 0.6
-
-
-def stems_of(text: str) -> frozenset[str]:
-    return frozenset(s for s, _ in word_stems(text))

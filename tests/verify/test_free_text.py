@@ -147,9 +147,20 @@ class Arbiter:
 
 if __name__ == "__main__":
     Arbiter().run()
+
+
+def serve_forever(arbiter, options):
+    buf_size = options.pop("buf_size", 256)
+    try:
+        arbiter.loop(buf_size)
+    except Exception:
+        arbiter.log.info("Unhandled exception in main loop", exc_info=True)
+        raise
 """
-ARBITER_NEW = ARBITER_OLD.replace("time.time()", "time.monotonic()").replace(
-    'if __name__ == "__main__":\n    Arbiter().run()', "def main():\n    return run_forever(Arbiter())"
+ARBITER_NEW = (
+    ARBITER_OLD.replace("time.time()", "time.monotonic()")
+    .replace('if __name__ == "__main__":\n    Arbiter().run()', "def main():\n    return run_forever(Arbiter())")
+    .replace("arbiter.log.info(", "arbiter.log.error(")
 )
 
 CI_OLD = """\
@@ -373,3 +384,31 @@ def test_no_correction_is_spliced_from_code_that_took_another_shape(judge: Calla
     assert [v.status for v in found] == [V.CONTRADICTED]
     assert found[0].corrected is None
     assert found[0].uncertain != ""
+
+
+def test_a_word_the_change_replaced_contradicts_the_fact_and_is_corrected_in_its_case(
+    judge: Callable[..., list[Verdict]],
+) -> None:
+    found = judge(
+        'When the main loop fails, serve_forever logs "Unhandled exception in main loop" at INFO level.',
+        "serve_forever reports a crash of the loop with `arbiter.log.info(...)` and the traceback.",
+        cites=("server/arbiter.py:20-22",),
+    )
+    assert [v.status for v in found] == [V.CONTRADICTED, V.CONTRADICTED]
+    assert [v.corrected.fact if v.corrected else "" for v in found] == [
+        'When the main loop fails, serve_forever logs "Unhandled exception in main loop" at ERROR level.',
+        "serve_forever reports a crash of the loop with `arbiter.log.error(...)` and the traceback.",
+    ]
+
+
+def test_a_fallback_of_a_lookup_is_the_default_a_fact_states(judge: Callable[..., list[Verdict]]) -> None:
+    found = judge(
+        "serve_forever reads the loop in 512-byte chunks unless buf_size is given.",
+        "The buf_size option defaults to 512.",
+        cites=("server/arbiter.py:17",),
+    )
+    assert [v.status for v in found] == [V.CONTRADICTED, V.CONTRADICTED]
+    assert [v.corrected.fact if v.corrected else "" for v in found] == [
+        "serve_forever reads the loop in 256-byte chunks unless buf_size is given.",
+        "The buf_size option defaults to 256.",
+    ]

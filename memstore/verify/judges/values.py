@@ -26,7 +26,8 @@ from memstore.verify.judges.case import Case
 from memstore.verify.keys import an_input, key_of, keyed
 from memstore.verify.mentions import Mention, MentionKind
 from memstore.verify.reading import Cue, Reading
-from memstore.verify.slots import Slot, lower_bound, same_value, similar_string
+from memstore.verify.same import same_value, similar_string
+from memstore.verify.slots import Slot, lower_bound
 from memstore.verify.tokens import cached_pattern
 from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus
 from memstore.verify.words import STOP
