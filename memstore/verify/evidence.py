@@ -24,7 +24,7 @@ from memstore.verify.citations import CitationCheck
 from memstore.verify.codebase import Codebase
 from memstore.verify.lines import align, diff_opcodes, lines_of
 from memstore.verify.slots import Slot, slots_of
-from memstore.verify.tokens import Language, Token, TokenKind, cached_pattern, language_of, tokenize
+from memstore.verify.tokens import Language, Token, TokenKind, language_of, tokenize
 from memstore.verify.words import stem, word_stems
 
 __all__ = ["Evidence", "Region", "evidence_of"]
@@ -226,7 +226,7 @@ def evidence_of(check: CitationCheck, codebase: Codebase) -> Evidence:
             found = enclosing_scope(current.lines, first)
             now_scope = _region(check.path, current.lines, *found) if found else None
             now_parents = parents(current.lines, check.line - 1)
-            defined = _definitions(then, now, current.lines) if then is not None else ""
+            defined = _definitions(then, now, current.lines, current.key) if then is not None else ""
             if language in {Language.PROSE, Language.SHELL}:
                 now_section = _region(check.path, current.lines, *section_span(current.lines, first, last))
     return Evidence(
@@ -235,16 +235,38 @@ def evidence_of(check: CitationCheck, codebase: Codebase) -> Evidence:
     )  # fmt: skip
 
 
-def _definitions(then: Region, now: Region, lines: tuple[str, ...]) -> str:
+def _definitions(then: Region, now: Region, lines: tuple[str, ...], key: str) -> str:
     """The statements of ``lines`` that assign the names ``now`` uses and ``then`` did not (at most
     three): where a value the change took out of the statements went (``raise ImportError(WARN)``)."""
     before = {t.value for t in then.tokens if t.kind is TokenKind.NAME}
     brought = [t.value for t in now.tokens if t.kind is TokenKind.NAME and t.value not in before]
+    if not brought:
+        return ""
+    assigned = _assigned(lines, key)
     found = []
     for name in list(dict.fromkeys(brought))[:3]:
-        pattern = cached_pattern(rf"^\s*(?:(?:export\s+)?(?:const|let|var)\s+)?{re.escape(name)}\s*(?::[^=]*)?=(?!=)")
-        at = next((i for i, line in enumerate(lines) if pattern.match(line)), None)
+        at = assigned.get(name)
         if at is not None:
             first, last = statement_span(lines, at, at, now.language)
             found.append("\n".join(lines[first : min(last, first + 20) + 1]))
     return "\n".join(found)
+
+
+_ASSIGNMENT = re.compile(r"^\s*(?:(?:export\s+)?(?:const|let|var)\s+)?([A-Za-z_$][\w$]*)\s*(?::[^=]*)?=(?!=)")
+_ASSIGNED: dict[str, dict[str, int]] = {}
+
+
+def _assigned(lines: tuple[str, ...], key: str) -> dict[str, int]:
+    """Each name a line of the file assigns, and the first line that does (kept by the file's content key)."""
+    found = _ASSIGNED.get(key) if key else None
+    if found is None:
+        found = {}
+        for index, line in enumerate(lines):
+            match = _ASSIGNMENT.match(line)
+            if match is not None:
+                found.setdefault(match.group(1), index)
+        if key:
+            if len(_ASSIGNED) >= 256:
+                _ASSIGNED.clear()
+            _ASSIGNED[key] = found
+    return found

@@ -74,7 +74,21 @@ class _Open:
 def collections_of(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language) -> list[Collection]:
     """The collections a region of code holds: each bracketed group of two or more items (its items'
     first token: a string's text, a name, a number), and each string of three or more words in
-    capitals or of one shape (``"HUP QUIT INT TERM"``)."""
+    capitals or of one shape (``"HUP QUIT INT TERM"``). Kept by the lines they come from (the
+    tokens are those of the lines)."""
+    key = (lines, language)
+    kept = _KEPT.get(key)
+    if kept is None:
+        if len(_KEPT) >= 4096:
+            _KEPT.clear()
+        kept = _KEPT[key] = tuple(_collections_of(tokens, lines, language))
+    return list(kept)
+
+
+_KEPT: dict[tuple[tuple[str, ...], Language], tuple[Collection, ...]] = {}
+
+
+def _collections_of(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language) -> list[Collection]:
     found: list[Collection] = []
     stack: list[_Open] = []
     for index, token in enumerate(tokens):

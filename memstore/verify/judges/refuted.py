@@ -48,9 +48,10 @@ MECHANISMS: tuple[Mechanism, ...] = (
             r"(?i)\benv(?:ironment)?[ -]?var(?:iable)?s?\b"
             r"|\b(?:from|in|via|through) (?:the |an? )?environment(?![.\w-])"
             r"|\b(?:reads?|taken|loaded|comes?) from (?:the )?env\b|\bos\.environ\b|(?-i:\$[A-Z][A-Z0-9_]{2,})"
+            r"|(?-i:\bexport(?:ing|ed|s)?\s+`?[A-Z][A-Z0-9]*_[A-Z0-9_]+)|\benvironment (?:override|setting|value)s?\b"
         ),
         re.compile(
-            r"environ|getenv|process\.env|ENV\[|\benv\b|Getenv|dotenv|envvar|env_var|os\.Environ|System\.getenv",
+            r"environ|getenv|process\.env|ENV\[|\benv\b|Getenv|envvar|env_var|os\.Environ|System\.getenv",
             re.IGNORECASE,
         ),
     ),
@@ -95,8 +96,8 @@ MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism(
         "retries",
         re.compile(
-            r"(?i)\bretr(?:y|ies|ied|ying) (?:a |the )?(?:failed |failing )?\w+ (?:up to|at most) \d+"
-            r"|\bretries up to\b|\bretries \d+ times\b"
+            r"(?i)\bretr(?:y|ies|ied|ying)\b[^.;]{0,40}?\b(?:up to|at most) (?:\d+|two|three|four|five)\b"
+            r"|\bretries \d+ times\b|\btries again\b|\bretry loop\b"
         ),
         re.compile(r"retr|attempt|for\s|while\s|range\(", re.IGNORECASE),
     ),
