@@ -87,10 +87,13 @@ _UNITS = {
 _UNIT_AFTER = re.compile(r"\s?([A-Za-z]+)\b")
 _NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "thirty": 30, "sixty": 60,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
     "hundred": 100, "thousand": 1000, "once": 1, "twice": 2, "thrice": 3,
 }  # fmt: skip
-_NUMBER_WORD = re.compile(r"(?i)\b(" + "|".join(_NUMBER_WORDS) + r")\b")
+_WORD_OF_NUMBER = "(?:" + "|".join(w for w in _NUMBER_WORDS if w not in {"once", "twice", "thrice"}) + ")"
+# A number in words, one word or several ("eight thousand", "two hundred and fifty", "forty-two").
+_NUMBER_WORD = re.compile(rf"(?i)\b(?:once|twice|thrice|{_WORD_OF_NUMBER}(?:(?:[\s-]+|\s+and\s+){_WORD_OF_NUMBER})*)\b")
 _ADVERBS = frozenset({"once", "twice", "thrice"})
 # The nouns a number counts ("six times", "8 projects"): a number word before one is a number.
 COUNT_NOUN = re.compile(
@@ -104,6 +107,22 @@ _SWITCH = re.compile(
     r"(?i)\b(?:defaults? to|is|are|starts?(?: out)?|turned|set to|switched)\s+(?P<a>on|off|enabled|disabled)\b"
     r"|\b(?P<b>on|off|enabled|disabled) by default\b"
 )
+
+
+def _in_words(text: str) -> int:
+    """The number a run of number words says: "eight thousand" 8000, "two hundred and fifty" 250."""
+    total = current = 0
+    for word in re.findall(r"[a-z]+", text.lower()):
+        value = _NUMBER_WORDS.get(word)
+        if value is None:
+            continue  # "and"
+        if value == 1000:
+            total, current = total + max(current, 1) * 1000, 0
+        elif value == 100:
+            current = max(current, 1) * 100
+        else:
+            current += value
+    return total + current
 
 
 def _literal_kind(inner: str) -> tuple[MentionKind, str] | None:
@@ -213,10 +232,15 @@ class _Finder:
                 self.take(MentionKind.NUMBER, match.group(), number_value(raw), match.start(), unit=unit)
         for match in _NUMBER_WORD.finditer(fact):
             unit = _unit_after(fact, match.end())
-            counted = unit or COUNT_NOUN.match(fact[match.end() :]) or match.group().lower() in _ADVERBS
+            number = _in_words(match.group())
+            counted = (
+                unit
+                or COUNT_NOUN.match(fact[match.end() :])
+                or match.group().lower() in _ADVERBS
+                or number >= 20  # "the limit is forty": no word of prose but a number
+            )
             if self.free(match.start(), match.end()) and counted:
-                value = str(_NUMBER_WORDS[match.group().lower()])
-                self.take(MentionKind.NUMBER, match.group(), value, match.start(), unit=unit)
+                self.take(MentionKind.NUMBER, match.group(), str(number), match.start(), unit=unit)
 
     def names(self) -> None:
         fact = self.fact

@@ -412,3 +412,16 @@ def test_a_fallback_of_a_lookup_is_the_default_a_fact_states(judge: Callable[...
         "serve_forever reads the loop in 256-byte chunks unless buf_size is given.",
         "The buf_size option defaults to 256.",
     ]
+
+
+def test_a_number_that_labels_a_noun_is_no_value_of_the_code(judge: Callable[..., list[Verdict]]) -> None:
+    """"server 2" names a server; the value the fact states is the other number, in digits or words."""
+    found = judge(
+        "DEFAULT_PORT is set to 8000 for server 2.",
+        "Server 2 listens on DEFAULT_PORT, eight thousand by default.",
+        "DEFAULT_PORT is 8001 for server 2.",
+        cites=("server/main.py:4",),
+    )
+    assert [v.status for v in found] == [V.VALID, V.VALID, V.CONTRADICTED]
+    assert found[2].corrected is not None
+    assert found[2].corrected.fact == "DEFAULT_PORT is 8000 for server 2."

@@ -112,6 +112,7 @@ def _contradictions(case: Case) -> list[Contradiction]:
     # 2. Ungrounded: the cited code assigns a different value to what the fact talks about
     # (also how a grounded contradiction whose replacement the change does not show is filled in).
     texts = [statements[id(c)] for c in readable if c.text is not None]
+    stated = {c.text for c in claims} | {m.value for m in case.reading.values}
     vocabulary = terms(f"{memory.subject} {memory.fact}")
     for claim in claims:
         known = found.get(claim.text)
@@ -138,6 +139,8 @@ def _contradictions(case: Case) -> list[Contradiction]:
             values = loose  # the one value of that kind the cited code sets, for a key the fact names
         if not values:
             continue
+        if any(v in stated for v in values if v != claim.text):
+            continue  # the fact states the code's value too: this claim is about something else ("service 3")
         candidates = [v for v in values if v != claim.text]
         if not candidates and known is None:
             continue  # the code gives what the fact names the value the fact states

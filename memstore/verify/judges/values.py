@@ -53,6 +53,7 @@ class _Found:
     now: str | None  # what the code says in its place now, as the code writes it
     where: str
     near_miss: bool
+    slot: Slot | None = None  # the code's value it stands for, where it is a near miss of one
 
 
 def _slots(region: Region | None) -> tuple[Slot, ...]:
@@ -101,6 +102,40 @@ def _about(slot: Slot, reading: Reading, mention: Mention) -> int:
     if any(k.lower().lstrip("-") in names or k.lower().lstrip("-").split(".")[-1] in names for k in slot.keys):
         return 2
     return 1 if keys & reading.stems else 0
+
+
+def _near_miss(
+    found: dict[int, _Found], reading: Reading, mention: Mention, slot: Slot, ev: Evidence, now_slots: tuple[Slot, ...]
+) -> None:
+    """Record ``mention`` as a misremembering of the code's ``slot``, unless another value of the
+    fact (not the same one said again) already stands for that slot and stands for it better
+    (`_rank`)."""
+    rival = next(
+        (f for f in found.values() if f.slot == slot and f.mention.value != mention.value), None
+    )  # the same value said twice ("4 spaces (`indent = 4`)") stands for the slot both times
+    if rival is not None:
+        if _rank(reading, rival.mention, slot) <= _rank(reading, mention, slot):
+            return
+        del found[rival.mention.start]
+    now = _replacement(slot, ev, now_slots) if ev.now is not None else slot.text
+    found[mention.start] = _Found(mention, now, ev.check.where, True, slot)
+
+
+def _rank(reading: Reading, mention: Mention, slot: Slot) -> tuple[bool, int]:
+    """Which of two values of the fact stands for ``slot`` (the lower): one that is no label of a
+    noun ("service 3", "Python 3"), then the one nearer a word of the names the code gives it to."""
+    keys = slot.key_stems
+    places = [w.start for w in reading.words if w.stem in keys]
+    before = _LABEL.search(reading.fact[max(0, mention.start - 30) : mention.start])
+    label = before is not None and before.group(1).lower() not in _CONNECTORS
+    return label, min((abs(p - mention.start) for p in places), default=len(reading.fact))
+
+
+_LABEL = re.compile(r"([A-Za-z]{2,})\s$")
+_CONNECTORS = frozenset({
+    "is", "are", "was", "be", "to", "of", "at", "as", "by", "equals", "than", "from", "with", "after", "every",
+    "up", "about", "only", "just", "exactly", "its", "limit", "size", "default", "timeout", "value", "set",
+})  # fmt: skip
 
 
 def _stands(mention: Mention, regions: list[tuple[Slot, ...]]) -> bool:
@@ -233,8 +268,7 @@ class Values:
         for mention in (m for m in mentions if m.start not in found):
             conflict = self._conflict(reading, mention, then_slots)
             if conflict is not None:  # the fact gives a name a value the code never gave it
-                now = _replacement(conflict, ev, now_slots) if ev.now is not None else conflict.text
-                found[mention.start] = _Found(mention, now, ev.check.where, near_miss=True)
+                _near_miss(found, reading, mention, conflict, ev, now_slots)
                 continue
             hits = [s for s in then_slots if same_value(mention, s)]
             if hits:
@@ -259,8 +293,7 @@ class Values:
                 continue
             counterpart = self._counterpart(reading, mention, then_slots, claimed)
             if counterpart is not None:
-                now = _replacement(counterpart, ev, now_slots) if ev.now is not None else counterpart.text
-                found[mention.start] = _Found(mention, now, ev.check.where, near_miss=True)
+                _near_miss(found, reading, mention, counterpart, ev, now_slots)
 
     @staticmethod
     def _conflict(reading: Reading, mention: Mention, slots: tuple[Slot, ...]) -> Slot | None:
