@@ -3,6 +3,8 @@ states, where each stands, what a negation governs, and what it says of them."""
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -74,4 +76,4 @@ def test_any_text_reads_and_every_mention_is_the_text_at_its_place(fact: str) ->
     for mention in reading.mentions:
         assert fact[mention.start : mention.end] == mention.text
     spans = sorted((m.start, m.end) for m in reading.mentions if not m.key and m.kind is not K.CODE)
-    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
