@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import PurePosixPath
 
 from memstore.verify.blocks import enclosing_scope, parents, section_span, statement_span
 from memstore.verify.citations import CitationCheck
@@ -101,6 +102,15 @@ class Evidence:
     now_section: Region | None = None
     rewritten: str | None = None  # a one-line citation rewritten one for one: the line in its place
     now_defined: str = ""  # the definitions, in the file now, of names the change brought into the statements
+
+    @cached_property
+    def defined_slots(self) -> tuple[Slot, ...]:
+        """The values of `now_defined` (where values the change moved out of the statements went)."""
+        if not self.now_defined or self.now is None:
+            return ()
+        lines = tuple(self.now_defined.split("\n"))
+        tokens = tuple(t for t in tokenize(self.now_defined, self.now.language) if t.kind is not TokenKind.COMMENT)
+        return slots_of(tokens, lines, self.now.language)
 
     @cached_property
     def now_context(self) -> str:
@@ -226,7 +236,9 @@ def evidence_of(check: CitationCheck, codebase: Codebase) -> Evidence:
             found = enclosing_scope(current.lines, first)
             now_scope = _region(check.path, current.lines, *found) if found else None
             now_parents = parents(current.lines, check.line - 1)
-            defined = _definitions(then, now, current.lines, current.key) if then is not None else ""
+            if then is not None:
+                defined = _definitions(then, now, current.lines, current.key)
+                defined += _imported(then, now, codebase, check.path)
             if language in {Language.PROSE, Language.SHELL}:
                 now_section = _region(check.path, current.lines, *section_span(current.lines, first, last))
     return Evidence(
@@ -250,6 +262,47 @@ def _definitions(then: Region, now: Region, lines: tuple[str, ...], key: str) ->
             first, last = statement_span(lines, at, at, now.language)
             found.append("\n".join(lines[first : min(last, first + 20) + 1]))
     return "\n".join(found)
+
+
+_FROM_IMPORT = re.compile(r"^\s*from\s+(\.*)([\w.]*)\s+import\s+\(?([\w\s,]+)\)?", re.MULTILINE)
+
+
+def _imported(then: Region, now: Region, codebase: Codebase, path: str) -> str:
+    """The definitions, in the module they are imported from, of names the statements assigned
+    then and import now (``RETRY_LIMIT = 40`` became ``from .limits import RETRY_LIMIT``)."""
+    if now.language is not Language.PYTHON or "import" not in now.text:
+        return ""
+    before = {t.value for t in then.tokens if t.kind is TokenKind.NAME}
+    found = []
+    for match in _FROM_IMPORT.finditer(now.text):
+        names = [n.split(" as ")[0].strip() for n in match.group(3).split(",")]
+        wanted = [n for n in names if n in before]
+        for candidate in _module_paths(match.group(1), match.group(2), path) if wanted else []:
+            read = codebase.read(candidate)
+            if not read.ok:
+                continue
+            assigned = _assigned(read.lines, read.key)
+            for name in wanted:
+                at = assigned.get(name)
+                if at is not None:
+                    first, last = statement_span(read.lines, at, at, Language.PYTHON)
+                    found.append("\n".join(read.lines[first : min(last, first + 20) + 1]))
+            break
+    return "".join("\n" + text for text in found)
+
+
+def _module_paths(dots: str, module: str, path: str) -> list[str]:
+    """Where a module an import names can stand: beside the importing file (relative), from the root
+    of the repository, or under ``src/``."""
+    parts = [p for p in module.split(".") if p]
+    if dots:
+        base = PurePosixPath(path).parent
+        for _ in range(len(dots) - 1):
+            base = base.parent
+        stem = "/".join([*([] if str(base) == "." else [str(base)]), *parts])
+        return [f"{stem}.py", f"{stem}/__init__.py"] if parts else []
+    stem = "/".join(parts)
+    return [f"{stem}.py", f"{stem}/__init__.py", f"src/{stem}.py", f"src/{stem}/__init__.py"] if parts else []
 
 
 _ASSIGNMENT = re.compile(r"^\s*(?:(?:export\s+)?(?:const|let|var)\s+)?([A-Za-z_$][\w$]*)\s*(?::[^=]*)?=(?!=)")

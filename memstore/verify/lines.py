@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 import patiencediff
+from patiencediff._patiencediff_py import PatienceSequenceMatcher_py
 
 __all__ = ["Lines", "align", "diff_opcodes", "lines_of", "normalise"]
 
@@ -178,19 +179,25 @@ class Alignment:
         return lo, max(lo, hi)
 
 
+# Small inputs go to the package's Python matcher: the same algorithm, and where it gives up it
+# raises an exception, where the compiled one panics and prints the panic to stderr.
+_PYTHON_ITEMS = 3_000
+_PYTHON_MATCHER = PatienceSequenceMatcher_py
 _DIFFLIB_ITEMS = 6_000  # items difflib compares when patience diff gives up (it is quadratic at worst)
 
 
 def diff_opcodes(a: Sequence[str], b: Sequence[str]) -> list[tuple[str, int, int, int, int]]:
     """The opcodes of a diff of ``a`` and ``b``: patience diff, compiled; where it gives up, difflib.
 
-    The compiled patience diff panics past a fixed recursion depth on some small inputs (items that
-    come in pairs: ``a a b b`` against ``a = a b = b``, met in real keyword-argument lists). Such a
-    panic is not an error of the input: difflib then compares them, and past `_DIFFLIB_ITEMS` the
-    two are one replacement.
+    Patience diff gives up past a fixed recursion depth on some inputs (items that come in pairs:
+    ``a a b b`` against ``a = a b = b``, met in real keyword-argument lists); the compiled matcher
+    panics there (and prints the panic), so inputs up to `_PYTHON_ITEMS` go to the package's Python
+    matcher, which raises instead. Giving up is not an error of the input: difflib then compares
+    them, and past `_DIFFLIB_ITEMS` the two are one replacement.
     """
+    matcher = _PYTHON_MATCHER if len(a) + len(b) <= _PYTHON_ITEMS else patiencediff.PatienceSequenceMatcher
     try:
-        return list(patiencediff.PatienceSequenceMatcher(None, a, b).get_opcodes())
+        return list(matcher(None, a, b).get_opcodes())
     except BaseException as exc:  # pyo3's PanicException derives from BaseException
         if isinstance(exc, KeyboardInterrupt | SystemExit | MemoryError):
             raise

@@ -183,10 +183,11 @@ def judge(build: Build) -> Callable[..., list[Verdict]]:
     release against the new one, citing ``path:line`` of the old release."""
     b = HistoryBuilder()
     b.write("server/body.py", BODY_OLD).write("server/main.py", MAIN_OLD).write("server/run.py", SERVE_SIGNATURE_OLD)
-    b.write("server/arbiter.py", ARBITER_OLD)
+    b.write("server/arbiter.py", ARBITER_OLD).write("server/settings.py", '"""Settings."""\n\nRETRY_LIMIT = 40\n')
     b.write(".ci.yml", CI_OLD).write("setup.cfg", CONFIG_OLD).commit("1.0", label="old")
     b.write("server/body.py", BODY_NEW).write("server/main.py", MAIN_NEW).write("server/run.py", SERVE_SIGNATURE_NEW)
-    b.write("server/arbiter.py", ARBITER_NEW)
+    b.write("server/arbiter.py", ARBITER_NEW).write("server/limits.py", '"""Limits."""\n\nRETRY_LIMIT = 40\n')
+    b.write("server/settings.py", '"""Settings."""\n\nfrom server.limits import RETRY_LIMIT  # noqa: F401\n')
     b.commit("1.1", label="new")
     built = build(b)
     old, new = GitCodebase(built.path, built.commits["old"]), GitCodebase(built.path, built.commits["new"])
@@ -415,7 +416,7 @@ def test_a_fallback_of_a_lookup_is_the_default_a_fact_states(judge: Callable[...
 
 
 def test_a_number_that_labels_a_noun_is_no_value_of_the_code(judge: Callable[..., list[Verdict]]) -> None:
-    """"server 2" names a server; the value the fact states is the other number, in digits or words."""
+    """ "server 2" names a server; the value the fact states is the other number, in digits or words."""
     found = judge(
         "DEFAULT_PORT is set to 8000 for server 2.",
         "Server 2 listens on DEFAULT_PORT, eight thousand by default.",
@@ -425,3 +426,16 @@ def test_a_number_that_labels_a_noun_is_no_value_of_the_code(judge: Callable[...
     assert [v.status for v in found] == [V.VALID, V.VALID, V.CONTRADICTED]
     assert found[2].corrected is not None
     assert found[2].corrected.fact == "DEFAULT_PORT is 8000 for server 2."
+
+
+def test_a_value_moved_into_a_module_the_file_imports_still_stands(judge: Callable[..., list[Verdict]]) -> None:
+    found = judge(
+        "RETRY_LIMIT is set to 40.",
+        "The server retries at most 40 times (RETRY_LIMIT).",
+        "RETRY_LIMIT is 41.",
+        "RETRY_LIMIT is defined in server/settings.py.",
+        cites=("server/settings.py:3",),
+    )
+    assert [v.status for v in found] == [V.REANCHORED, V.REANCHORED, V.CONTRADICTED, V.CONTRADICTED]
+    assert found[2].corrected is not None
+    assert found[2].corrected.fact == "RETRY_LIMIT is 40."

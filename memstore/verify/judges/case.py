@@ -71,7 +71,7 @@ class Case:
     def located(self) -> tuple[tuple[CitationCheck, ...], list[Contradiction]]:
         """The checks with each cited definition the fact names followed to where it is now, and
         the definitions it names that are gone (`memstore.verify.judges.owners`)."""
-        return follow_definitions(self.claims, self.checks, self.codebase)
+        return follow_definitions(self.claims, self.checks, self.codebase, self.memory.fact)
 
     @cached_property
     def located_readable(self) -> list[CitationCheck]:

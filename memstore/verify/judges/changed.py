@@ -127,7 +127,7 @@ def _reason(ev: Evidence, case: Case, fact: _Said) -> str | None:
         return f"{where} no longer says {', '.join(gone[:4])}"
     if cited_changed and share >= REWRITTEN and removed >= 3 and not _holds(said, then, now, kept, fact.coded):
         return f"{where} was rewritten ({share:.0%} of its words are gone)"
-    if fact.closed and new:
+    if fact.closed and new and not _imports_only(ev):
         return f"{where} gained {', '.join(new[:4])}, beside what the fact says is all there is"
     if cited_changed and (lost := _lost_from_line(ev, said & fact.coded)):
         return f"{where} no longer says {', '.join(lost[:4])} on the cited line"
@@ -244,6 +244,14 @@ def _in_case_of(match: re.Match[str], word: str) -> str:
     if written[:1].isupper() and written[1:].islower():
         return word[:1].upper() + word[1:]
     return word
+
+
+def _imports_only(ev: Evidence) -> bool:
+    """Whether the statements now only import what they held (a value moved into another module)."""
+    assert ev.now is not None
+    return bool(ev.now_defined) and all(
+        line.lstrip().startswith(("from ", "import ")) or not line.strip() for line in ev.now.lines
+    )
 
 
 def _holds(said: set[str], then: Counter[str], now: Counter[str], kept: set[str], coded: set[str]) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from memstore.verify.citations import CitationCheck
 from memstore.verify.claims import (
     Claim,
     ClaimKind,
@@ -87,6 +88,26 @@ def _verbatim(value: str | None, text: str) -> str | None:
     return value if mentions(text, value) or value in text else None
 
 
+def _assigned(readable: list[CitationCheck], kind: ClaimKind, vocabulary: frozenset[str]) -> dict[str, str]:
+    """The values of ``kind`` the cited code assigns to keys the fact names, and where: keys that
+    share most of their words with the fact, else the one value for a key sharing some."""
+    values: dict[str, str] = {}
+    loose: dict[str, str] = {}  # keys sharing only some words with the fact
+    for check in readable:
+        assert check.text is not None
+        for key, value in assignments(check.text):
+            if _value_kind(value) is not kind:
+                continue
+            shared = key_terms(key) & vocabulary
+            if shared and 2 * len(shared) >= len(key_terms(key)):
+                values.setdefault(unquote(value), check.where)
+            elif shared:
+                loose.setdefault(unquote(value), check.where)
+    if not values and len(loose) == 1 and kind in {ClaimKind.VERSION, ClaimKind.NUMBER}:
+        return loose  # the one value of that kind the cited code sets, for a key the fact names
+    return values
+
+
 def _contradictions(case: Case) -> list[Contradiction]:
     memory, codebase, claims, readable = case.memory, case.codebase, case.claims, case.located_readable
     found: dict[str, Contradiction] = {}
@@ -123,20 +144,7 @@ def _contradictions(case: Case) -> list[Contradiction]:
         kind = _effective_kind(claim)
         if kind not in {ClaimKind.VERSION, ClaimKind.NUMBER, ClaimKind.QUOTED, ClaimKind.CODE}:
             continue
-        values: dict[str, str] = {}
-        loose: dict[str, str] = {}  # keys sharing only some words with the fact
-        for check in readable:
-            assert check.text is not None
-            for key, value in assignments(check.text):
-                if _value_kind(value) is not kind:
-                    continue
-                shared = key_terms(key) & vocabulary
-                if shared and 2 * len(shared) >= len(key_terms(key)):
-                    values.setdefault(unquote(value), check.where)
-                elif shared:
-                    loose.setdefault(unquote(value), check.where)
-        if not values and len(loose) == 1 and kind in {ClaimKind.VERSION, ClaimKind.NUMBER}:
-            values = loose  # the one value of that kind the cited code sets, for a key the fact names
+        values = _assigned(readable, kind, vocabulary)
         if not values:
             continue
         if any(v in stated for v in values if v != claim.text):

@@ -24,6 +24,7 @@ from memstore.verify.definitions import (
     named_definition,
     was_in,
 )
+from memstore.verify.tokens import cached_pattern
 from memstore.verify.verdict import Contradiction
 
 __all__ = ["follow_definitions"]
@@ -33,10 +34,12 @@ _DEFINES = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s")
 
 
 def follow_definitions(
-    claims: Sequence[Claim], checks: tuple[CitationCheck, ...], codebase: Codebase
+    claims: Sequence[Claim], checks: tuple[CitationCheck, ...], codebase: Codebase, fact: str = ""
 ) -> tuple[tuple[CitationCheck, ...], list[Contradiction]]:
     """The checks with each cited definition the fact names followed to where it is now, and the
-    claims of definitions that are gone (with the new name when an alias shows a rename)."""
+    claims of definitions that are gone (with the new name when an alias shows a rename). A
+    definition the file now imports from another module is not gone, unless the fact is about
+    where it is defined ("is defined in")."""
     fixed, gone = list(checks), []
     for claim in claims:
         named = named_definition(claim)
@@ -71,7 +74,17 @@ def follow_definitions(
             if line is not None and line != check.line:
                 fixed[index] = replace(check, status=CitationStatus.MOVED, line=line, end_line=None,
                                        text=lines[line - 1])  # fmt: skip
-            elif line is None:
+            elif line is None and (_DEFINED_IN.search(fact) or not _imported(lines, member)):
                 gone.append(Contradiction(claim.text, None, check.where))  # no longer defined there
             break
     return tuple(fixed), gone
+
+
+# A fact about where a thing is defined: an import of it is not its definition.
+_DEFINED_IN = re.compile(r"(?i)\b(?:defined|declared|implemented|lives|written) (?:in|inside)\b|\bdefines\b")
+
+
+def _imported(lines: Sequence[str], name: str) -> bool:
+    """Whether the file now imports ``name`` (its definition moved into a module it imports from)."""
+    pattern = cached_pattern(rf"^\s*(?:from\s+[\w.]+\s+)?import\s+[^#\n]*(?<![\w.]){re.escape(name)}(?![\w])")
+    return any(pattern.match(line) for line in lines)

@@ -117,7 +117,7 @@ def _near_miss(
         if _rank(reading, rival.mention, slot) <= _rank(reading, mention, slot):
             return
         del found[rival.mention.start]
-    now = _replacement(slot, ev, now_slots) if ev.now is not None else slot.text
+    now = _replacement(slot, ev, now_slots + ev.defined_slots) if ev.now is not None else slot.text
     found[mention.start] = _Found(mention, now, ev.check.where, True, slot)
 
 
@@ -214,8 +214,8 @@ def _replacement(slot: Slot, ev: Evidence, now_slots: tuple[Slot, ...]) -> str |
             return new.text
     same = [s for s in now_slots if s.kind is slot.kind and s.keys[:1] == slot.keys[:1] and s.keys]
     values = {s.value for s in same}
-    if len(values) == 1 and slot.value not in values:
-        return same[0].text
+    if len(values) == 1:
+        return same[0].text  # the one value its key is given now (the same one, moved: a near miss's value)
     if not ev.changed:
         return slot.text
     return None
@@ -276,7 +276,7 @@ class Values:
                 if override is not None:
                     found[mention.start] = _Found(mention, override.text, override_where(case, override), False)
                     continue
-                if ev.now is None or _stands(mention, [now_slots]):
+                if ev.now is None or _stands(mention, [now_slots, ev.defined_slots]):
                     continue
                 now = _replacement(hits[0], ev, now_slots)
                 if now is None and (_stands(mention, [scope_now]) or _in_file(case, ev, mention)):
