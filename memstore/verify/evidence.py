@@ -236,7 +236,7 @@ def evidence_of(check: CitationCheck, codebase: Codebase) -> Evidence:
             found = enclosing_scope(current.lines, first)
             now_scope = _region(check.path, current.lines, *found) if found else None
             now_parents = parents(current.lines, check.line - 1)
-            if then is not None:
+            if then is not None and then.lines != now.lines:  # only a change brings names in
                 defined = _definitions(then, now, current.lines, current.key)
                 defined += _imported(then, now, codebase, check.path)
             if language in {Language.PROSE, Language.SHELL}:

@@ -69,6 +69,7 @@ _BY_SUFFIX = {
 _BY_NAME = {"makefile": Language.SHELL, "dockerfile": Language.SHELL, "procfile": Language.SHELL}
 
 
+@lru_cache(maxsize=8192)
 def language_of(path: str) -> Language:
     """The language a file is read as, by its name (text without a known suffix reads as prose)."""
     name = path.rsplit("/", 1)[-1].lower()
