@@ -98,6 +98,14 @@ class Case:
             subject = subject.replace(contradiction.claim, contradiction.found)
         return MemoryDraft(memory.repo, memory.kind, subject, fact, citations, memory.reason)
 
+    def file_then(self, ev: Evidence) -> str:
+        """The whole cited file as it was at the memory's commit, or "" where that is unknown."""
+        commit = ev.check.citation.commit
+        if commit is None or not self.codebase.has_commit(commit):
+            return ""
+        read = self.codebase.read_at(commit, ev.check.citation.path)
+        return "\n".join(read.lines) if read.ok else ""
+
     def read_off_change(self) -> tuple[MemoryDraft | None, tuple[Contradiction, ...]]:
         """The memory with what a change put in place of each thing the fact stated that the change
         took away, read character by character off the cited statements then and now

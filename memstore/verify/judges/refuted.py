@@ -150,18 +150,10 @@ def _contradicted_by_code(case: Case) -> str | None:
             continue
         error = match.group("error")
         code = "\n".join(_read(ev) or "" for ev in case.evidence)
-        files = "\n".join(_file_then(case, ev) for ev in case.evidence)
+        files = "\n".join(case.file_then(ev) for ev in case.evidence)
         if code and not re.search(r"\b(?:raise|throw)\b", code) and error not in files:
             return f"nothing around the citation raises anything, {error} least of all"
     return None
-
-
-def _file_then(case: Case, ev: Evidence) -> str:
-    commit = ev.check.citation.commit
-    if commit is None or not case.codebase.has_commit(commit):
-        return ""
-    read = case.codebase.read_at(commit, ev.check.citation.path)
-    return "\n".join(read.lines) if read.ok else ""
 
 
 def _unmarked(case: Case) -> str | None:

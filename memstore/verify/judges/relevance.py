@@ -47,7 +47,7 @@ class Relevance:
             if any(_stands(hook, context) for hook in hooks):
                 return None
             context = context.replace(ev.check.citation.path, " ")  # the file's name is no tie by words
-            found = [h for h in hooks if _stands(h, _file_then(case, ev))]
+            found = [h for h in hooks if _stands(h, case.file_then(ev))]
             if any(h.kind is MentionKind.NAME for h in found) or len(found) >= 2:
                 elsewhere += [h.text for h in found]
             else:
@@ -113,11 +113,3 @@ def _context(ev: Evidence) -> str | None:
     if ev.then_scope is not None:
         parts.append(ev.then_scope.text)
     return "\n".join(parts)
-
-
-def _file_then(case: Case, ev: Evidence) -> str:
-    commit = ev.check.citation.commit
-    if commit is None or not case.codebase.has_commit(commit):
-        return ""
-    read = case.codebase.read_at(commit, ev.check.citation.path)
-    return "\n".join(read.lines) if read.ok else ""
