@@ -113,6 +113,13 @@ def test_bad_memories_exit_one_with_evidence_and_fix_corrects_them(tmp_path: Pat
     assert report[stale]["checks"][0]["now"] == 'export const API_VERSION = "v2.2.0";'
     assert report[stale]["corrected"]["fact"] == 'The API version is "v2.2.0".'
     assert report[bogus]["verdict"] == "unsupported"
+    # which judge of the chain decided, and why
+    assert report[stale]["judge"] == "values"
+    assert report[stale]["reason"] == f"{SDK}:1 no longer says '\"v2.1.4\"': it says '\"v2.2.0\"'"
+    assert report[bogus]["judge"] == "relevance"
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api", "--ref", "main")
+    assert "values: " in out
+    assert "relevance: the cited code is not about" in out
 
     code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api", "--fix", "--format", "json")
     actions = {m["memory"]["id"]: m["action"] for m in json.loads(out)["memories"]}

@@ -61,12 +61,20 @@ def _evidence(verdict: Verdict) -> list[str]:
     return lines
 
 
+def _why(verdict: Verdict) -> str:
+    """The judge that decided and why ("values: src/a.py:3 no longer says '30': it says '60'")."""
+    why = f"{verdict.judge}: {verdict.reason}" if verdict.judge else verdict.reason
+    return why + (f" (uncertain: {verdict.uncertain})" if verdict.uncertain else "")
+
+
 def _as_json(memory: Memory, verdict: Verdict, action: str) -> dict[str, Any]:
     corrected = verdict.corrected
     return {
         "memory": memory.to_dict(),
         "verdict": verdict.status.value,
+        "judge": verdict.judge or None,
         "reason": verdict.reason,
+        "uncertain": verdict.uncertain or None,
         "checks": [
             {
                 "citation": str(c.citation),
@@ -131,7 +139,7 @@ def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None
         if fix:
             table.add_column("action", overflow="fold")
         for memory, verdict, action in zip(memories, verdicts, actions, strict=True):
-            row = [memory.id, verdict.status.value, memory.subject, "\n".join(_evidence(verdict)) or verdict.reason]
+            row = [memory.id, verdict.status.value, memory.subject, "\n".join([*_evidence(verdict), _why(verdict)])]
             table.add_row(*(plain(cell) for cell in [*row, *([action] if fix else [])]))
         console().print(table)
         counts = {
