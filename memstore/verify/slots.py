@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from memstore.verify.mentions import MentionKind
-from memstore.verify.tokens import Language, Token, TokenKind
+from memstore.verify.tokens import Language, Token, TokenKind, number_value
 from memstore.verify.words import word_stems
 
 __all__ = ["FLAGS", "Slot", "lower_bound", "slots_of", "value_kind"]
@@ -115,6 +115,14 @@ def _fallback_of(tokens: tuple[Token, ...], index: int) -> str:
     return tokens[index - 2].value
 
 
+def _word_before(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
+    """In prose, the word a value follows on its line ("listens on port `8080`"): what it is of."""
+    before = tokens[index - 1] if index else None
+    if before is None or before.line != tokens[index].line or before.kind is not TokenKind.NAME:
+        return ()
+    return (before.value,) if len(before.value) >= 3 and before.value.isalpha() else ()
+
+
 def _subscript_key(tokens: tuple[Token, ...], at: int) -> bool:
     """Whether the ``=`` at ``at`` assigns to a subscript by a string: ``kwargs["lock_name"] =``."""
     return (
@@ -204,7 +212,13 @@ def _slots(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language
             and (index < 2 or tokens[index - 2].kind is TokenKind.PUNCT)
         ):
             value = "-" + value
-        found.append(Slot(kind[0], value, token.text, _keys(tokens, index), index, token.line))
+        keys = _keys(tokens, index)
+        if language is Language.PROSE:
+            keys = keys or _word_before(tokens, index)
+            if token.text.startswith("`") and re.fullmatch(r"\d+(?:\.\d+)?", value):
+                kind = (MentionKind.NUMBER, number_value(value))  # a number in a code span of prose: `8080`
+                value = kind[1]
+        found.append(Slot(kind[0], value, token.text, keys, index, token.line))
     if language in {Language.SHELL, Language.PROSE}:
         found += _line_values(lines, len(tokens))
     found += _requirements(found, lines, language, len(tokens) + len(lines))

@@ -439,3 +439,64 @@ def test_a_value_moved_into_a_module_the_file_imports_still_stands(judge: Callab
     assert [v.status for v in found] == [V.REANCHORED, V.REANCHORED, V.CONTRADICTED, V.CONTRADICTED]
     assert found[2].corrected is not None
     assert found[2].corrected.fact == "RETRY_LIMIT is 40."
+
+
+GO_OLD = 'package config\n\nimport "time"\n\nconst DefaultTimeout = 30 * time.Second\n'
+TOML_OLD = '[tool.black]\nline-length = 100\ntarget-version = ["py311"]\n'
+JSON_OLD = '{\n  "name": "acme-server",\n  "version": "1.4.0",\n  "private": true\n}\n'
+MARKDOWN_OLD = "# Usage\n\nThe server listens on port `8080` unless `PORT` is set.\n"
+
+
+@pytest.fixture
+def judge_files(build: Build) -> Callable[..., list[Verdict]]:
+    """Like `judge`, on configuration and code in other languages: Go, TOML, JSON and Markdown."""
+    b = HistoryBuilder()
+    b.write("config/config.go", GO_OLD).write("pyproject.toml", TOML_OLD).write("package.json", JSON_OLD)
+    b.write("docs/usage.md", MARKDOWN_OLD).commit("1.0", label="old")
+    b.write("config/config.go", GO_OLD.replace("30 * time.Second", "45 * time.Second"))
+    b.write("pyproject.toml", TOML_OLD.replace("line-length = 100", "line-length = 88"))
+    b.write("package.json", JSON_OLD.replace('"1.4.0"', '"1.5.0"'))
+    b.write("docs/usage.md", MARKDOWN_OLD).commit("1.1", label="new")
+    built = build(b)
+    old, new = GitCodebase(built.path, built.commits["old"]), GitCodebase(built.path, built.commits["new"])
+
+    def verdicts(*facts: str, cites: tuple[str, ...]) -> list[Verdict]:
+        citations = []
+        for cite in cites:
+            c = Citation.parse(cite)
+            snippet = "\n".join(old.read(c.path).lines[c.line - 1 : c.last_line])
+            citations.append(Citation(c.path, c.line, c.end_line, snippet=snippet, commit=built.commits["old"]))
+        return [
+            verify_memory(
+                Memory(id=f"mem_{n:026d}", repo="acme/server", kind=Kind.FACT, subject="settings", fact=fact,
+                       citations=tuple(citations), reason="Relied on it.", author="agent",
+                       surface=Surface.CODING_AGENT, created_at=T0, refreshed_at=T0),
+                new,
+            )
+            for n, fact in enumerate(facts)
+        ]  # fmt: skip
+
+    return verdicts
+
+
+def test_values_in_go_toml_json_and_markdown(judge_files: Callable[..., list[Verdict]]) -> None:
+    def fixed(found: list[Verdict]) -> list[str]:
+        return [v.corrected.fact if v.corrected else "" for v in found]
+
+    go = judge_files("Requests time out after 30 seconds (DefaultTimeout).", cites=("config/config.go:5",))
+    assert [v.status for v in go] == [V.CONTRADICTED]
+    assert fixed(go) == ["Requests time out after 45 seconds (DefaultTimeout)."]
+    toml = judge_files(
+        "black wraps lines at 100 columns.", "Line length is 120 for black.", cites=("pyproject.toml:2",)
+    )
+    assert [v.status for v in toml] == [V.CONTRADICTED, V.CONTRADICTED]
+    assert fixed(toml) == ["black wraps lines at 88 columns.", "Line length is 88 for black."]
+    package = judge_files("The package is at version 1.4.0.", cites=("package.json:3",))
+    assert fixed(package) == ["The package is at version 1.5.0."]
+    docs = judge_files(
+        "The usage guide says the server listens on 8080.",
+        "The usage guide says the server listens on port 8000.",
+        cites=("docs/usage.md:3",),
+    )
+    assert [v.status for v in docs] == [V.VALID, V.CONTRADICTED]
+    assert fixed(docs)[1] == "The usage guide says the server listens on port 8080."
