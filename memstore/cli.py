@@ -5,7 +5,8 @@ runs (or when the help lists it): ``memstore mcp`` does not load the harness, no
 the MCP SDK. Errors are translated
 here, once, for every command: memstore's own errors and the operating system's become one
 line and exit status 2; Ctrl-C or SIGTERM exit 130; anything else is a bug in memstore,
-reported in one line (with the traceback when ``MEMSTORE_DEBUG`` is set) and exit status 3.
+reported in one line (with the traceback when ``MEMSTORE_DEBUG`` is set) and exit status 4
+(3 is a run whose gates the sample could not decide: `memstore.harness.report.gate`).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class _Boundary(click.Group):
                 "(a bug in memstore; run with MEMSTORE_DEBUG=1 for the traceback, and please report it)",
                 err=True,
             )
-            raise click.exceptions.Exit(3) from exc
+            raise click.exceptions.Exit(4) from exc
 
 
 @click.group(cls=_Boundary, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

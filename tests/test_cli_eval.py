@@ -26,7 +26,8 @@ ADVERSARIAL = str(scenarios_dir() / "adversarial-memories.yaml")
 
 def _eval(out: Path, *extra: str) -> str:
     result = CliRunner().invoke(main, ["eval", MOVED, ADVERSARIAL, "--out", str(out), "--seed", "5", *extra])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # two scenarios cannot decide every gate: exit 3, not 0
+    assert "UNDECIDED: none of " in result.output
     return result.output
 
 
@@ -75,7 +76,7 @@ def test_the_default_starts_no_more_workers_than_the_run_has_work_for(tmp_path: 
     """One scenario's four units run in this process; asked for, two workers they get; four
     units a worker otherwise, up to the CPUs."""
     small = CliRunner().invoke(main, ["eval", MOVED, "--out", str(tmp_path / "small")])
-    assert small.exit_code == 0, small.output
+    assert small.exit_code == 3, small.output
     assert "1 tasks, 4 arms, 1 worker(s)" in small.output
     asked = CliRunner().invoke(main, ["eval", MOVED, "--workers", "2", "--out", str(tmp_path / "asked")])
     assert "1 tasks, 4 arms, 2 worker(s)" in asked.output
@@ -143,7 +144,7 @@ def test_the_output_fits_the_terminal(
     if columns != 80:
         shutil.copytree(narrow[0], tmp_path / "run")
         done = _eval_at(columns, "--resume", str(tmp_path / "run"))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     lines = (done.stdout + done.stderr).splitlines()
     assert max(len(line) for line in lines) <= columns
     assert "jit = jit-verify" in done.stdout
@@ -152,6 +153,8 @@ def test_the_output_fits_the_terminal(
     assert sorted({h for line in headers for h in line if h.startswith("jit@")}) == ["jit@memory", "jit@sqlite"]
     assert any(line.startswith("success ") for line in done.stdout.splitlines())
     assert "gates passed" in done.stdout
+    said = " ".join(done.stdout.split())  # the store under test against the reference, for the treatment agent
+    assert "memory against the reference sqlite: failed no gate; jit-verify success +0.0 points [" in said
 
 
 LEAK = str(scenarios_dir() / "other-repo-no-leak.yaml")
@@ -169,17 +172,38 @@ def test_a_failed_gate_fails_the_run_and_the_summary_says_so_first(tmp_path: Pat
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "run")])
     assert result.exit_code == 1, result.output
     first = _summary(result.output)[0]
-    assert first == "FAIL: 1 of 19 gates failed (each below)"
-    assert _summary(result.output)[1] == f"  \u2717 jit-verify/other-repositories(sqlite): {_SCOPE}: 1 breach"
+    assert first == "FAIL: 2 of 22 gates failed"
+    assert _summary(result.output)[1] == (
+        f"  \u2717 jit-verify/other-repositories(sqlite): {_SCOPE}: 1 breach in 4 chances "
+        "(scenarios: other-repo-no-leak)"
+    )
+    # the leaked memories cite another repository's code: the verifier refuses them, and is charged
+    assert _summary(result.output)[2].startswith("  \u2717 jit-verify/other-repositories(sqlite): false_invalidation")
     exploratory = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "again"), "--no-fail"])
     assert exploratory.exit_code == 0, exploratory.output
-    assert _summary(exploratory.output)[0].startswith("FAIL: 1 of 19 gates failed")
+    assert _summary(exploratory.output)[0].startswith("FAIL: 2 of 22 gates failed")
 
 
 def test_a_run_whose_gates_all_pass_says_pass_and_exits_0(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["eval", LEAK, "--agent", "jit-verify", "--out", str(tmp_path / "run")])
+    """--quick exercises every promise and decides every gate of the four built-in arms."""
+    result = CliRunner().invoke(main, ["eval", "--quick", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
-    assert _summary(result.output)[0].startswith("PASS: all 19 gates passed")
+    first = next(line for line in _summary(result.output) if not line.startswith("  a sample of"))
+    assert first.startswith("PASS: all 82 gates passed. Task success against no memory")
+    assert "(regressed probe)" in first
+    assert "Probes: blind-trusting/sqlite, trusting/sqlite: a probe, expected to regress" in result.output
+
+
+def test_a_sample_too_small_to_decide_exits_3_and_says_what_would(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["eval", LEAK, "--agent", "jit-verify", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 3, result.output
+    lines = _summary(result.output)
+    assert lines[0] == "UNDECIDED: none of 22 gates failed; 1 inconclusive, 8 not exercised (the sample cannot decide)"
+    assert any("tasks (2 now) would decide it" in line for line in lines), result.output
+    assert lines[-1].startswith("Next: run about ")
+    assert "--sequential stops as soon as every gate is decided" in lines[-1]
+    assert CliRunner().invoke(main, ["eval", LEAK, "--agent", "jit-verify", "--out", str(tmp_path / "b"),
+                                     "--no-fail"]).exit_code == 0  # fmt: skip
 
 
 def test_compare_fails_when_a_later_run_fails_a_gate(tmp_path: Path) -> None:
@@ -187,13 +211,13 @@ def test_compare_fails_when_a_later_run_fails_a_gate(tmp_path: Path) -> None:
     good = runner.invoke(main, ["eval", LEAK, "--agent", "jit-verify", "--out", str(tmp_path / "a")])
     mutant = ["--store", "mutant:other-repositories:sqlite:", "--no-fail"]
     bad = runner.invoke(main, ["eval", LEAK, "--agent", "jit-verify", *mutant, "--out", str(tmp_path / "b")])
-    assert (good.exit_code, bad.exit_code) == (0, 0)
+    assert (good.exit_code, bad.exit_code) == (3, 0)
     same = runner.invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "a")])
-    assert same.exit_code == 0, same.output
-    assert "**PASS**: all 31 gates passed" in same.output  # 19, and 12 against the baseline
+    assert same.exit_code == 3, same.output  # nothing regressed; two tasks rule nothing out
+    assert "**UNDECIDED**: none of 34 gates failed" in same.output  # 22, and 12 against the baseline
     result = runner.invoke(main, ["compare", str(tmp_path / "a"), str(tmp_path / "b")])
     assert result.exit_code == 1, result.output
-    assert "**FAIL**: 1 of 19 gates failed" in result.output  # its arm is another store's: nothing to compare
+    assert "**FAIL**: 2 of 22 gates failed" in result.output  # its arm is another store's: nothing to compare
     assert "Against the first run (paired by task: McNemar, paired bootstrap)" in same.output
 
 

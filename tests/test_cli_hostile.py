@@ -116,10 +116,10 @@ def test_eval_refuses_a_folder_that_holds_something(tmp_path: Path) -> None:
 
 def test_eval_overwrites_a_run_folder_only_when_told(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert _cli("eval", MOVED, "--agent", "no-memory", "--out", str(out), "--workers", "1").exit_code == 0
+    assert _cli("eval", MOVED, "--agent", "no-memory", "--out", str(out), "--workers", "1").exit_code == 3
     assert _cli("eval", MOVED, "--agent", "no-memory", "--out", str(out)).exit_code == 2
     again = _cli("eval", MOVED, "--agent", "jit-verify", "--out", str(out), "--overwrite", "--workers", "1")
-    assert again.exit_code == 0, again.output
+    assert again.exit_code == 3, again.output  # one scenario: undecided
     assert list(json.loads((out / "results.json").read_text())["arms"]) == ["jit-verify/sqlite"]
 
 
@@ -144,7 +144,7 @@ def test_eval_refuses_bad_configuration_before_running(tmp_path: Path, args: lis
 
 def test_compare_into_a_missing_folder_is_a_one_line_error(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert _cli("eval", MOVED, "--agent", "no-memory", "--out", str(out), "--workers", "1").exit_code == 0
+    assert _cli("eval", MOVED, "--agent", "no-memory", "--out", str(out), "--workers", "1").exit_code == 3
     result = _cli("compare", str(out), str(out), "--out", "/nonexistent/dir/x.md")
     assert result.exit_code == 2
     assert result.output == "Error: No such file or directory (/nonexistent/dir/x.md)\n"
@@ -153,7 +153,7 @@ def test_compare_into_a_missing_folder_is_a_one_line_error(tmp_path: Path) -> No
 def test_one_arm_and_one_surface_still_get_their_reports(tmp_path: Path) -> None:
     scenario = str(Path(MOVED).with_name("read-only-writer.yaml"))
     result = _cli("eval", scenario, "--agent", "no-memory", "--out", str(tmp_path / "run"), "--workers", "1")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     assert {"report.html", "report.md", "junit.xml"} <= {p.name for p in (tmp_path / "run").iterdir()}
 
 
@@ -167,7 +167,7 @@ def test_an_internal_error_is_one_line_unless_debugging(monkeypatch: pytest.Monk
     store = f"sqlite:///{tmp_path / 'm.db'}"
     result = _cli("memories", "add", "--store", store, "--as", "ana", "--repo", "acme/api", "--subject", "s",
                   "--fact", "f", "--cite", "a.py:1", "--json")  # fmt: skip
-    assert result.exit_code == 3
+    assert result.exit_code == 4  # 3 is a run its sample could not decide
     assert result.output.startswith("Internal error: ZeroDivisionError: oops (a bug in memstore")
 
 

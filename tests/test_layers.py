@@ -44,7 +44,6 @@ _PLUGIN_NEEDS = (  # the harness only once its options are used
     "report.suite",
     "run.agents",
     "run.runner",
-    "run.stores",
     "scenarios.data",
     "scenarios.loader",
     "scenarios.sample",

@@ -155,6 +155,7 @@ class LlmAgent:
         self.name = f"llm:{settings.model}" + ("" if settings.memory else " (no memory)")
         self.uses_memory = settings.memory
         self.role = Role.TREATMENT if settings.memory else Role.CONTROL
+        self.verifies = settings.memory  # its prompt has it verify each memory before use
 
     def work(self, session: AgentSession) -> None:
         import anyio

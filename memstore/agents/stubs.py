@@ -167,6 +167,7 @@ class JitVerifyAgent(_Stub):
 
     name = "jit-verify"
     role = Role.TREATMENT
+    verifies = True  # it verifies each memory before use: the run holds it to the verifier's bars
 
     def assess(self, session: AgentSession, memory: Memory) -> Known | None:
         if memory.kind is Kind.PREFERENCE:

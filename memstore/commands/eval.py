@@ -29,6 +29,7 @@ from rich.progress import (
 from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import ScenarioError
 from memstore.harness.evaluate import Evaluation, evaluate, run_part
+from memstore.harness.report.gate import EXIT
 from memstore.harness.report.terminal import print_summary
 from memstore.harness.run.runner import RunConfig, check_config, fitted_workers
 from memstore.harness.runfolder.manifest import DEFAULT_STORE, Recipe, open_run, write_manifest
@@ -108,6 +109,14 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
 @click.argument("scenarios", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--store", "stores", multiple=True, help=f"Store URI; repeat to compare. Default: {DEFAULT_STORE}")
 @click.option(
+    "--negative-control",
+    "negative_controls",
+    multiple=True,
+    metavar="URI",
+    help="A store of --store built to break the store contract (a mutant): its arms pass when the "
+    "audit catches its breaches. Only the person running says so; no store can declare it of itself.",
+)
+@click.option(
     "--agent", "agents", multiple=True, help="no-memory, trusting, jit-verify, or command:CMD. Default: all three."
 )
 @click.option("--trials", type=click.IntRange(1, 10_000), default=1, show_default=True, help="Trials per scenario.")
@@ -161,7 +170,7 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
 @click.option(
     "--no-fail",
     is_flag=True,
-    help="Exit 0 even when gates fail, for exploratory runs (the summary still says FAIL). "
+    help="Exit 0 even when gates fail or are undecided, for exploratory runs (the summary still says so). "
     "An arm that measured nothing still exits 1.",
 )
 @click.option("--fail-on-regression", is_flag=True, hidden=True, help="The default now; kept so old scripts run.")
@@ -200,6 +209,19 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
     default=None,
     metavar="USD",
     help="Start no new unit once the agents' reported cost reaches this many US dollars.",
+)
+@click.option(
+    "--sequential",
+    is_flag=True,
+    help="Take the scenarios in a seeded random order and stop as soon as every gate is decided, on "
+    "anytime-valid intervals (for agents whose sessions cost money; docs/statistics.md).",
+)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="With --sequential: stop after about N sessions, decided or not.",
 )
 @click.option(
     "--executor",
@@ -246,13 +268,12 @@ def eval_command(
 
     Exit status: 0 when every gate passed; 1 when a gate failed (a breach of the store
     contract, a treatment significantly worse than the control, a significant regression
-    against --baseline; with --no-fail only an arm that measured nothing); 2 for a usage or
-    configuration error, before anything runs.
+    against --baseline, an arm that measured nothing); 3 when none failed but the sample could
+    not decide some (inconclusive, or not exercised); 2 for a usage or configuration error,
+    before anything runs; 4 for an internal error. With --no-fail: 0, unless an arm measured
+    nothing (docs/ci.md).
     """
-    if quick and sample is not None:
-        raise CommandError(f"--quick is --sample {QUICK}: give one of them")
-    if retry_errors and resume is None:
-        raise CommandError("--retry-errors goes with --resume RUN")
+    _check_flags(quick, sample, retry_errors, resume)
     scenario_paths = tuple(str(p.resolve()) for p in scenarios)
     given = Recipe(scenarios=scenario_paths, sample=QUICK if quick else sample or 0, **recipe)
     explicit = {k for k in Recipe.__dataclass_fields__ if _given(ctx, k) or (k == "scenarios" and scenarios)}
@@ -287,15 +308,25 @@ def eval_command(
     _finish(evaluation, folder, no_fail)
 
 
+def _check_flags(quick: bool, sample: int | None, retry_errors: bool, resume: Path | None) -> None:
+    if quick and sample is not None:
+        raise CommandError(f"--quick is --sample {QUICK}: give one of them")
+    if retry_errors and resume is None:
+        raise CommandError("--retry-errors goes with --resume RUN")
+
+
 def _finish(evaluation: Evaluation, folder: Path, no_fail: bool) -> None:
-    """The summary; exit 1 for a failed gate (unless ``no_fail``) or an arm that measured nothing."""
+    """The summary; the exit status of the run's decision (`EXIT`): 1 failed, 3 undecided (0 with
+    ``no_fail``, unless an arm measured nothing)."""
     print_summary(console(), evaluation.results, evaluation.gates, str(folder), evaluation.seconds)
     for failure in evaluation.failures[:5]:
         console().print(
             plain(f"unit failed: {failure['arm']} {failure['scenario']}#{failure['trial']}: {failure['error']}")
         )
-    if evaluation.measured_nothing or (evaluation.failed and not no_fail):
+    if evaluation.measured_nothing:
         sys.exit(1)
+    if not no_fail and EXIT[evaluation.decision]:
+        sys.exit(EXIT[evaluation.decision])
 
 
 def _banner(config: RunConfig, folder: Path, *, resumed: bool, part: tuple[int, int] | None) -> None:

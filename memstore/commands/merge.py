@@ -11,6 +11,7 @@ import click
 
 from memstore.commands._shared import CommandError, console, plain
 from memstore.harness.evaluate import assemble, collect
+from memstore.harness.report.gate import EXIT
 from memstore.harness.report.terminal import print_summary
 from memstore.harness.run.runner import units
 from memstore.harness.runfolder.manifest import prepare_folder, read_manifest, same_run, write_manifest
@@ -61,3 +62,5 @@ def merge_command(runs: tuple[Path, ...], out: Path, overwrite: bool) -> None:
     console().print(plain(f"merged {len(runs)} run folder(s): {len(units(config))} units"))
     if evaluation.measured_nothing:
         sys.exit(1)
+    if EXIT[evaluation.decision]:
+        sys.exit(EXIT[evaluation.decision])  # as `memstore eval` would have exited

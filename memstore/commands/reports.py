@@ -9,7 +9,8 @@ import click
 
 from memstore.harness.analysis.compare import compare_runs
 from memstore.harness.analysis.model import RunResults
-from memstore.harness.report import gates, render_markdown, write_reports
+from memstore.harness.report import Gate, gates, render_markdown, write_reports
+from memstore.harness.report.gate import EXIT, decide
 from memstore.harness.runfolder.results import check_same_scenarios, load_baseline, load_results, load_tables
 
 __all__ = ["compare", "report"]
@@ -45,14 +46,16 @@ def compare(runs: tuple[Path, ...], out: Path | None, force: bool) -> None:
     """Compare RUN_A with RUN_B [...]: each later run against the first, arm by arm, task by
     task where both runs kept their sessions (run folders), unpaired otherwise.
 
-    Exit status 1 when a gate of a later run fails: a significant regression against the first
-    run, or a gate of that run itself (a breach of the store contract, say).
+    Exit status as ``memstore eval``'s: 1 when a gate of a later run fails (a significant
+    regression against the first run, or a gate of that run itself, such as a breach of the
+    store contract); 3 when none failed but some could not be decided (a difference whose
+    interval does not rule out a regression of 5 points, say); 0 when every gate passed.
     """
     if len(runs) < 2:
         raise click.UsageError("give at least two runs (folders or results.json files)")
     first = load_baseline(runs[0])
     lines = [f"# memstore compare: {len(runs) - 1} run(s) against {runs[0]}", ""]
-    failed: list[str] = []
+    every: list[Gate] = []
     for other in runs[1:]:
         current = load_baseline(other)
         check_same_scenarios(current.results.run, first.results.run, force=force, what=str(runs[0]))
@@ -60,7 +63,7 @@ def compare(runs: tuple[Path, ...], out: Path | None, force: bool) -> None:
             current.results, first.results, current_sessions=current.sessions, baseline_sessions=first.sessions
         )
         gate_list = gates(current.results, found)
-        failed += [f"{other}: {g.name}" for g in gate_list if not g.passed]
+        every += gate_list
         against = RunResults(current.results.run, current.results.arms, tuple(found))
         how = "paired by task: McNemar, paired bootstrap" if current.paired and first.paired else "unpaired"
         summary = render_markdown(against, gate_list, comparisons_title=f"Against the first run ({how})")
@@ -71,5 +74,5 @@ def compare(runs: tuple[Path, ...], out: Path | None, force: bool) -> None:
         click.echo(f"wrote {out}")
     else:
         click.echo(text)
-    if failed:
-        sys.exit(1)
+    if EXIT[decide(every)]:
+        sys.exit(EXIT[decide(every)])

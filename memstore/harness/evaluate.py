@@ -24,12 +24,14 @@ import pandas as pd
 from memstore.harness.analysis.compare import Comparison, compare_runs
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.report import Gate, gates, write_reports
+from memstore.harness.report.gate import Decision, decide
 from memstore.harness.run.output import RunOutput
 from memstore.harness.run.runner import RunConfig, check_config, merge_outputs, units
 from memstore.harness.runfolder.results import Baseline, check_same_scenarios, write_run
 from memstore.harness.runfolder.shards import read_shard, run_in_folder, shard_path
 from memstore.harness.scenarios.data import scenario_set_hash, scenarios_dir
 from memstore.harness.scenarios.loader import ScenarioError
+from memstore.harness.sequential import run_sequential
 from memstore.harness.world import check_labels
 
 __all__ = ["Evaluation", "Progress", "assemble", "collect", "evaluate", "run_part"]
@@ -46,7 +48,7 @@ class Evaluation:
         config: what ran.
         results: the metrics and the paired comparisons (as ``results.json`` holds them).
         tables: the tables behind them (sessions, events, trials, findings, failures).
-        gates: every gate of the run, passed or not.
+        gates: every gate of the run, with what it decided.
         baseline: the comparisons with the baseline, when one was given.
         failures: units that could not run, as rows.
         folder: the run folder.
@@ -64,7 +66,17 @@ class Evaluation:
 
     @property
     def failed(self) -> list[Gate]:
-        return [g for g in self.gates if not g.passed]
+        return [g for g in self.gates if g.failed]
+
+    @property
+    def undecided(self) -> list[Gate]:
+        """The gates the sample could not decide (inconclusive, not exercised)."""
+        return [g for g in self.gates if not g.decided]
+
+    @property
+    def decision(self) -> Decision:
+        """PASS, FAIL or UNDECIDED (`memstore.harness.report.gate.decide`)."""
+        return decide(self.gates)
 
     @property
     def measured_nothing(self) -> bool:
@@ -142,13 +154,13 @@ def evaluate(
     if starting is not None:
         starting(config)
     started = time.perf_counter()
-    output: RunOutput = run_in_folder(
-        config,
-        out / "shards",
-        (lambda d, t: progress("run", d, t)) if progress else None,
-        retry_errors=retry_errors,
-    )
-    return assemble(config, out, output, time.perf_counter() - started, baseline=baseline)
+    shown = (lambda d, t: progress("run", d, t)) if progress else None
+    if config.sequential:
+        config, output, stopped = run_sequential(config, out / "shards", shown, retry_errors=retry_errors)
+        extra = stopped.metadata(output, config)
+        return assemble(config, out, output, time.perf_counter() - started, baseline=baseline, extra=extra)
+    whole: RunOutput = run_in_folder(config, out / "shards", shown, retry_errors=retry_errors)
+    return assemble(config, out, whole, time.perf_counter() - started, baseline=baseline)
 
 
 def run_part(
@@ -175,10 +187,17 @@ def run_part(
 
 
 def assemble(
-    config: RunConfig, out: Path, output: RunOutput, seconds: float, *, baseline: Baseline | None = None
+    config: RunConfig,
+    out: Path,
+    output: RunOutput,
+    seconds: float,
+    *,
+    baseline: Baseline | None = None,
+    extra: dict[str, object] | None = None,
 ) -> Evaluation:
-    """Write the run folder's tables, results.json and reports from the units' rows."""
-    results, tables = write_run(out, config, output, seconds=seconds)
+    """Write the run folder's tables, results.json (with ``extra`` in its metadata) and reports
+    from the units' rows."""
+    results, tables = write_run(out, config, output, seconds=seconds, extra=extra)
     against = []
     if baseline is not None:
         against = compare_runs(

@@ -5,11 +5,15 @@ In a project that holds nothing of memstore's, ``pytest --memstore-store URI`` (
 (`memstore.harness.report.suite`): ``memstore::jit-verify/URI::contract[forgotten]``,
 ``::no_harm``, ``::verifier[detection_recall]``, ``::baseline``... The run happens once, at the
 first of them; each failed gate is a failed test with its message, so every failed gate is
-listed; a failed run's folder is kept and its path printed. The ``memstore_run`` fixture gives
+listed; a gate the sample could not decide (inconclusive, with the tasks it would take; not
+exercised, with what would exercise it) is a skipped test with that reason, and a failure under
+``--memstore-strict``; a failed run's folder is kept and its path printed. The ``memstore_run`` fixture gives
 the same run to tests of one's own.
 
 Options (all under ``--memstore-``): the stores, agents, scenarios and a sample of their tasks,
-trials, seed, workers, the baseline to gate against, and where to keep the run folder. Only
+trials, seed, workers, the baseline to gate against, the stores that are negative controls
+(``--memstore-negative-control URI``: a store built to break the contract, gated on its breaches
+being caught), strictness, and where to keep the run folder. Only
 pytest is imported here: the harness is imported when a run is asked for, so the plugin costs
 nothing in a pytest session that does not use it.
 """
@@ -43,7 +47,7 @@ SUITE = "memstore"  # the gate tests' node id: memstore::ARM::KEY
 @dataclass
 class EvalRun:
     """The session's evaluation (`evaluate`'s `Evaluation`), the baseline it is gated against,
-    and every gate of the suite (`memstore.harness.report.suite.suite_gates`)."""
+    and every gate of the run (`memstore.harness.report.gates.gates`)."""
 
     evaluation: Evaluation
     baseline: Baseline | None
@@ -70,66 +74,43 @@ class EvalRun:
         return self.results.arms[self.arm(agent)]
 
 
+_FLAG: dict[str, Any] = {"action": "store_true", "default": False}
+_MANY: dict[str, Any] = {"action": "append", "default": []}
+_OPTIONS: tuple[tuple[str, dict[str, Any], str], ...] = (
+    ("gates", _FLAG, "collect one test per gate of a memstore run (implied by --memstore-store and "
+     "--memstore-scenarios)"),
+    ("store", {**_MANY, "metavar": "URI"}, "store URI to evaluate; repeat to compare (default: sqlite:, the "
+     "reference store)"),
+    ("agent", {**_MANY, "metavar": "AGENT"}, "agent to run (no-memory, trusting, blind-trusting, jit-verify, "
+     "command:CMD...); repeat for several (default: the four built-in agents)"),
+    ("scenarios", {**_MANY, "metavar": "PATH"}, "scenario file or folder to run; repeat for several (default: "
+     "the shipped library)"),
+    ("sample", {"type": int, "default": 0, "metavar": "N"}, "run about N tasks drawn from the scenarios, "
+     "seeded and stratified (default: every task)"),
+    ("trials", {"type": int, "default": 1, "metavar": "N"}, "trials per scenario (default: 1)"),
+    ("seed", {"type": int, "default": 0, "metavar": "S"}, "run seed (default: 0)"),
+    ("workers", {"type": int, "default": None, "metavar": "N"}, "processes (default: 2, one per 4 units: a "
+     "small run runs in pytest's process)"),
+    ("baseline", {"type": Path, "default": Path("reports/baseline"), "metavar": "RUN"}, "run folder (or "
+     "results.json) to gate regressions against, task by task (default: reports/baseline)"),
+    ("negative-control", {**_MANY, "metavar": "URI"}, "a store of --memstore-store that is built to break the "
+     "store contract: its arms pass when the audit catches its breaches (no store can declare this of itself)"),
+    ("strict", _FLAG, "fail the gates the sample could not decide (inconclusive, not exercised) instead of "
+     "skipping them"),
+    ("report", {"type": Path, "default": None, "metavar": "DIR"}, "keep the run folder and its reports here "
+     "(default: a temporary folder, kept only when a gate failed)"),
+)  # fmt: skip
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("memstore", "memstore evaluation: the gates of a run as tests")
-    group.addoption(
-        "--memstore-gates",
-        action="store_true",
-        default=False,
-        help="collect one test per gate of a memstore run (implied by --memstore-store and --memstore-scenarios)",
-    )
-    group.addoption(
-        "--memstore-store",
-        action="append",
-        default=[],
-        metavar="URI",
-        help="store URI to evaluate; repeat to compare (default: sqlite:, the reference store)",
-    )
-    group.addoption(
-        "--memstore-agent",
-        action="append",
-        default=[],
-        metavar="AGENT",
-        help="agent to run (no-memory, trusting, blind-trusting, jit-verify, command:CMD...); repeat for several "
-        "(default: the four built-in agents)",
-    )
-    group.addoption(
-        "--memstore-scenarios",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="scenario file or folder to run; repeat for several (default: the shipped library)",
-    )
-    group.addoption(
-        "--memstore-sample",
-        type=int,
-        default=0,
-        metavar="N",
-        help="run about N tasks drawn from the scenarios, seeded and stratified (default: every task)",
-    )
-    group.addoption("--memstore-trials", type=int, default=1, metavar="N", help="trials per scenario (default: 1)")
-    group.addoption("--memstore-seed", type=int, default=0, metavar="S", help="run seed (default: 0)")
-    group.addoption(
-        "--memstore-workers",
-        type=int,
-        default=None,
-        metavar="N",
-        help="processes (default: 2, one per 4 units: a small run runs in pytest's process)",
-    )
-    group.addoption(
-        "--memstore-baseline",
-        type=Path,
-        default=Path("reports/baseline"),
-        metavar="RUN",
-        help="run folder (or results.json) to gate regressions against, task by task (default: reports/baseline)",
-    )
-    group.addoption(
-        "--memstore-report",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="keep the run folder and its reports here (default: a temporary folder, kept only when a gate failed)",
-    )
+    for name, how, what in _OPTIONS:
+        group.addoption(f"--memstore-{name}", help=what, **{**how, "default": _fresh(how.get("default"))})
+
+
+def _fresh(default: Any) -> Any:
+    """A default pytest may append to: a list of its own per option."""
+    return [] if isinstance(default, list) else default
 
 
 def enable_gates(config: pytest.Config) -> None:
@@ -157,16 +138,20 @@ def _run_config(config: pytest.Config) -> RunConfig:
     scenarios = load_library(config.getoption("--memstore-scenarios"))
     seed, sample, note = config.getoption("--memstore-seed"), config.getoption("--memstore-sample"), ""
     workers = config.getoption("--memstore-workers")
+    stores = config.getoption("--memstore-store") or ["sqlite:"]
+    negative = config.getoption("--memstore-negative-control")
+    strangers = [uri for uri in negative if uri not in stores]
+    if strangers:
+        raise pytest.UsageError(
+            f"--memstore-negative-control names a store not evaluated: {', '.join(strangers)} "
+            "(give it to --memstore-store)"
+        )
     if sample:
         scenarios, drawn = sample_tasks(scenarios, sample, seed)
         note = drawn.describe()
     run = RunConfig(
         scenarios=tuple(scenarios),
-        arms=tuple(
-            iter_arms(
-                config.getoption("--memstore-agent") or BUILT_IN, config.getoption("--memstore-store") or ("sqlite:",)
-            )
-        ),
+        arms=tuple(iter_arms(config.getoption("--memstore-agent") or BUILT_IN, stores, negative)),
         trials=config.getoption("--memstore-trials"),
         seed=seed,
         workers=workers or 2,
@@ -176,23 +161,17 @@ def _run_config(config: pytest.Config) -> RunConfig:
 
 
 def _planned(run_config: RunConfig) -> list[tuple[str, str]]:
-    """The suite's gates, (arm, key), from the arms' declared roles (no unit runs)."""
+    """The suite's gates, (arm, key), from the arms' roles and their agents' declarations (no unit runs)."""
     from memstore.harness.report.suite import PlannedArm, plan
     from memstore.harness.run.agents import arm_role, make_agent
     from memstore.harness.run.runner import check_config
-    from memstore.harness.run.stores import store_capabilities
 
     check_config(run_config)  # an agent or store that cannot be used is an error at collection
-    arms = [
-        PlannedArm(arm.name, arm.agent, arm_role(make_agent(arm.agent), _Capable(store_capabilities(arm.store))))
-        for arm in run_config.arms
-    ]
-    return plan(arms, hand_written=any(s.kind == "hand-written" for s in run_config.scenarios))
-
-
-@dataclass(frozen=True)
-class _Capable:
-    capabilities: frozenset[str]
+    arms = []
+    for arm in run_config.arms:
+        agent = make_agent(arm.agent)
+        arms.append(PlannedArm(arm.name, arm_role(agent, arm), bool(getattr(agent, "verifies", False))))
+    return plan(arms)
 
 
 class _Suite(pytest.Collector):
@@ -221,11 +200,17 @@ class GateItem(pytest.Item):
             mine = [g for g in found.gates if g.arm == self.arm and g.key == self.key]
         if not mine:
             raise GateFailed(f"{self.arm} {self.key}: this gate was planned but the run did not make it")
-        failed = [g for g in mine if not g.passed]
+        strict = self.config.getoption("--memstore-strict")
+        failed = [g for g in mine if g.failed or (strict and not g.passed)]
         if failed:
             self.config.stash.setdefault(_FAILED, []).append(self.nodeid)
-            lines = [f"{g.name}: {g.message}" for g in failed]
+            lines = [
+                f"{g.name}: {g.outcome.value}: {g.message}" + (f"; {g.advice}" if g.advice else "") for g in failed
+            ]
             raise GateFailed("\n".join([*lines, f"run folder (kept): {found.folder}"]))
+        undecided = [g for g in mine if not g.passed]
+        if undecided:
+            pytest.skip("; ".join(_why(g) for g in undecided))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, GateFailed):
@@ -234,6 +219,12 @@ class GateItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, 0, f"{SUITE}::{self.arm}::{self.key}"
+
+
+def _why(gate: Gate) -> str:
+    """A skipped gate's reason: what the sample could not decide and what would."""
+    what = f"{gate.name}: {gate.outcome.value}: {gate.message}"
+    return what + (f"; {gate.advice}" if gate.advice else "") + " (--memstore-strict fails it)"
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -308,8 +299,6 @@ def _the_run(config: pytest.Config) -> EvalRun:
     found = config.stash.get(_RUN, None)
     if found is not None:
         return found
-    from memstore.harness.report.suite import suite_gates
-
     asked = _asked(config)
     run_config, baseline = asked.config, asked.baseline
     kept = config.getoption("--memstore-report")
@@ -323,9 +312,7 @@ def _the_run(config: pytest.Config) -> EvalRun:
         from memstore.harness.evaluate import evaluate
 
         evaluation = evaluate(run_config, folder, baseline=baseline)
-    hand_written = {s.name for s in run_config.scenarios if s.kind == "hand-written"}
-    gates = suite_gates(evaluation.results, evaluation.tables, evaluation.gates, hand_written)
-    found = EvalRun(evaluation, baseline, gates, asked.note)
+    found = EvalRun(evaluation, baseline, evaluation.gates, asked.note)
     config.stash[_RUN] = found
     return found
 
@@ -375,6 +362,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if found is None:
         return
     failed = config.stash.get(_FAILED, [])
-    verdict = f"{len(failed)} gate test(s) failed" if failed else "every gate test passed"
+    undecided = sum(not g.decided for g in found.gates)
+    verdict = f"{len(failed)} gate test(s) failed" if failed else "no gate test failed"
+    if undecided:
+        verdict += f"; {undecided} gate(s) undecided on this sample (skipped unless --memstore-strict)"
+    elif not failed:
+        verdict = "every gate test passed"
     kept = " (kept)" if failed or config.getoption("--memstore-report") else " (removed: nothing failed)"
     terminalreporter.write_line(f"memstore: {verdict}; run folder {found.folder}{kept}")

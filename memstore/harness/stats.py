@@ -29,6 +29,7 @@ __all__ = [
     "mcnemar",
     "min_detectable_effect",
     "newcombe_diff_ci",
+    "newcombe_paired_ci",
     "paired_bootstrap",
     "paired_difference",
     "power_two_proportions",
@@ -95,6 +96,27 @@ def newcombe_diff_ci(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.9
     """Newcombe's hybrid score interval (method 10) for ``p1 - p2`` of independent samples."""
     low, high = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff", alpha=1 - confidence)
     return float(low), float(high)
+
+
+def newcombe_paired_ci(
+    both: int, only_a: int, only_b: int, neither: int, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Newcombe's (1998, method 10) score interval for the difference of two paired proportions,
+    from the four cells of the pairs' table: never of zero width on a small sample, where a
+    Wald-type interval is (one task that both arms pass says nothing of harm)."""
+    n = both + only_a + only_b + neither
+    if n == 0:
+        return -1.0, 1.0
+    p1, p2 = (both + only_a) / n, (both + only_b) / n
+    l1, u1 = wilson_ci(both + only_a, n, confidence)
+    l2, u2 = wilson_ci(both + only_b, n, confidence)
+    rows = (both + only_a) * (only_b + neither) * (both + only_b) * (only_a + neither)
+    phi = (both * neither - only_a * only_b) / math.sqrt(rows) if rows > 0 else 0.0
+    phi = max(phi, 0.0)  # Newcombe's continuity rule: a negative correlation does not narrow it
+    d = p1 - p2
+    delta = math.sqrt(max((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0.0))
+    epsilon = math.sqrt(max((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2, 0.0))
+    return max(d - delta, -1.0), min(d + epsilon, 1.0)
 
 
 def two_proportion_ztest(k1: int, n1: int, k2: int, n2: int) -> TestResult:

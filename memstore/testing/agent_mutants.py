@@ -52,6 +52,7 @@ class _IgnoresVerdict(_Stub):
     """Verifies every memory, then acts on it as stored whatever the verdict said."""
 
     name = "mutant:ignores-verdict"
+    verifies = True
     role = Role.TREATMENT
 
     def assess(self, session: AgentSession, memory: Memory) -> Known | None:
@@ -109,6 +110,7 @@ class _WeakVerifier(_Stub):
     a weak verifier in the verify-and-correct loop. It retires what cites nothing that exists."""
 
     name = "mutant:weak-verifier"
+    verifies = True
     role = Role.TREATMENT
 
     def assess(self, session: AgentSession, memory: Memory) -> Known | None:
@@ -129,6 +131,7 @@ class _RetiresEverything(_Stub):
     """Retires every memory it is handed, and works as if it had none."""
 
     name = "mutant:retires-everything"
+    verifies = True
     role = Role.TREATMENT
 
     def assess(self, session: AgentSession, memory: Memory) -> Known | None:

@@ -37,7 +37,7 @@ def test_memstore_eval_runs_the_llm_agent_end_to_end(endpoint: ScriptedModel, tm
         main,
         ["eval", str(SCENARIO), "--agent", "llm:scripted", "--agent", "llm:scripted?memory=false", "--out", str(out)],
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # one scenario: undecided
     sessions = pd_sessions(out)
     memory = sessions[sessions.arm == "llm:scripted/sqlite"].iloc[0]
     assert bool(memory.merged) is True  # the change it made passed the merge check

@@ -20,6 +20,7 @@ from memstore.harness.stats import (
     mcnemar,
     min_detectable_effect,
     newcombe_diff_ci,
+    newcombe_paired_ci,
     paired_bootstrap,
     paired_difference,
     power_two_proportions,
@@ -158,3 +159,24 @@ def test_adjusted_pvalues_never_shrink(pvals: list[float]) -> None:
         adjusted = adjust_pvalues(pvals, method)
         assert all(a >= p - 1e-12 for a, p in zip(adjusted, pvals, strict=True))
         assert all(a <= 1.0 for a in adjusted)
+
+
+def test_newcombes_paired_interval_is_never_of_zero_width_and_matches_wald_on_a_large_sample() -> None:
+    low, high = newcombe_paired_ci(1, 0, 0, 0)  # one task, both right: it says nothing of harm
+    assert (round(low, 4), round(high, 4)) == (-0.7935, 0.7935)
+    assert newcombe_paired_ci(0, 0, 0, 0) == (-1.0, 1.0)
+    # 40 both, 5 only a, 10 only b, 45 neither: d = -0.05, Wald's paired interval is [-0.125, +0.025]
+    low, high = newcombe_paired_ci(40, 5, 10, 45)
+    assert (round(low, 3), round(high, 3)) == (-0.123, 0.025)
+
+
+@given(st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.integers(0, 60))
+@settings(max_examples=300, deadline=None)
+def test_newcombes_paired_interval_holds_the_difference(both: int, only_a: int, only_b: int, neither: int) -> None:
+    n = both + only_a + only_b + neither
+    low, high = newcombe_paired_ci(both, only_a, only_b, neither)
+    assert -1.0 <= low <= high <= 1.0
+    if n:
+        d = (only_a - only_b) / n
+        assert low - 1e-12 <= d <= high + 1e-12
+        assert high - low > 0

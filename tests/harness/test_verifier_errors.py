@@ -115,6 +115,6 @@ def test_the_run_reports_the_verifiers_miss_and_its_false_invalidation(scenario_
     report = (tmp_path / "run" / "report.md").read_text()
     # the report says so, in the group table: detection 0 of 1, false invalidation 1 of 2
     assert (
-        "| jit-verify/sqlite | hand-written | 1 | 1.000 | 1.000 | +0.0 [+0.0, +0.0] | 1 | underpowered | "
+        "| jit-verify/sqlite | hand-written | 1 | 1.000 | 1.000 | +0.0 [-79.3, +79.3] | 1 | underpowered | "
         "0.000 (0/1) | 0.500 (1/2) |" in report
     )

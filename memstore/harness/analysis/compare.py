@@ -5,7 +5,8 @@ by (scenario, trial, task): binary outcomes get McNemar's exact test and a task-
 paired difference; review precision and recall get a seeded paired bootstrap. What has no
 per-task outcome, or a run with no session table, gets the unpaired two-proportion test with
 Newcombe's interval, named as unpaired. Holm adjusts each family of
-p-values. Every comparison ends in a verdict: ``improved``, ``regressed``, ``no significant
+p-values apart (`FAMILIES`: against the control, store against store, agent against agent,
+within groups, against a baseline). Every comparison ends in a verdict: ``improved``, ``regressed``, ``no significant
 change``, or ``underpowered`` (the effect that matters could not have been seen; the
 minimum detectable effect and the sample size that would be needed are given).
 """
@@ -26,6 +27,7 @@ from memstore.harness.stats import (
     mcnemar,
     min_detectable_effect,
     newcombe_diff_ci,
+    newcombe_paired_ci,
     paired_bootstrap,
     paired_difference,
     sample_size_two_proportions,
@@ -34,13 +36,16 @@ from memstore.harness.stats import (
 
 __all__ = [
     "ALPHA",
+    "FAMILIES",
     "MIN_EFFECT",
+    "OUTCOMES",
     "UNPAIRED",
     "Comparison",
     "Verdict",
     "compare_groups",
     "compare_runs",
     "compare_within",
+    "lower_is_better",
     "verdict_of",
 ]
 
@@ -51,7 +56,8 @@ UNPAIRED = "two-proportion-z (unpaired)"
 Tables = dict[str, pd.DataFrame]
 
 
-def _lower_is_better(name: str) -> bool:
+def lower_is_better(name: str) -> bool:
+    """Whether a smaller value of the metric ``name`` is the better one (harm, errors, breaches)."""
     found = next((m for m in metrics() if m.name == name), None)
     return found is not None and found.direction in {Direction.LOWER, Direction.ZERO}
 
@@ -59,20 +65,47 @@ def _lower_is_better(name: str) -> bool:
 def verdict_of(c: Comparison, *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT) -> Verdict:
     """The verdict on a comparison whose ``p_adjusted`` and ``mde`` are set."""
     if c.p_adjusted < alpha and c.diff != 0:
-        better = c.diff < 0 if _lower_is_better(c.metric) else c.diff > 0
+        better = c.diff < 0 if lower_is_better(c.metric) else c.diff > 0
         return Verdict.IMPROVED if better else Verdict.REGRESSED
     if c.mde is None or not math.isfinite(c.mde) or c.mde > min_effect:
         return Verdict.UNDERPOWERED
     return Verdict.NO_CHANGE
 
 
+OUTCOMES = ("task_success_rate", "merge_rate", "answer_accuracy", "review_precision", "review_recall")
+"""The outcomes of a task, as the no-harm and harm-seen gates read them against the control."""
+
+FAMILIES = {
+    "outcomes": "one family per arm: its outcomes against its control (what its no-harm or harm-seen gate reads)",
+    "memory": "one family per arm: its memory metrics against its control (descriptive)",
+    "stores": "store against store, for one agent",
+    "agents": "agent against agent on one store (exploratory)",
+    "groups": "task success against the control within each group of tasks (exploratory)",
+    "runs": "each arm against itself in the baseline run (what the baseline gates read)",
+}
+"""The families Holm adjusts apart: a decision is protected against the other comparisons of its
+own family, not against every comparison a run happens to make."""
+
+
 def _finish(found: list[Comparison], alpha: float, min_effect: float) -> list[Comparison]:
-    adjusted = adjust_pvalues([c.p_value for c in found], "holm")
+    """``found`` with p-values Holm-adjusted within each family, and verdicts."""
+    adjusted: dict[int, float] = {}
+    for family in dict.fromkeys(c.family for c in found):
+        members = [i for i, c in enumerate(found) if c.family == family]
+        adjusted.update(zip(members, adjust_pvalues([found[i].p_value for i in members], "holm"), strict=True))
     done = []
-    for c, p in zip(found, adjusted, strict=True):
-        c = Comparison(**{**asdict(c), "p_adjusted": p})
+    for i, c in enumerate(found):
+        c = Comparison(**{**asdict(c), "p_adjusted": adjusted[i]})
         done.append(Comparison(**{**asdict(c), "verdict": verdict_of(c, alpha=alpha, min_effect=min_effect)}))
     return done
+
+
+def _family(rows: dict[str, dict[str, object]], a: str, b: str, metric: str) -> str:
+    """The family of the comparison of arm ``a`` with arm ``b`` on ``metric`` (`FAMILIES`; one
+    per arm against the control: each arm's gate is a decision of its own)."""
+    if rows[b]["role"] == Role.CONTROL:
+        return f"{'outcomes' if metric in OUTCOMES else 'memory'}: {a}"
+    return "stores" if rows[a]["agent"] == rows[b]["agent"] else "agents"
 
 
 def _outcomes_of(metric: Metric, tables: Tables, arm: str) -> pd.Series | None:
@@ -129,7 +162,10 @@ def _paired_binary(metric: Metric, a: str, b: str, outcomes: _Outcomes, min_effe
     x, y = both["a"].astype(bool).astype(int), both["b"].astype(bool).astype(int)
     clusters = [f"{key[0]}|{key[2]}" for key in both.index]  # a task (or a scenario) across trials
     diff = paired_difference(x.tolist(), y.tolist(), clusters=clusters)
-    test = mcnemar(int(((x == 1) & (y == 0)).sum()), int(((x == 0) & (y == 1)).sum()))
+    only_a, only_b = int(((x == 1) & (y == 0)).sum()), int(((x == 0) & (y == 1)).sum())
+    test = mcnemar(only_a, only_b)
+    # the task-clustered interval, widened to Newcombe's score interval where a small sample makes it too narrow
+    score = newcombe_paired_ci(int(((x == 1) & (y == 1)).sum()), only_a, only_b, int(((x == 0) & (y == 0)).sum()))
     base = float(y.mean())
     rho = diff.rho if math.isfinite(diff.rho) else 0.0
     mde = min_detectable_effect(min(base, 1 - 1e-6), len(both), paired=True, rho=max(rho, 0.0))
@@ -143,8 +179,8 @@ def _paired_binary(metric: Metric, a: str, b: str, outcomes: _Outcomes, min_effe
         float(x.mean()),
         base,
         diff.mean_diff,
-        max(diff.low, -1.0),  # a difference of two rates lies in [-1, 1], whatever a tiny sample says
-        min(diff.high, 1.0),
+        max(min(diff.low, score[0]), -1.0),  # a difference of two rates lies in [-1, 1]
+        min(max(diff.high, score[1]), 1.0),
         test.p_value,
         len(both),
         mde=mde,
@@ -236,16 +272,13 @@ def compare_within(
         "pairs": memory_pairs(events) if events is not None else pd.DataFrame(),
     }
     outcomes, reviews = _Outcomes(paired), _Reviews(sessions)
+    arms = sessions[["arm", "agent", "store", "role"]]
+    rows = {str(r["arm"]): r for r in arms.drop_duplicates("arm").to_dict("records")}
     found: list[Comparison] = []
-    for a, b in _pairs(sessions[["arm", "agent", "store", "role"]]):
-        for metric in metrics(test=Test.MCNEMAR):
-            c = _paired_binary(metric, a, b, outcomes, min_effect)
-            if c is not None:
-                found.append(c)
-        for metric in metrics(test=Test.BOOTSTRAP):
-            c = _bootstrap(metric, a, b, reviews, seed)
-            if c is not None:
-                found.append(c)
+    for a, b in _pairs(arms):
+        made = [_paired_binary(metric, a, b, outcomes, min_effect) for metric in metrics(test=Test.MCNEMAR)]
+        made += [_bootstrap(metric, a, b, reviews, seed) for metric in metrics(test=Test.BOOTSTRAP)]
+        found += [Comparison(**{**asdict(c), "family": _family(rows, a, b, c.metric)}) for c in made if c is not None]
     return _finish(found, alpha, min_effect)
 
 
@@ -267,7 +300,7 @@ def compare_groups(
         for group, outcomes in groups:
             c = _paired_binary(success, a, b, outcomes, min_effect)
             if c is not None:
-                found.append(Comparison(**{**asdict(c), "group": group}))
+                found.append(Comparison(**{**asdict(c), "group": group, "family": "groups"}))
     return _finish(found, alpha, min_effect)
 
 
@@ -320,7 +353,7 @@ def compare_runs(
             if metric.name in done or x is None or y is None:
                 continue
             found.append(_unpaired(metric.name, arm, x, y))
-    return _finish(found, alpha, min_effect)
+    return _finish([Comparison(**{**asdict(c), "family": "runs"}) for c in found], alpha, min_effect)
 
 
 def _unpaired(metric: str, arm: str, x: Rate, y: Rate) -> Comparison:

@@ -26,7 +26,9 @@ from memstore.harness.analysis.pairs import (
     task_groups,
 )
 from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Slice, Test, Unit, metric, metrics
+from memstore.harness.run.audit import parse_chances
 from memstore.harness.run.events import EventKind
+from memstore.harness.run.promises import PROMISES
 from memstore.harness.run.records import RECALL_KS
 from memstore.model import Surface
 
@@ -321,13 +323,25 @@ def compute(tables: dict[str, pd.DataFrame], roles: Mapping[str, Role] | None = 
             str(first.agent),
             str(first.store),
             Role(first.role),
-            _evaluate(Level.OVERALL, whole),
+            {**_evaluate(Level.OVERALL, whole), **chance_counts(whole.sessions)},
             per_scenario,
             per_origin,
             per_group,
             errors,
         )
     return dict(sorted(result.items()))
+
+
+def chance_counts(sessions: pd.DataFrame) -> dict[str, int]:
+    """The occasions the store had to break each promise, over ``sessions`` (``chances[METRIC]``,
+    every promise listed; `memstore.harness.run.audit`): 0 means the promise was not exercised."""
+    found = dict.fromkeys((p.metric for p in PROMISES), 0)
+    if "contract_chances" in sessions:
+        for text in sessions["contract_chances"]:
+            for name, n in parse_chances(text).items():
+                if name in found:
+                    found[name] += n
+    return {f"chances[{name}]": n for name, n in found.items()}
 
 
 def _per_group(whole: Slice) -> dict[str, dict[str, Value]]:

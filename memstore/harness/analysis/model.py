@@ -60,6 +60,7 @@ class Comparison:
     mde: float | None = None
     needed_n: float | None = None
     group: str = ""  # a comparison within one group of tasks (a kind of scenario, a stratum); "" for all
+    family: str = ""  # the comparisons Holm adjusted it with (`memstore.harness.analysis.compare.FAMILIES`)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: six significant digits (a p-value of 1e-35 stays 1e-35), infinities as None."""

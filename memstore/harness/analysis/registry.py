@@ -1,12 +1,12 @@
 """The metric registry: one definition per metric, and everything else derived from it.
 
 A metric is declared once, next to the function that computes it (`memstore.harness.analysis.metrics`
-for outcomes and memory, `memstore.harness.analysis.health` for invariants and costs),
-with its name, what it counts, which direction is better, how two arms are compared on it,
-its short label and whether it is charted. The comparison families, the outcome list that
-runs are compared on, the report's columns and charts, the terminal summary and the metric
-table in the docs (``memstore metrics``) all read this registry, so adding a metric is one
-decorated function::
+for outcomes and memory, `memstore.harness.analysis.consistency` for repeatability across trials,
+`memstore.harness.analysis.health` for invariants and costs), with its name, what it counts, which
+direction is better, how two arms are compared on it, its short label and whether it is charted.
+The comparison families, the outcome list that runs are compared on, the report's columns and
+charts, the terminal summary and the metric table in the docs (``memstore metrics``) all read
+this registry, so adding a metric is one decorated function::
 
     @metric("refresh_rate", label="refresh", counts="usable memories refreshed / usable memories given")
     def _refresh(s: Slice) -> Rate | None: ...
@@ -133,7 +133,12 @@ class Slice:
     origin: str | None = None
 
 
-BUILT_IN = ("memstore.harness.analysis.metrics", "memstore.harness.analysis.health", "memstore.harness.analysis.usage")
+BUILT_IN = (
+    "memstore.harness.analysis.metrics",
+    "memstore.harness.analysis.consistency",
+    "memstore.harness.analysis.health",
+    "memstore.harness.analysis.usage",
+)
 METRICS: Registry[Metric] = Registry("metric", "memstore.metrics", {}, modules=BUILT_IN)
 REGISTRY = METRICS.registered  # every metric, in registration order (the built-ins first)
 

@@ -18,6 +18,7 @@ from typing import Any
 from memstore.harness.grading import scoring
 from memstore.harness.grading.actions import Actions, parse_diff
 from memstore.harness.grading.merge_checks import check_change
+from memstore.harness.run.audit import chances_text
 from memstore.harness.run.events import EventKind
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.promises import EXPIRY_PROMISES, LEAK_PROMISES
@@ -159,6 +160,7 @@ class TrialGrading:
             reads=played.counts["reads"],
             leaks=sum(contract[p] for p in LEAK_PROMISES),
             expiry_violations=sum(contract[p] for p in EXPIRY_PROMISES),
+            contract_chances=chances_text(dict(played.chances)),
             agent_error=any(kind == EventKind.AGENT_ERROR for kind, _, _ in played.events),
             infra_error=infra,
             tampered=sum(kind == EventKind.TAMPERED for kind, _, _ in played.events),

@@ -15,6 +15,7 @@ import pandas as pd
 
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.report.content import arm_label, harm_rows, headlines, simulation_notes
+from memstore.harness.report.gate import decide
 from memstore.harness.report.gates import (
     Gate,
     gates,
@@ -67,7 +68,11 @@ def write_reports(
         elif fmt == "junit":
             path, text = folder / "junit.xml", render_junit(gate_list)
         elif fmt == "json":
-            document = {**results.to_json(), "gates": [asdict(g) for g in gate_list]}
+            document = {
+                **results.to_json(),
+                "decision": decide(gate_list).value,
+                "gates": [{**asdict(g), "outcome": g.outcome.value, "passed": g.passed} for g in gate_list],
+            }
             path, text = folder / "report.json", json.dumps(document, indent=2, sort_keys=True) + "\n"
         else:
             raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(FORMATS)}")

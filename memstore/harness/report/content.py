@@ -117,7 +117,7 @@ def headlines(results: RunResults) -> list[Headline]:
 
 def failures(results: RunResults, gate_list: list[Gate]) -> list[str]:
     """What must be seen first: every failed gate (leaks and expiry violations among them)."""
-    return [f"{g.name}: {g.message}" for g in gate_list if not g.passed]
+    return [f"{g.name}: {g.message}" for g in gate_list if g.failed]
 
 
 def agent_parameters(results: RunResults) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from memstore.harness.analysis.model import ArmResult, Rate, RunResults, Value
+from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults, Value
 from memstore.harness.analysis.registry import Level, metrics
 from memstore.harness.report.charts import ChartData, every_chart
 from memstore.harness.report.content import (
@@ -33,6 +33,8 @@ from memstore.harness.report.content import (
     simulation_notes,
     store_profile_lines,
 )
+from memstore.harness.report.decision import PROBE_NOTE, next_step, store_lines, undecided_lines, verdict_line
+from memstore.harness.report.gate import decide
 from memstore.harness.report.gates import Gate
 from memstore.harness.run.events import EventKind
 from memstore.harness.stats import wilson_ci
@@ -146,9 +148,16 @@ def render_html(
             task_total=len(sessions),
             memories=memories,
             memory_total=memory_total,
-            gates=sorted(gate_list, key=lambda g: g.passed),
+            gates=sorted(gate_list, key=lambda g: (not g.failed, g.passed)),
             gate_total=len(gate_list),
-            gates_failed=sum(not g.passed for g in gate_list),
+            gates_failed=sum(g.failed for g in gate_list),
+            verdict=verdict_line(gate_list),
+            decision=decide(gate_list).value.lower(),
+            undecided=undecided_lines(gate_list),
+            next_step=next_step(gate_list, results),
+            probes=results.arms_of(Role.HARM_PROBE),
+            probe_note=PROBE_NOTE,
+            store_lines=store_lines(results, gate_list),
             labels=labels,
             costs=cost_rows(results, timings),
             notes=simulation_notes(results),

@@ -5,15 +5,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from memstore.harness.analysis.compare import Comparison, Verdict
-from memstore.harness.analysis.model import RunResults
+from memstore.harness.analysis.compare import FAMILIES, Comparison, Verdict
+from memstore.harness.analysis.model import Role, RunResults
 from memstore.harness.analysis.registry import Level, metrics
 from memstore.harness.report.content import (
     GROUPS_NOTE,
     arm_label,
     cost_rows,
     error_lines,
-    failures,
     fmt_ci,
     format_p,
     group_rows,
@@ -23,6 +22,15 @@ from memstore.harness.report.content import (
     simulation_notes,
     store_profile_lines,
 )
+from memstore.harness.report.decision import (
+    PROBE_NOTE,
+    failing_scenarios,
+    next_step,
+    store_lines,
+    undecided_lines,
+    verdict_line,
+)
+from memstore.harness.report.gate import Outcome
 from memstore.harness.report.gates import Gate
 
 __all__ = ["comparison_table", "render_markdown"]
@@ -47,11 +55,15 @@ def _header(run: dict[str, Any], arms: int) -> str:
 
 
 def _detectable(c: Comparison) -> str:
-    if c.verdict is not Verdict.UNDERPOWERED:
-        return ""
+    """The smallest change this sample could detect (80% power), and the tasks the effect that
+    matters would need where it could not."""
     if c.mde is None or not math.isfinite(c.mde) or c.mde >= 1:
-        return " (no change of any size was detectable)"
-    return f" (detectable: {c.mde:.3f}" + (f"; needs {math.ceil(c.needed_n)}" if c.needed_n else "") + ")"
+        return "none"
+    needs = c.verdict is Verdict.UNDERPOWERED and c.needed_n and math.isfinite(c.needed_n)
+    return f"{c.mde:.3f}" + (f" (needs {math.ceil(c.needed_n or 0):,})" if needs else "")
+
+
+FAMILY_NOTE = "Holm adjusts each family apart: " + "; ".join(f"*{k}*: {v}" for k, v in FAMILIES.items()) + "."
 
 
 def comparison_table(comparisons: tuple[Comparison, ...] | list[Comparison], *, title: str, note: str) -> list[str]:
@@ -61,14 +73,14 @@ def comparison_table(comparisons: tuple[Comparison, ...] | list[Comparison], *, 
     lines = [
         f"## {title}",
         "",
-        "| metric | a | b | a - b [95% CI] | adjusted p | verdict |",
-        "|---|---|---|---|---|---|",
+        "| metric | a | b | a - b [95% CI] | adjusted p | family | verdict | detectable (80% power) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for c in comparisons:
         interval = f"[{c.low:+.3f}, {c.high:+.3f}]" if math.isfinite(c.low) and math.isfinite(c.high) else "[-]"
         lines.append(
             f"| {_md(c.metric)} | {_md(c.a)} | {_md(c.b)} | {c.diff:+.3f} {interval} | {format_p(c.p_adjusted)} | "
-            f"{c.verdict.value}{_detectable(c)} |"
+            f"{c.family or '-'} | {c.verdict.value} | {_detectable(c)} |"
         )
     return [*lines, "", note, ""]
 
@@ -92,27 +104,50 @@ def render_markdown(
     lines += _harm(results)
     lines += _poisoning(results)
     lines += _costs(results, timings)
-    lines += comparison_table(
-        results.comparisons, title=comparisons_title, note="Holm-adjusted across the family of comparisons."
-    )
-    passed = sum(g.passed for g in gate_list)
-    lines += ["## Gates", "", f"{passed} of {len(gate_list)} passed.", ""]
+    lines += comparison_table(results.comparisons, title=comparisons_title, note=FAMILY_NOTE)
+    lines += _gates(gate_list)
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _gates(gate_list: list[Gate]) -> list[str]:
+    """Every gate with what it decided: failed first, then undecided, then passed."""
+    passed = sum(g.passed for g in gate_list)
+    order = {Outcome.FAILED: 0, Outcome.INCONCLUSIVE: 1, Outcome.NOT_EXERCISED: 2, Outcome.PASSED: 3}
+    lines = [
+        "## Gates",
+        "",
+        f"{passed} of {len(gate_list)} passed.",
+        "",
+        "| gate | outcome | detail |",
+        "|---|---|---|",
+    ]
+    for g in sorted(gate_list, key=lambda g: order[g.outcome]):
+        detail = g.message + (f"; {g.advice}" if g.advice else "")
+        lines.append(f"| {_md(g.name)} | {g.outcome.value} | {_md(detail)} |")
+    return [*lines, ""]
+
+
 def _verdict(results: RunResults, gate_list: list[Gate]) -> list[str]:
-    """PASS or FAIL with every failed gate, the run, the headline, agent errors and the arms' table."""
+    """The decision with every failed gate (and where) and every undecided one (and what would
+    decide it), the next step, the probes, each store against the reference, the run, the
+    headline, agent errors and the arms' table."""
     shown = [m for m in metrics(level=Level.OVERALL) if m.summary]
     shown = [m for m in shown if any(a.overall.get(m.name) is not None for a in results.arms.values())]
-    failed = failures(results, gate_list)
-    verdict = (
-        f"**FAIL**: {len(failed)} of {len(gate_list)} gates failed:"
-        if failed
-        else f"**PASS**: all {len(gate_list)} gates passed."
-    )
-    lines = ["# memstore eval", "", verdict, ""]
-    if failed:
-        lines += [*[f"- \u2717 {_md(f)}" for f in failed], ""]
+    word, _, rest = verdict_line(gate_list).partition(": ")
+    lines = ["# memstore eval", "", f"**{word}**: {_md(rest)}.", ""]
+    decided = [
+        f"\u2717 {g.name}: {g.message}"
+        + (f" (scenarios: {', '.join(where)})" if (where := failing_scenarios(results, g)) else "")
+        for g in gate_list
+        if g.failed
+    ]
+    decided += [f"? {line}" for line in undecided_lines(gate_list)]
+    if decided:
+        lines += [*[f"- {_md(f)}" for f in decided], ""]
+    lines += [f"{_md(step)}", ""] if (step := next_step(gate_list, results)) else []
+    probes = results.arms_of(Role.HARM_PROBE)
+    lines += [f"Probes: {_md(', '.join(probes))}: {PROBE_NOTE}.", ""] if probes else []
+    lines += [f"- {_md(line)}" for line in store_lines(results, gate_list)]
     lines += [_header(dict(results.run), len(results.arms)), ""]
     lines += [f"- {_md(h.text)}" for h in headlines(results)]
     errors = error_lines(results)
@@ -127,6 +162,12 @@ def _verdict(results: RunResults, gate_list: list[Gate]) -> list[str]:
         cells = " | ".join(fmt_ci(arm.overall.get(m.name)) for m in shown)
         lines.append(f"| {_md(arm_label(name, arm))} | {cells} |")
     return [*lines, "", "Rates with Wilson 95% intervals and their counts.", ""]
+
+
+def _where(results: RunResults, gate: Gate) -> str:
+    """`` (scenarios: a, b)``: where a failed gate failed, when that is known."""
+    found = failing_scenarios(results, gate)
+    return f" (scenarios: {', '.join(found)})" if found else ""
 
 
 def _groups(results: RunResults) -> list[str]:

@@ -23,6 +23,15 @@ from memstore.harness.report.content import (
     simulation_notes,
     usage_lines,
 )
+from memstore.harness.report.decision import (
+    PROBE_NOTE,
+    failing_scenarios,
+    next_step,
+    store_lines,
+    undecided_lines,
+    verdict_line,
+)
+from memstore.harness.report.gate import Decision, decide
 from memstore.harness.report.gates import Gate
 from memstore.harness.run.agents import split_params
 
@@ -93,29 +102,46 @@ def legend(results: RunResults) -> str:
 
 
 def first_line(results: RunResults, gate_list: list[Gate]) -> Text:
-    """The verdict (how many gates failed; each is on a line of its own next), then the headline
-    in one sentence: task success of every arm against its control, in points, with its verdict."""
-    failed = [g for g in gate_list if not g.passed]
-    line = Text(
-        f"FAIL: {len(failed)} of {len(gate_list)} gates failed (each below)"
-        if failed
-        else f"PASS: all {len(gate_list)} gates passed",
-        style="bold red" if failed else "bold green",
-    )
+    """The decision (PASS, FAIL or UNDECIDED, each gate that made it on a line of its own next),
+    then the headline in one sentence: task success of every arm against its control, in points,
+    with its verdict, the harm probes named as probes."""
+    decision = decide(gate_list)
+    line = Text(verdict_line(gate_list), style=_STYLE[decision])
     short = short_names(results)
     parts = []
     for c in results.comparisons:
-        if c.metric != "task_success_rate" or results.arms[c.b].role is not Role.CONTROL:
+        if c.metric != "task_success_rate" or c.group or results.arms[c.b].role is not Role.CONTROL:
             continue
-        if results.arms[c.a].role is Role.CONTROL:
+        role = results.arms[c.a].role
+        if role is Role.CONTROL:
             continue
-        parts.append(f"{short[c.a]} {100 * c.diff:+.1f} ({c.verdict.value})")
+        probe = " probe" if role is Role.HARM_PROBE else ""
+        parts.append(f"{short[c.a]} {100 * c.diff:+.1f} ({c.verdict.value}{probe})")
     controls = [n for n, a in results.arms.items() if a.role is Role.CONTROL]
     if parts and controls:
         base = results.arms[controls[0]].rate("task_success_rate")
         shown = f" {100 * base.value:.1f}%" if base is not None and len(controls) == 1 else ""
         line.append(f". Task success against no memory{shown}, in points: {', '.join(parts)}.")
     return line
+
+
+_STYLE = {Decision.PASS: "bold green", Decision.FAIL: "bold red", Decision.UNDECIDED: "bold yellow"}
+
+
+def _gate_lines(console: Console, results: RunResults, gate_list: list[Gate]) -> None:
+    """Each failed gate (with the scenarios where it failed), then each undecided one, then the
+    probes named as such and each store under test against the reference."""
+    for gate in (g for g in gate_list if g.failed):
+        where = failing_scenarios(results, gate)
+        shown = f" (scenarios: {', '.join(where)})" if where else ""
+        console.print(Text(f"  \u2717 {gate.name}: {gate.message}{shown}", style="red"))
+    for line in undecided_lines(gate_list):
+        console.print(Text(f"  ? {line}", style="yellow"))
+    probes = results.arms_of(Role.HARM_PROBE)
+    if probes:
+        console.print(Text(f"Probes: {', '.join(probes)}: {PROBE_NOTE}.", style="dim"))
+    for line in store_lines(results, gate_list):
+        console.print(Text(line, style="bold"))
 
 
 def _blocks(names: list[str], width: int, short: dict[str, str]) -> Iterator[list[str]]:
@@ -146,13 +172,12 @@ def _table(results: RunResults, names: list[str], title: str, short: dict[str, s
 
 
 def print_summary(console: Console, results: RunResults, gate_list: list[Gate], folder: str, seconds: float) -> None:
-    """First the verdict and the headline in one line, then every failed gate with its message;
+    """First the decision and the headline in one line, then every failed gate with its message
+    and every undecided one with what would decide it; the probes; each store against the reference;
     then the legend of the arms' short names and the table; then the headline sentences, agent
-    errors and usage; then the notes (what is simulated) and where the run is."""
+    errors and usage; then the notes (what is simulated), where the run is, and the next step."""
     console.print(first_line(results, gate_list))
-    failed = [g for g in gate_list if not g.passed]
-    for gate in failed:
-        console.print(Text(f"  \u2717 {gate.name}: {gate.message}", style="red"))
+    _gate_lines(console, results, gate_list)
     short = short_names(results)
     names = list(results.arms)
     console.print(Text(legend(results), style="dim"))
@@ -170,9 +195,13 @@ def print_summary(console: Console, results: RunResults, gate_list: list[Gate], 
     for note in simulation_notes(results, brief=True):
         style = "bold yellow" if "WEAKER ISOLATION" in note else "dim"
         console.print(Text(f"Note: {note}", style=style))
+    passed = sum(g.passed for g in gate_list)
     console.print(
         Text(
             f"run folder: {folder} (report.html, report.md, junit.xml; {seconds:.1f} s); "
-            f"{len(gate_list) - len(failed)}/{len(gate_list)} gates passed"
+            f"{passed}/{len(gate_list)} gates passed"
         )
     )
+    step = next_step(gate_list, results)
+    if step:
+        console.print(Text(step, style="bold"))

@@ -32,6 +32,7 @@ from typing import Protocol, runtime_checkable
 
 from memstore.errors import ConfigurationError
 from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.output import Arm
 from memstore.harness.run.records import Role
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.registry import Registry
@@ -179,10 +180,12 @@ def agent_role(agent: Agent) -> Role:
     return Role(getattr(agent, "role", Role.TREATMENT))
 
 
-def arm_role(agent: Agent, store: object) -> Role:
-    """An arm's role, as its agent and its store declare them: a store built to break the rules
-    (capability ``negative-control``) makes the arm a negative control, whatever the agent."""
-    if "negative-control" in getattr(store, "capabilities", frozenset()):
+def arm_role(agent: Agent, arm: Arm) -> Role:
+    """An arm's role: a negative control when the person running says its store is one
+    (``--negative-control URI``: `Arm.negative_control`) or for memstore's own ``naive:`` store,
+    built to break the rules; else the role its agent declares. What a store declares never
+    chooses how it is judged (a store cannot turn its own gates off)."""
+    if arm.negative_control or arm.store.partition(":")[0] == "naive":
         return Role.NEGATIVE_CONTROL
     return agent_role(agent)
 

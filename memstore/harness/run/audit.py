@@ -16,6 +16,11 @@ checks what the store says:
 - each session: that ``get()`` hides every memory from a user with no access (an outsider),
   that expired memories are gone and live ones are not.
 
+Each check is also a *chance*: an occasion on which the store could have broken a promise (a
+list handed out while a retired memory exists, a correction to supersede, a lookup by an
+outsider). A promise with no chance in a run was not exercised: its gate says so instead of
+passing (`memstore.harness.report.gates`).
+
 Each breach is a `Breach` of one named promise (`memstore.harness.run.promises`): a contract metric in the results
 and a gate of the run. A breach is counted once per promise and memory in a trial, and the
 audit then follows the store (a correction that did not supersede leaves the old version
@@ -24,6 +29,7 @@ live in the audit's account too), so one broken promise does not show up as anot
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -35,7 +41,7 @@ from memstore.harness.run.promises import PROMISES
 from memstore.harness.world import World
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface
 
-__all__ = ["OUTSIDER", "Breach", "StoreAudit", "breach_counts", "entitled"]
+__all__ = ["OUTSIDER", "Breach", "StoreAudit", "breach_counts", "chances_text", "entitled", "parse_chances"]
 
 OUTSIDER = "memstore-audit-outsider"  # a user with no access anywhere: get() must show them nothing
 
@@ -134,6 +140,7 @@ class StoreAudit:
         self.records: dict[str, _Record] = {}
         self._found: set[tuple[str, str]] = set()
         self._actors: dict[str, Actor] = {}  # each user's actor, made once (the audit asks thousands of times)
+        self.chances: Counter[str] = Counter()  # occasions to break each promise, since `take_chances`
         for memories in world.seeded.values():
             for made in memories:
                 record = _Record.of(made, world.drafts.get(made.id), made.author, made.created_at)
@@ -142,6 +149,12 @@ class StoreAudit:
         self._pending = self._kept(list(self.records))
 
     # -- bookkeeping --------------------------------------------------------------------
+
+    def take_chances(self) -> dict[str, int]:
+        """The chances counted since the last call (a session's), and a fresh count."""
+        found = dict(self.chances)
+        self.chances.clear()
+        return found
 
     def _breach(self, promise: str, memory_id: str, detail: str) -> list[Breach]:
         """A breach, once per promise and memory in a trial (a list's breach once per session)."""
@@ -166,11 +179,13 @@ class StoreAudit:
         found: list[Breach] = []
         for memory_id in ids:
             record = self.records[memory_id]
+            self.chances["unkept_writes"] += 1
             got = self._get(memory_id, record.author)
             if got is None:
                 del self.records[memory_id]  # out of the account: it was never there
                 found += self._breach("unkept_writes", memory_id, "acknowledged, then not found")
                 continue
+            self.chances["altered_memories"] += 1
             changed = record.differs(got)
             if changed:
                 found += self._breach("altered_memories", memory_id, changed)
@@ -186,15 +201,21 @@ class StoreAudit:
         for record in self._live():
             expired = now >= record.refreshed_at + self.expiry
             got = self._get(record.id, record.author)
+            readable = self.world.access.level(record.author, record.repo) >= Access.READ
             if expired:
                 record.status = Status.EXPIRED
+                self.chances["expired_returned"] += 1
                 if got is not None:
                     found += self._breach("expired_returned", record.id, "expired, still returned by get()")
-            elif got is None and self.world.access.level(record.author, record.repo) >= Access.READ:
-                del self.records[record.id]  # out of the account: the store no longer has it
-                found += self._breach("lost_memories", record.id, "live, but get() no longer finds it")
-            if not expired and got is not None and self._get(record.id, OUTSIDER) is not None:
-                found += self._breach("get_leaks", record.id, "get() showed it to a user with no access")
+            elif readable:
+                self.chances["lost_memories"] += 1
+                if got is None:
+                    del self.records[record.id]  # out of the account: the store no longer has it
+                    found += self._breach("lost_memories", record.id, "live, but get() no longer finds it")
+            if not expired and got is not None:
+                self.chances["get_leaks"] += 1
+                if self._get(record.id, OUTSIDER) is not None:
+                    found += self._breach("get_leaks", record.id, "get() showed it to a user with no access")
         return found
 
     def expired_now(self) -> list[str]:
@@ -211,6 +232,7 @@ class StoreAudit:
         found: list[Breach] = []
         repo = self.world.scenario.repo
         kept: list[str] = []
+        self._list_chances(user, surface)
         for memory in memories:
             leak = _leak(self.world.access, memory, user, repo, surface)
             record = self.records.get(memory.id)
@@ -226,6 +248,7 @@ class StoreAudit:
                 found += self._breach("expired_returned", memory.id, "an expired memory handed out")
             else:
                 kept.append(memory.id)  # live: it counts for completeness and order, changed or not
+                self.chances["altered_memories"] += 1
                 changed = record.differs(memory)
                 if changed:
                     found += self._breach("altered_memories", memory.id, changed)
@@ -233,10 +256,28 @@ class StoreAudit:
             found += self._complete(kept, user, surface, limit)
         return found
 
+    def _list_chances(self, user: str, surface: Surface) -> None:
+        """A list handed to ``user`` on ``surface`` is a chance to break each promise about what a
+        list must not hold, for which the account has such a memory now."""
+        repo, access = self.world.scenario.repo, self.world.access
+        statuses = {r.status for r in self.records.values()}
+        for status, promise in (
+            (Status.SUPERSEDED, "superseded_returned"),
+            (Status.RETIRED, "retired_returned"),
+            (Status.EXPIRED, "expired_returned"),
+        ):
+            if status in statuses:
+                self.chances[promise] += 1
+        for leak in {_leak(access, r, user, repo, surface) for r in self._live()}:
+            if leak is not None:
+                self.chances[leak] += 1
+
     def _complete(self, kept: list[str], user: str, surface: Surface, limit: int) -> list[Breach]:
         repo = self.world.scenario.repo
         visible = [r for r in self._live() if _leak(self.world.access, r, user, repo, surface) is None]
         expected = [r.id for r in sorted(visible, key=_Record.order, reverse=True)][:limit]
+        self.chances["forgotten"] += len(expected)
+        self.chances["order_breaches"] += len(expected) >= 2
         if kept == expected:
             return []
         if set(kept) == set(expected) or (len(kept) == len(expected) and set(kept) <= {r.id for r in visible}):
@@ -263,12 +304,15 @@ class StoreAudit:
     def follow(self, kind: str, memory_id: str, detail: str, actor: Actor, draft: MemoryDraft | None) -> list[Breach]:
         """Keep the account in step with one thing a session did to the store, and check it."""
         now = self.world.clock.now()
+        if kind == EventKind.DENIED and self.world.access.level(actor.user, self.world.scenario.repo) < Access.WRITE:
+            self.chances["permission_breaches"] += 1  # refused, as it must be: the promise was put to the test
         if kind in {EventKind.STORE, EventKind.CORRECT} and memory_id not in self.records:
             return self._wrote(memory_id, detail if kind == EventKind.CORRECT else None, actor, draft, now)
         record = self.records.get(memory_id)
         if record is None:
             return []
         if kind == EventKind.RETIRE:
+            self.chances["retired_returned"] += 1
             found = self._needs_write(record, actor.user, "retired")
             got = self._get(memory_id, record.author)
             if got is not None and got.status is Status.ACTIVE:
@@ -276,6 +320,7 @@ class StoreAudit:
             record.status = Status.RETIRED
             return found
         if kind == EventKind.REFRESH and record.status is Status.ACTIVE:
+            self.chances["refresh_ignored"] += 1
             got = self._get(memory_id, record.author)
             if got is not None and got.refreshed_at < now and record.refreshed_at < now:
                 record.refreshed_at = got.refreshed_at
@@ -285,23 +330,27 @@ class StoreAudit:
 
     def _needs_write(self, record: _Record, user: str, done: str) -> list[Breach]:
         if record.kind is Kind.FACT and self.world.access.level(user, record.repo) < Access.WRITE:
+            self.chances["permission_breaches"] += 1
             return self._breach("permission_breaches", record.id, f"{done} by {user}, who has no write access")
         return []
 
     def _wrote(
         self, memory_id: str, corrects: str | None, actor: Actor, draft: MemoryDraft | None, now: datetime
     ) -> list[Breach]:
+        self.chances["unkept_writes"] += 1
         got = self._get(memory_id, actor.user)
         if got is None:
             return self._breach("unkept_writes", memory_id, "acknowledged, then not found")
         record = self.records[memory_id] = _Record.of(got, draft, actor.user, now)
         found = self._needs_write(record, actor.user, "written")
+        self.chances["altered_memories"] += 1
         changed = record.differs(got)
         if changed:
             found += self._breach("altered_memories", memory_id, changed)
         old = self.records.get(corrects) if corrects else None
         if old is None:
             return found
+        self.chances["unsuperseded"] += 1
         before = self._get(old.id, old.author)
         if got.supersedes != old.id or (before is not None and before.status is Status.ACTIVE):
             return found + self._breach("unsuperseded", old.id, f"corrected by {memory_id}, still active")
@@ -315,3 +364,20 @@ def breach_counts(breaches: Iterable[Breach]) -> dict[str, int]:
     for breach in breaches:
         counts[breach.promise] += 1
     return counts
+
+
+def chances_text(chances: dict[str, int]) -> str:
+    """Chances as a session row holds them: ``forgotten=3;get_leaks=5`` (promises with none left out)."""
+    return ";".join(f"{name}={n}" for name, n in sorted(chances.items()) if n)
+
+
+def parse_chances(text: object) -> dict[str, int]:
+    """`chances_text` read back ("" or a missing value: no chance)."""
+    found: dict[str, int] = {}
+    if not isinstance(text, str):
+        return found
+    for part in text.split(";"):
+        name, _, n = part.partition("=")
+        if name and n.isdigit():
+            found[name] = found.get(name, 0) + int(n)
+    return found

@@ -22,6 +22,7 @@ class Arm:
 
     agent: str
     store: str = "sqlite:"
+    negative_control: bool = False  # the person running said so (``--negative-control``): gated as one
 
     @property
     def store_label(self) -> str:

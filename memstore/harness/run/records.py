@@ -81,6 +81,7 @@ class SessionRecord:
     surface_leaks: int
     get_leaks: int
     permission_breaches: int
+    contract_chances: str  # the occasions to break each promise: "forgotten=3;get_leaks=5" (`audit.chances_text`)
     agent_error: bool
     infra_error: bool
     tampered: int

@@ -73,6 +73,8 @@ class RunConfig:
     max_cost: float | None = None  # USD: no new unit starts once the run's agents spent this
     executor: str = "local"  # local (a process pool), ray, or ray://HOST:PORT
     sample: str = ""  # how the tasks were sampled from the scenarios named (`sample_tasks`), if they were
+    sequential: bool = False  # scenarios in a seeded order, stopping when every gate is decided (`harness.sequential`)
+    max_sessions: int = 0  # a sequential run stops after this many sessions (0: no cap)
 
     def runtime_for(self, agent: str) -> AgentRuntime:
         """How ``agent`` runs (its own timeout, where one was given)."""
@@ -132,6 +134,7 @@ class Declared(NamedTuple):
 
     role: Role
     simulated: bool  # an agent's ``simulated``: the stubs are
+    verifies: bool  # an agent's ``verifies``: it says it verifies memories before use (the verifier's gates)
     params: dict[str, Any]  # the parameters its agent runs with (an agent's ``params``), if it says
     store: dict[str, Any]  # what its store declares (`memstore.harness.run.stores.store_profile`)
 
@@ -143,17 +146,12 @@ def declared(config: RunConfig) -> dict[str, Declared]:
     found = {}
     for arm in config.arms:
         agent = make_agent(arm.agent, runtime=config.runtime_for(arm.agent))
-        capabilities = frozenset(profiles[arm.store]["capabilities"])
-        role = agents.arm_role(agent, _Declared(capabilities))
+        role = agents.arm_role(agent, arm)
         params = getattr(agent, "params", None)
         simulated = bool(getattr(agent, "simulated", False))
-        found[arm.name] = Declared(role, simulated, dict(params or {}), profiles[arm.store])
+        verifies = bool(getattr(agent, "verifies", False))
+        found[arm.name] = Declared(role, simulated, verifies, dict(params or {}), profiles[arm.store])
     return found
-
-
-@dataclass(frozen=True)
-class _Declared:
-    capabilities: frozenset[str]
 
 
 def _registrations(config: RunConfig) -> tuple[dict[str, str], dict[str, str]]:
@@ -388,8 +386,9 @@ def merge_outputs(results: Sequence[RunOutput]) -> RunOutput:
     return merged
 
 
-def iter_arms(specs: Sequence[str], stores: Sequence[str]) -> Iterator[Arm]:
-    """Every agent with every store (a control only once: it reads no store)."""
+def iter_arms(specs: Sequence[str], stores: Sequence[str], negative: Sequence[str] = ()) -> Iterator[Arm]:
+    """Every agent with every store (a control only once: it reads no store); an arm on a store
+    of ``negative`` is a negative control (the person running says which stores are)."""
     controls = {
         spec for spec in specs if not spec.startswith("command:") and agent_role(make_agent(spec)) is Role.CONTROL
     }
@@ -397,4 +396,4 @@ def iter_arms(specs: Sequence[str], stores: Sequence[str]) -> Iterator[Arm]:
         for spec in specs:
             if spec in controls and store != stores[0]:
                 continue
-            yield Arm(spec, store)
+            yield Arm(spec, store, negative_control=store in negative)

@@ -65,6 +65,7 @@ class Played:
     diff: str  # the committed change ("" for none)
     merged: bool | None  # None off the coding surface
     contract: Mapping[str, int]  # breaches of each promise of the store contract
+    chances: Mapping[str, int]  # occasions the store had to break each promise (`StoreAudit.chances`)
     counts: Mapping[str, int]  # verify_reads, searches, reads
     usage: Mapping[str, Any]  # tokens, cost, model, transcript
 
@@ -205,7 +206,7 @@ class _Trial:
         self.unit, self.world, self.guard, self.out = unit, world, guard, out
         self.workspace = Workspace(world.path, copied_from=template.repo)
         self.agent = make_agent(unit.arm.agent, runtime=unit.runtime)
-        self.role = arm_role(self.agent, world.store)
+        self.role = arm_role(self.agent, unit.arm)
         self.grading: Grading = import_reference(GRADING, "grading")(unit, template, world, self.workspace, out)
         self.audit = StoreAudit(world, unit.expiry)
         self.verdicts: dict[tuple[Memory, str], Verdict] = {}  # the sessions' verdicts (`Gateway.verdicts`)
@@ -331,6 +332,7 @@ class _Trial:
             diff=diff,
             merged=merged,
             contract=breach_counts(breaches),
+            chances=self.audit.take_chances(),
             counts=dict(gateway.counts),
             usage=self._usage(gateway),
         )

@@ -23,6 +23,7 @@ from memstore.harness.run.sandbox import DEFAULT_TIMEOUT, AgentRuntime, Network,
 from memstore.harness.runfolder.shards import ENGINE
 from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.harness.scenarios.loader import load_library
+from memstore.harness.scenarios.model import Scenario
 from memstore.harness.scenarios.sample import sample_tasks
 
 __all__ = [
@@ -78,8 +79,12 @@ def build_config(
     max_cost: float | None = None,
     executor: str = "local",
     sample: int = 0,
+    *,
+    negative: tuple[str, ...] = (),
+    sequential: tuple[bool, int] = (False, 0),
 ) -> RunConfig:
-    """The run the options describe (scenarios loaded and checked as files)."""
+    """The run the options describe (scenarios loaded and checked as files); the stores of
+    ``negative`` are negative controls (each must be one of ``stores``)."""
 
     timeout, per_agent = parse_timeouts(agent_timeouts)
     sandbox, network, env_names = isolation
@@ -93,18 +98,12 @@ def build_config(
         network=Network(network),
         env=tuple(env_names),
     )
-    try:
-        library = tuple(load_library(scenarios))
-    except ScenarioError as exc:
-        raise ConfigurationError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
-    sampled = ""
-    if sample:
-        chosen, drawn = sample_tasks(library, sample, seed)
-        library, sampled = tuple(chosen), drawn.describe()
+    library, sampled = _library(scenarios, sample, seed)
+    _check_choices(stores or (DEFAULT_STORE,), negative, sequential)
     specs = [with_params(spec, agent_params) for spec in agents or DEFAULT_AGENTS]
     config = RunConfig(
         scenarios=library,
-        arms=tuple(iter_arms(specs, stores or (DEFAULT_STORE,))),
+        arms=tuple(iter_arms(specs, stores or (DEFAULT_STORE,), negative)),
         trials=trials,
         seed=seed,
         workers=workers,
@@ -114,6 +113,8 @@ def build_config(
         max_cost=max_cost,
         executor=executor,
         sample=sampled,
+        sequential=sequential[0],
+        max_sessions=sequential[1],
     )
     unknown = sorted(
         {agent for agent, _ in per_agent} - {a for arm in config.arms for a in (arm.agent, split_params(arm.agent)[0])}
@@ -121,6 +122,30 @@ def build_config(
     if unknown:
         raise ConfigurationError(f"--agent-timeout names agent(s) not in this run: {', '.join(unknown)}")
     return config
+
+
+def _library(scenarios: tuple[Path, ...], sample: int, seed: int) -> tuple[tuple[Scenario, ...], str]:
+    """The scenarios named (the shipped library for none), sampled when asked, and how."""
+    try:
+        library = tuple(load_library(scenarios))
+    except ScenarioError as exc:
+        raise ConfigurationError(f"the scenarios have problems; run `memstore scenarios validate`:\n{exc}") from exc
+    if not sample:
+        return library, ""
+    chosen, drawn = sample_tasks(library, sample, seed)
+    return tuple(chosen), drawn.describe()
+
+
+def _check_choices(stores: tuple[str, ...], negative: tuple[str, ...], sequential: tuple[bool, int]) -> None:
+    """The run's own choices hold together: a negative control is a store it evaluates, and a
+    session budget goes with a sequential run."""
+    strangers = [uri for uri in negative if uri not in stores]
+    if strangers:
+        raise ConfigurationError(
+            f"--negative-control names a store this run does not evaluate: {', '.join(strangers)} (give it to --store)"
+        )
+    if sequential[1] and not sequential[0]:
+        raise ConfigurationError("--max-sessions goes with --sequential (a fixed run has --max-cost)")
 
 
 @dataclass(frozen=True)
@@ -142,6 +167,9 @@ class Recipe:
     max_cost: float | None = None
     executor: str = "local"
     sample: int = 0  # tasks drawn from the scenarios (seeded, stratified); 0: every task
+    negative_controls: tuple[str, ...] = ()  # stores the person running says are built to break the contract
+    sequential: bool = False  # scenarios in a seeded order, stopping when every gate is decided
+    max_sessions: int = 0  # with sequential: stop after this many sessions (0: no cap)
 
     def config(self) -> RunConfig:
         """The run (scenarios loaded and checked as files)."""
@@ -159,6 +187,8 @@ class Recipe:
             self.max_cost,
             self.executor,
             self.sample,
+            negative=self.negative_controls,
+            sequential=(self.sequential, self.max_sessions),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -183,6 +213,8 @@ class Recipe:
                 value = tuple(value) if ok else value
             elif kind == "int":
                 ok = isinstance(value, int) and not isinstance(value, bool)
+            elif kind == "bool":
+                ok = isinstance(value, bool)
             elif kind.startswith("float"):
                 ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool))
             else:

@@ -58,7 +58,8 @@ def _git_commit() -> str | None:
     return source_commit(Path(__file__).resolve().parents[2])
 
 
-def _frames(output: RunOutput) -> dict[str, pd.DataFrame]:
+def frames_of(output: RunOutput) -> dict[str, pd.DataFrame]:
+    """The tables of a run's rows, each in its kept order."""
     frames = {}
     for name in TABLES:
         frame = pd.DataFrame(getattr(output, name))
@@ -90,6 +91,7 @@ def metadata(config: RunConfig, arms: Mapping[str, Declared] | None = None) -> d
                 "store": redact(a.store),
                 "role": arms[a.name].role.value,
                 "simulated": arms[a.name].simulated,
+                "verifies": arms[a.name].verifies,
                 "params": arms[a.name].params,
             }
             for a in config.arms
@@ -136,14 +138,15 @@ def table_path(folder: Path, name: str) -> Path:
 
 
 def write_run(
-    folder: Path, config: RunConfig, output: RunOutput, *, seconds: float
+    folder: Path, config: RunConfig, output: RunOutput, *, seconds: float, extra: Mapping[str, Any] | None = None
 ) -> tuple[RunResults, dict[str, pd.DataFrame]]:
     """Write tables, results.json and timings.json into ``folder``; return the results and tables.
+    ``extra``: more of the run's metadata (a sequential run's order and intervals).
 
     Tables are gzipped CSV with a zero timestamp in the gzip header, so one seed gives the same
     bytes every time."""
     folder.mkdir(parents=True, exist_ok=True)
-    frames = _frames(output)
+    frames = frames_of(output)
     arms = declared(config)
     # The metrics per arm, scenario and origin (the tail's largest part) in a child, beside the rest.
     computing = in_child(
@@ -160,7 +163,7 @@ def write_run(
             )
         comparisons = tuple(compare_within(frames, seed=config.seed))
         results = RunResults(
-            run=metadata(config, arms),
+            run={**metadata(config, arms), **(extra or {})},
             arms=computing.result(),
             comparisons=comparisons,
             groups=tuple(compare_groups(frames)),

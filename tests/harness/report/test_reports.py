@@ -19,6 +19,7 @@ from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.report import gates, render_junit, render_markdown, write_reports
 from memstore.harness.report.charts import forest_chart
+from memstore.harness.report.gate import Outcome
 from memstore.harness.run.runner import Arm, RunConfig
 from tests.harness.conftest import scenario
 
@@ -67,8 +68,18 @@ def test_a_report_rendered_again_from_results_json_is_the_report_the_run_wrote(r
 def test_markdown_summary(run_folder: Folder) -> None:
     _, results, _ = run_folder
     text = render_markdown(results, gates(results))
-    assert text.startswith("# memstore eval\n\n**PASS**: all ")
-    assert "gates passed.\n\n12 tasks, 3 arms, seed 0, 2 trial(s)" in text
+    # three scenarios cannot decide every gate: the decision says so first, then why and what to run
+    assert text.startswith(
+        "# memstore eval\n\n**UNDECIDED**: none of 62 gates failed; 4 inconclusive, 13 not exercised"
+    )
+    assert (
+        "- ? not exercised: contract[expired_returned] on 3 arms (jit-verify/memory, no-memory/memory, "
+        "trusting/memory): no session gave the store a chance to break it; needs a scenario with a memory that expired"
+    ) in text
+    assert "about 67 tasks (12 now) would decide it" in text
+    assert "Next: run about 1,152 tasks (12 now)" in text
+    assert "Probes: trusting/memory: a probe, expected to regress" in text
+    assert "12 tasks, 3 arms, seed 0, 2 trial(s)" in text
     assert "- trusting/memory: task success " in text  # the headline, before the table
     assert text.index("- jit-verify/memory: task success") < text.index("| arm |")
     assert "| no-memory/memory (control) | " in text
@@ -78,16 +89,17 @@ def test_markdown_summary(run_folder: Folder) -> None:
     assert "## What is simulated" in text
     assert "no-memory, trusting, jit-verify are built-in stub agents" in text
     assert "(learn=True, reads=8, searches=2)" in text
-    # per arm: 4 integrity gates and 15 promises of the store contract; and the treatment arm not
-    # worse than the control
-    assert "58 of 58 passed." in text
+    # per arm: 4 integrity gates and 15 promises of the store contract; the treatment arm not
+    # worse than the control, the probe harmed, the verifier's three bars
+    assert "45 of 62 passed." in text
+    assert "| jit-verify/memory: not significantly worse than the control | inconclusive |" in text
     assert "gate(s) failed" not in text
 
 
 def test_junit_has_one_case_per_gate(run_folder: Folder) -> None:
     _, results, _ = run_folder
     suite = ET.fromstring(render_junit(gates(results)))
-    assert suite.attrib == {"name": "memstore", "tests": "58", "failures": "0", "errors": "0"}
+    assert suite.attrib == {"name": "memstore", "tests": "62", "failures": "0", "errors": "0", "skipped": "17"}
     assert [case.attrib["name"] for case in suite][:6] == [
         "jit-verify/memory: sessions without an agent error > 0",
         "jit-verify/memory: sessions without an infrastructure error > 0",
@@ -96,7 +108,17 @@ def test_junit_has_one_case_per_gate(run_folder: Folder) -> None:
         "jit-verify/memory: recent() returns every live memory the user may see, up to the limit (forgotten == 0)",
         "jit-verify/memory: a write the store acknowledged is kept (unkept_writes == 0)",
     ]
-    assert [case.attrib["name"] for case in suite][-1] == "jit-verify/memory: not significantly worse than the control"
+    names = [case.attrib["name"] for case in suite]
+    assert names[-5:] == [
+        "jit-verify/memory: not significantly worse than the control",
+        "trusting/memory: bad memory measurably harms it (a probe: expected to regress)",
+        "jit-verify/memory: detection_recall >= 0.95",
+        "jit-verify/memory: false_invalidation_rate <= 0.02",
+        "jit-verify/memory: reanchor_accuracy >= 0.8",
+    ]
+    skipped = suite[names.index("jit-verify/memory: false_invalidation_rate <= 0.02")].find("skipped")
+    assert skipped is not None
+    assert skipped.attrib["message"].startswith("inconclusive: 0.000 (0/6) [0.000, 0.393] (bar <= 0.02)")
 
 
 def test_results_json_round_trips(run_folder: Folder) -> None:
@@ -114,22 +136,25 @@ def test_a_significant_regression_fails_its_gate(run_folder: Folder) -> None:
     _, results, _ = run_folder
     worse = _with(results, "jit-verify/memory", detection_recall=Rate(0, 300))
     better = _with(results, "jit-verify/memory", detection_recall=Rate(300, 300))
-    failed = [g for g in gates(worse, compare_runs(worse, better)) if not g.passed]
-    assert [g.name for g in failed] == ["jit-verify/memory: detection_recall not regressed"]
-    assert failed[0].message.startswith("regressed: 0.000 now vs 1.000 in the baseline")
+    failed = [g for g in gates(worse, compare_runs(worse, better)) if g.failed]
+    assert [g.name for g in failed] == [
+        "jit-verify/memory: detection_recall >= 0.95",  # the verifier's own bar
+        "jit-verify/memory: detection_recall not regressed",
+    ]
+    assert failed[1].message.startswith("regressed: 0.000 now vs 1.000 in the baseline")
     suite = ET.fromstring(render_junit(gates(worse, compare_runs(worse, better))))
-    assert suite.attrib["failures"] == "1"
+    assert suite.attrib["failures"] == "2"
 
 
 def test_an_invariant_broken_fails_its_gate_and_tops_the_report(run_folder: Folder) -> None:
     _, results, _ = run_folder
     leaky = _with(results, "trusting/memory", scope_leaks=3)
-    failed = [g for g in gates(leaky) if not g.passed]
+    failed = [g for g in gates(leaky) if g.failed]
     assert [(g.name, g.message) for g in failed] == [(f"trusting/memory: {_SCOPE}", "3 breaches")]
     text = render_markdown(leaky, gates(leaky))
     assert text.splitlines()[2].startswith("**FAIL**: 1 of ")
     assert text.index(f"- \u2717 trusting/memory: {_SCOPE}: 3 breaches") < text.index("| arm |")
-    assert "**PASS**: all " in render_markdown(results, gates(results)).splitlines()[2]
+    assert "**UNDECIDED**: none of " in render_markdown(results, gates(results)).splitlines()[2]
 
 
 _SCOPE = "a repository's facts reach only users who may read that repository (scope_leaks == 0)"
@@ -192,7 +217,9 @@ def test_html_report_loads_in_headless_chromium(run_folder: Folder, tmp_path: Pa
     assert 'id="banner"' not in dom  # nothing failed
     # the verdict in one line beside the headline; yes/no as marks; a filter over the sessions
     assert dom.index('id="verdict"') < dom.index('id="headline"')
-    assert re.search(r'<p id="verdict" class="pass">\u2713 PASS: all \d+ gates passed</p>', dom)
+    assert re.search(r'<p id="verdict" class="undecided">\? UNDECIDED: none of 62 gates failed; [^<]+</p>', dom)
+    assert 'id="undecided"' in dom
+    assert 'id="next"' in dom
     assert 'id="task-filter"' in dom
     assert 'id="task-failed"' in dom
     tasks = dom[dom.index('id="tasks"') :]
@@ -213,7 +240,7 @@ def test_a_failed_gate_is_a_red_banner_at_the_top_of_the_page(evaluation: Evalua
     assert "1 gate(s) failed" in dom
     assert re.search(r'<p id="verdict" class="fail">\u2717 FAIL: 1 of \d+ gates failed</p>', dom)
     gates_table = dom[dom.index('id="gates"') :]
-    assert gates_table.index("\u2717 FAIL") < gates_table.index("\u2713 pass")  # failures first
+    assert gates_table.index("\u2717 FAIL") < gates_table.index("? not exercised") < gates_table.index("\u2713 pass")
     assert f"trusting/memory: {_SCOPE}: 3 breaches" in dom
 
 
@@ -246,13 +273,19 @@ def test_the_no_harm_gate_fails_when_a_treatment_is_significantly_worse() -> Non
     assert passed.passed
     assert passed.name == "jit-verify/sqlite: not significantly worse than the control"
     (failed,) = no_harm_gates(_run(*good, bad))
-    assert not failed.passed
+    assert failed.failed
     assert failed.message == "review_precision 0.700 vs 0.950 (p = 0.001)"
     (unmeasured,) = no_harm_gates(_run())
-    assert not unmeasured.passed  # a gate with nothing compared does not pass by default
-    assert [g.name for g in gates(_run(*good, bad)) if not g.passed] == [
+    assert unmeasured.outcome is Outcome.NOT_EXERCISED  # a gate with nothing compared does not pass by default
+    assert unmeasured.advice == "needs a control arm (no-memory) on the same tasks"
+    assert [g.name for g in gates(_run(*good, bad)) if g.failed] == [
         "jit-verify/sqlite: not significantly worse than the control"
     ]
+    # neither worse nor shown not worse: inconclusive, with about how many tasks would rule harm out
+    wide = replace(good[1], low=-0.10, high=0.10, diff=0.0, n=100)
+    (open_,) = no_harm_gates(RunResults({"tasks": 100}, ARMS, (wide,)))
+    assert open_.outcome is Outcome.INCONCLUSIVE
+    assert (open_.tasks_needed, open_.advice) == (400, "about 400 tasks (100 now) would rule it out")
 
 
 def test_the_harm_seen_gate_fails_when_trusting_is_not_measurably_harmed() -> None:
@@ -265,12 +298,13 @@ def test_the_harm_seen_gate_fails_when_trusting_is_not_measurably_harmed() -> No
     )
     assert harm_seen_gate(harmed).passed
     gate = harm_seen_gate(unharmed)
-    assert not gate.passed  # stale use alone is not harm to an outcome
-    assert gate.message == (
-        "merge_rate 0.780 vs 0.800 (underpowered, p = 0.4); too few tasks to show harm at this significance: "
-        "run more of them"
-    )
-    assert not harm_seen_gate(_run()).passed
+    assert gate.failed  # stale use alone is not harm to an outcome, and merge's interval rules out harm of 5%
+    assert gate.message == ("merge_rate 0.780 vs 0.800 (underpowered, p = 0.4); harm of 5% or more is ruled out")
+    wide = replace(unharmed.comparisons[0], low=-0.20, high=0.16)
+    open_ = harm_seen_gate(RunResults({"tasks": 50}, ARMS, (wide,)))
+    assert open_.outcome is Outcome.INCONCLUSIVE  # -2 points, [-20, +16]: harm neither shown nor ruled out
+    assert open_.advice == "about 4,050 tasks (50 now) would show it"
+    assert harm_seen_gate(_run()).outcome is Outcome.NOT_EXERCISED
 
 
 def test_the_verifier_gates_fail_below_their_bars() -> None:
@@ -279,19 +313,27 @@ def test_the_verifier_gates_fail_below_their_bars() -> None:
     good = {
         "detection_recall": Rate(97, 100),
         "false_invalidation_rate": Rate(1, 100),
-        "reanchor_accuracy": Rate(19, 20),
+        "reanchor_accuracy": Rate(39, 40),
     }
-    assert all(g.passed for g in verifier_gates(ArmResult("jit-verify", "sqlite", Role.TREATMENT, good), "jit"))
-    bad = {**good, "detection_recall": Rate(90, 100), "reanchor_accuracy": None}
-    failed = [
-        (g.name, g.message)
+    found = verifier_gates(ArmResult("jit-verify", "sqlite", Role.TREATMENT, good), "jit", tasks=100)
+    assert [g.outcome for g in found] == [Outcome.INCONCLUSIVE, Outcome.INCONCLUSIVE, Outcome.PASSED]
+    assert found[0].message == "0.970 (97/100) [0.924, 0.992] (bar >= 0.95): its interval straddles the bar"
+    assert found[0].advice == "about 197 tasks (100 now) would decide it"
+    many = {name: Rate(rate.k * 10, rate.n * 10) for name, rate in good.items()}
+    assert all(g.passed for g in verifier_gates(ArmResult("jit-verify", "sqlite", Role.TREATMENT, many), "jit"))
+    bad = {**many, "detection_recall": Rate(90, 100), "reanchor_accuracy": None}
+    shown = [
+        (g.name, g.outcome, g.message)
         for g in verifier_gates(ArmResult("jit-verify", "sqlite", Role.TREATMENT, bad), "jit")
         if not g.passed
     ]
-    assert failed == [
-        ("jit: detection_recall >= 0.95", "0.900 (bar >= 0.95)"),
-        ("jit: reanchor_accuracy >= 0.9", "not measured (bar >= 0.9)"),
+    assert shown == [
+        ("jit: detection_recall >= 0.95", Outcome.FAILED, "0.900 (90/100) [0.836, 0.945] (bar >= 0.95)"),
+        ("jit: reanchor_accuracy >= 0.8", Outcome.NOT_EXERCISED, "not measured (bar >= 0.8)"),
     ]
+    refuses = {**many, "false_invalidation_rate": Rate(1000, 1000)}  # a verifier that refuses every memory
+    gate = verifier_gates(ArmResult("jit-verify", "sqlite", Role.TREATMENT, refuses), "jit")[1]
+    assert (gate.name, gate.outcome) == ("jit: false_invalidation_rate <= 0.02", Outcome.FAILED)
 
 
 def test_an_arm_that_lost_every_session_to_the_infrastructure_fails_its_gate(run_folder: Folder) -> None:

@@ -59,7 +59,7 @@ def test_a_baseline_that_differs_on_a_few_tasks_is_a_regression_only_the_paired_
     assert paired["task_success_rate"].n == 200
     assert round(paired["task_success_rate"].p_value, 6) == round(2 / 2**10, 6)  # McNemar exact, 10 vs 0
     assert paired["task_success_rate"].verdict is Verdict.REGRESSED  # Holm over two metrics: 0.0039 < 0.05
-    failed = [g.name for g in gates(now, list(paired.values())) if not g.passed]
+    failed = [g.name for g in gates(now, list(paired.values())) if g.failed]
     assert failed == [f"{ARM}: task_success_rate not regressed", f"{ARM}: answer_accuracy not regressed"]
 
 
@@ -70,7 +70,7 @@ def test_a_change_in_both_directions_is_not_a_regression() -> None:
     now, now_sessions = _run(swapped)
     paired = compare_runs(now, then, current_sessions=now_sessions, baseline_sessions=then_sessions)
     assert {c.verdict for c in paired} <= {Verdict.NO_CHANGE, Verdict.UNDERPOWERED}
-    assert all(g.passed for g in gates(now, paired))
+    assert not any(g.failed for g in gates(now, paired))
 
 
 def test_a_baseline_folder_with_its_sessions_is_paired_and_a_results_file_alone_is_not(tmp_path: Path) -> None:

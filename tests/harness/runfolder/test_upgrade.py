@@ -138,7 +138,7 @@ def test_memstore_report_renders_a_format_1_run_folder(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["report", str(folder), "--format", "md"])
     assert result.exit_code == 0, result.output
     text = (folder / "report.md").read_text()
-    assert text.startswith("# memstore eval\n\n**PASS**: all 77 gates passed.")
+    assert text.startswith("# memstore eval\n\n**UNDECIDED**: none of 79 gates failed; 2 inconclusive")
     assert "jit-verify" in text
 
 

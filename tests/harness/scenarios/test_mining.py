@@ -107,7 +107,7 @@ def test_memstore_mine_writes_a_scenario_the_harness_builds_and_a_benchmark_file
     assert len(rows) >= len(scenario.memories)
     assert {"truth", "path", "line", "snippet", "commit", "new_value"} <= set(rows[0])
     run = CliRunner().invoke(main, ["eval", str(out), "--agent", "jit-verify", "--out", str(tmp_path / "run")])
-    assert run.exit_code == 0, run.output
+    assert run.exit_code in (1, 3), run.output  # a mined scenario holds memories the verifier gets wrong
 
 
 def test_mine_refuses_what_it_cannot_read(tmp_path: Path) -> None:
