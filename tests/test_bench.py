@@ -61,3 +61,15 @@ def test_bench_mcp_runs_small(capfd: pytest.CaptureFixture[str], monkeypatch: py
     assert "1,000 memories in a SQLite store, 5 calls each" in output
     assert "recent_memories  stdio" in output
     assert "verify_memory    stdio" in output
+
+
+def test_bench_sequential_runs_small(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["bench_sequential.py", "--runs", "4", "--workers", "1"])
+    with pytest.raises(SystemExit) as done:
+        runpy.run_path(str(BENCH / "bench_sequential.py"), run_name="__main__")
+    assert done.value.code == 0
+    output = capsys.readouterr().out
+    assert "no-harm gate (treatment vs control)" in output
+    assert "fixed: N = 740 pairs (1,480 sessions)" in output
+    assert "figures:" in output
+    assert "simulated outcomes, 4 runs per truth, seed 0" in output

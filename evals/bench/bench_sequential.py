@@ -35,7 +35,7 @@ Rate gates. Counted units (memories handed to a verifier) each succeed with a tr
   false invalidation <= 0.02 with truths 0.005 (design rate), 0.02 (at the bar), 0.05.
   fixed mode: N = ((1.645 sqrt(bar (1 - bar)) + 0.842 sqrt(p (1 - p))) / (p - bar))^2 at the
       design rate p (a one-sided 95% bound clears the bar with 80% power, normal approximation),
-      then the harness's verifier rule: the 90% Wilson interval (each bound one-sided 95%).
+      then the harness's verifier rule: the 90% Clopper-Pearson interval (each bound one-sided 95%, exact).
   sequential mode: `rate_cs` (Robbins' mixture, alpha 0.05, so each bound is one-sided 5% too)
       after every 10 units, `rate_decision`, cap 4 N.
   wrong: passing when the truth is on the wrong side of the bar, failing when it is not.
@@ -64,6 +64,7 @@ from typing import Any
 
 import numpy as np
 from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
 
 from memstore.harness.analysis.sequential import (
     SequentialDecision,
@@ -73,7 +74,7 @@ from memstore.harness.analysis.sequential import (
     rate_cs,
     rate_decision,
 )
-from memstore.harness.stats import mcnemar, paired_difference, sample_size_paired_proportions, wilson_ci
+from memstore.harness.stats import mcnemar, paired_difference, sample_size_paired_proportions
 
 ALPHA = 0.05
 MARGIN = 0.05  # MIN_EFFECT of memstore.harness.analysis.compare
@@ -191,7 +192,7 @@ def simulate_rate(job: tuple[int, int, int, float, int, int, int, int]) -> Outco
     fixed, sequential, spent = [], [], []
     for _ in range(runs):
         counts = np.cumsum(rng.random(cap) < p)
-        low, high = wilson_ci(int(counts[size - 1]), size, confidence=0.90)
+        low, high = proportion_confint(int(counts[size - 1]), size, alpha=0.10, method="beta")
         fixed.append(rate_decision(low, high, gate.bar, gate.at_least).value)
         decision, n = UNDECIDED, 0
         for n in range(batch, cap + 1, batch):
@@ -348,8 +349,8 @@ def rate_section(args: argparse.Namespace, runs: int) -> list[str]:
     for index, gate in enumerate(RATE_GATES):
         size = rate_sample_size(gate)
         cap = math.ceil(args.cap_factor * size / args.batch) * args.batch
-        print(f"\n{gate.name}: fixed N = {size:,} units (80% power at the design rate {gate.design}), 90% Wilson;"
-              f" sequential rate_cs every {args.batch} units, cap {cap:,}")  # fmt: skip
+        print(f"\n{gate.name}: fixed N = {size:,} units (80% power at the design rate {gate.design}),"
+              f" 90% Clopper-Pearson; sequential rate_cs every {args.batch} units, cap {cap:,}")  # fmt: skip
         jobs = [(args.seed, index, p, size, cap, runs, args.batch) for p in gate.truths]
         results = run_all(jobs, simulate_rate, runs, args.workers)
         meets = [(p >= gate.bar) if gate.at_least else (p <= gate.bar) for p in gate.truths]

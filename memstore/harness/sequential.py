@@ -7,8 +7,8 @@ gate: the effect gates (no harm, harm seen) on anytime-valid confidence sequence
 in the order they ran, the verifier's bars on the beta-binomial mixture's confidence sequence
 (`memstore.harness.analysis.anytime`, `memstore.harness.analysis.sequential`), the contract's
 gates as always. Those intervals hold at every look at once, so stopping at the first look where
-every gate is decided keeps the gates' error rates. It also stops when ``--max-sessions`` is
-spent, or when every scenario ran. Each unit is a shard like any run's: an interrupted run resumes
+every gate is decided keeps the gates' error rates. It also stops when ``--max-sessions`` or
+``--max-cost`` is spent, or when every scenario ran. Each unit is a shard like any run's: an interrupted run resumes
 and looks again at the same points, so it stops at the same one.
 
 `evals/bench/bench_sequential.py` measures the error rates and sessions of both modes on
@@ -81,12 +81,16 @@ def run_sequential(
             if progress:
                 progress(before + done, len(order) * units)
 
-        part = replace(config, scenarios=tuple(by_name[n] for n in batch))
+        left = None if config.max_cost is None else config.max_cost - _spent(output)
+        part = replace(config, scenarios=tuple(by_name[n] for n in batch), max_cost=left)
         output = merge_outputs([output, run_in_folder(part, shards, shown, retry_errors=retry_errors)])
         ran += batch
         looks += 1
         if config.max_sessions and len(output.sessions) >= config.max_sessions:
             reason = f"--max-sessions {config.max_sessions} spent ({len(output.sessions)} sessions)"
+            break
+        if config.max_cost is not None and _spent(output) >= config.max_cost:
+            reason = f"--max-cost {config.max_cost:g} spent (${_spent(output):.2f})"
             break
         if len(ran) < len(order) and _decided(config, output, ran):
             reason = f"every gate decided after {looks} look(s)"
@@ -94,6 +98,11 @@ def run_sequential(
     kept = set(ran)
     final = replace(config, scenarios=tuple(s for s in config.scenarios if s.name in kept))
     return final, output, Stopped(tuple(ran), looks, reason, len(order))
+
+
+def _spent(output: RunOutput) -> float:
+    """What the run's agents reported spending, in US dollars."""
+    return sum(float(row.get("cost_usd") or 0.0) for row in output.sessions)
 
 
 def _batch(order: list[str], ran: list[str], per_unit: dict[str, int]) -> list[str]:
