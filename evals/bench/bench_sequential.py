@@ -80,6 +80,7 @@ ALPHA = 0.05
 MARGIN = 0.05  # MIN_EFFECT of memstore.harness.analysis.compare
 TRUTHS = (-0.15, -0.10, -0.05, 0.0, 0.05, 0.10)
 SHARE = 25  # runs per job handed to a worker
+MULTIPLES = (1.0, 1.5, 2.0, 3.0, 4.0)  # fixed sizes tried for the matched-power comparison, in N
 PASSED, FAILED, UNDECIDED = SequentialDecision.PASSED, SequentialDecision.FAILED, SequentialDecision.UNDECIDED
 
 
@@ -106,6 +107,7 @@ class Outcomes:
     fixed_units: list[int]
     sequential: list[str]
     sequential_units: list[int]
+    larger: list[tuple[str, ...]]  # per run: the fixed decision at each of `MULTIPLES` x N
 
 
 def cells(p_b: float, d: float, rho: float) -> np.ndarray:
@@ -161,22 +163,30 @@ def simulate_paired(job: tuple[int, int, float, float, float, int, int, int, int
     seed, share, d, p_b, rho, size, cap, runs, batch = job
     rng = np.random.default_rng([seed, 1, round(d * 1000) + 1000, share])
     probability = cells(p_b, d, rho)
-    found: dict[str, list[Any]] = {key: [] for key in ("fn", "fh", "sn", "sh", "su")}
+    found: dict[str, list[Any]] = {key: [] for key in ("fn", "fh", "sn", "sh", "su", "ln", "lh")}
     for _ in range(runs):
         cell = rng.choice(4, size=cap, p=probability)
         a, b = (cell <= 1).astype(int), ((cell == 0) | (cell == 2)).astype(int)
         no_harm, harm_seen = fixed_paired(a[:size], b[:size])
         found["fn"].append(no_harm)
         found["fh"].append(harm_seen)
+        larger = [fixed_paired(a[:n], b[:n]) for n in _sizes(size, cap)]
+        found["ln"].append(tuple(x for x, _ in larger))
+        found["lh"].append(tuple(y for _, y in larger))
         no_harm, harm_seen, pairs = sequential_paired(a, b, batch)
         found["sn"].append(no_harm)
         found["sh"].append(harm_seen)
         found["su"].append(pairs)
     sizes = [size] * runs
     return (
-        Outcomes(found["fn"], sizes, found["sn"], found["su"]),
-        Outcomes(found["fh"], sizes, found["sh"], found["su"]),
+        Outcomes(found["fn"], sizes, found["sn"], found["su"], found["ln"]),
+        Outcomes(found["fh"], sizes, found["sh"], found["su"], found["lh"]),
     )
+
+
+def _sizes(size: int, cap: int) -> list[int]:
+    """The fixed sizes of `MULTIPLES` (at most the data a run drew)."""
+    return [min(cap, math.ceil(m * size)) for m in MULTIPLES]
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -189,11 +199,16 @@ def simulate_rate(job: tuple[int, int, int, float, int, int, int, int]) -> Outco
     seed, share, gate_index, p, size, cap, runs, batch = job
     gate = RATE_GATES[gate_index]
     rng = np.random.default_rng([seed, 2, gate_index, round(p * 10_000), share])
-    fixed, sequential, spent = [], [], []
+    fixed, sequential, spent, larger = [], [], [], []
     for _ in range(runs):
         counts = np.cumsum(rng.random(cap) < p)
-        low, high = proportion_confint(int(counts[size - 1]), size, alpha=0.10, method="beta")
-        fixed.append(rate_decision(low, high, gate.bar, gate.at_least).value)
+
+        def decide(n: int, counts: np.ndarray = counts) -> str:
+            low, high = proportion_confint(int(counts[n - 1]), n, alpha=0.10, method="beta")
+            return rate_decision(low, high, gate.bar, gate.at_least).value
+
+        fixed.append(decide(size))
+        larger.append(tuple(decide(n) for n in _sizes(size, cap)))
         decision, n = UNDECIDED, 0
         for n in range(batch, cap + 1, batch):
             decision = rate_decision(*_rate_cs(int(counts[n - 1]), n), gate.bar, gate.at_least)
@@ -201,7 +216,7 @@ def simulate_rate(job: tuple[int, int, int, float, int, int, int, int]) -> Outco
                 break
         sequential.append(decision.value)
         spent.append(n)
-    return Outcomes(fixed, [size] * runs, sequential, spent)
+    return Outcomes(fixed, [size] * runs, sequential, spent, larger)
 
 
 def wrong_no_harm(d: float, decision: str) -> bool:
@@ -227,10 +242,16 @@ class Row:
     seq_wrong: float
     seq_undecided: float
     seq_units: list[int]
+    matched: float | None  # the fixed size, in units, that decides rightly as often as the sequential mode
 
     @property
     def ratio(self) -> float:
         return statistics.median(self.seq_units) / statistics.median(self.fixed_units)
+
+    @property
+    def matched_ratio(self) -> float | None:
+        """Sequential median over the fixed size that decides rightly as often (None: none tried does)."""
+        return None if self.matched is None else statistics.median(self.seq_units) / self.matched
 
     @property
     def verdict(self) -> str:
@@ -243,6 +264,14 @@ def row(truth: float, right: str, outcomes: Outcomes, wrong: Callable[[str], boo
     def share(found: list[str], test: Callable[[str], bool]) -> float:
         return sum(map(test, found)) / len(found)
 
+    size = outcomes.fixed_units[0]
+    rightly = 1 - share(outcomes.sequential, wrong) - share(outcomes.sequential, lambda x: x == UNDECIDED)
+    matched = None
+    for index, multiple in enumerate(MULTIPLES):
+        decisions = [d[index] for d in outcomes.larger]
+        if 1 - share(decisions, wrong) - share(decisions, lambda x: x == UNDECIDED) >= rightly - 1e-9:
+            matched = math.ceil(multiple * size) * per_unit
+            break
     return Row(
         truth,
         right,
@@ -252,21 +281,30 @@ def row(truth: float, right: str, outcomes: Outcomes, wrong: Callable[[str], boo
         share(outcomes.sequential, wrong),
         share(outcomes.sequential, lambda x: x == UNDECIDED),
         [u * per_unit for u in outcomes.sequential_units],
+        matched,
     )
 
 
 def print_table(title: str, unit: str, rows: list[Row], label: Callable[[float], str]) -> None:
     print(f"\n{title}")
     print(f"  {'truth':>10} {'right':>9} | {'fixed: wrong':>12} {'undec':>6} {'median':>7} {'mean':>7} |"
-          f" {'seq: wrong':>10} {'undec':>6} {'median':>7} {'mean':>7} | {'seq/fixed':>9}  target")  # fmt: skip
+          f" {'seq: wrong':>10} {'undec':>6} {'median':>7} {'mean':>7} | {'seq/fixed':>9}  target"
+          f" | {'matched fixed':>13} {'seq/matched':>11}")  # fmt: skip
     for r in rows:
         print(
             f"  {label(r.truth):>10} {r.right:>9} | {r.fixed_wrong:>12.1%} {r.fixed_undecided:>6.1%}"
             f" {statistics.median(r.fixed_units):>7,.0f} {statistics.mean(r.fixed_units):>7,.0f} |"
             f" {r.seq_wrong:>10.1%} {r.seq_undecided:>6.1%} {statistics.median(r.seq_units):>7,.0f}"
-            f" {statistics.mean(r.seq_units):>7,.0f} | {r.ratio:>9.2f}  {r.verdict}"
+            f" {statistics.mean(r.seq_units):>7,.0f} | {r.ratio:>9.2f}  {r.verdict:<7}"
+            f" | {_shown(r.matched, '{:>13,.0f}', 13)} {_shown(r.matched_ratio, '{:>11.2f}', 11)}"
         )
-    print(f"  (median and mean: {unit} spent per run; wrong and undecided: share of runs)")
+    print(f"  (median and mean: {unit} spent per run; wrong and undecided: share of runs; matched fixed: the"
+          f" smallest fixed size of {', '.join(f'{m:g}' for m in MULTIPLES)} x N that decides rightly as often"
+          " as the sequential mode, '>4N' when none does)")  # fmt: skip
+
+
+def _shown(value: float | None, form: str, width: int) -> str:
+    return ">4N".rjust(width) if value is None else form.format(value)
 
 
 def summary(name: str, unit: str, rows: list[Row], label: Callable[[float], str]) -> str:
@@ -278,12 +316,16 @@ def summary(name: str, unit: str, rows: list[Row], label: Callable[[float], str]
         u for r in rows for u in r.fixed_units
     )
     met = [r for r in rows if r.verdict == "met"]
+    matched = [r.matched_ratio for r in rows]
+    shown = ", ".join("<= 0.25 (fixed needs more than 4N)" if m is None else f"{m:.2f}" for m in matched)
     missed = ", ".join(f"{label(r.truth)} ({r.verdict}, ratio {r.ratio:.2f})" for r in rows if r.verdict != "met")
     return (
         f"  {name}: wrong decisions fixed {fixed_wrong:.1%} vs sequential {seq_wrong:.1%}, undecided"
         f" {fixed_undecided:.1%} vs {seq_undecided:.1%} (mean over its {len(rows)} truths); median {unit}"
         f" sequential / fixed {pooled:.2f} (all its runs pooled); target met at {len(met)} of {len(rows)}"
-        f" truths" + (f"; not at {missed}" if missed else "")
+        f" truths"
+        + (f"; not at {missed}" if missed else "")
+        + f". Against the fixed size that decides rightly as often (same power), sequential / fixed per truth: {shown}"
     )
 
 
