@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from memstore.errors import MemstoreError
 from memstore.harness.run.events import EventKind
-from memstore.harness.run.gateway import Event, Gateway, Usage, citation, compile_pattern
+from memstore.harness.run.gateway import Event, Gateway, Recall, Usage, citation, compile_pattern
 from memstore.harness.run.mcp_bridge import WRITES, logged_ids, read_events, replay_kind, snapshot, unexplained
 from memstore.harness.scenarios.model import Intent
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
@@ -366,7 +366,7 @@ class Tools:
     def _logged(self, kind: str, memory_id: str, detail: str, memories: Sequence[Memory]) -> None:
         g = self._gateway
         if kind == "recall":
-            g.recalled.extend(memories)
+            g.recalled.append(Recall(len(g.events), tuple(memories)))
             for memory in memories:
                 g.record(EventKind.RETRIEVE, memory.id, f"mcp {detail}")
             return

@@ -21,7 +21,7 @@ from memstore.store import MemoryStore
 from memstore.verify import Codebase, GitCodebase, Verdict, Verifier, WorkingTree
 from memstore.verify.workspace import Workspace
 
-__all__ = ["Event", "Gateway", "Usage", "citation", "compile_pattern", "tree"]
+__all__ = ["Event", "Gateway", "Recall", "Usage", "citation", "compile_pattern", "tree"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,18 @@ class Event:
     kind: str
     memory_id: str = ""
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class Recall:
+    """What one recall through MCP returned, and where it fell among the session's events.
+
+    ``at`` counts the events recorded before it: the audit checks a recall against the store as
+    the session had left it then, its own earlier writes included.
+    """
+
+    at: int
+    memories: tuple[Memory, ...]
 
 
 @dataclass(frozen=True)
@@ -74,7 +86,7 @@ class Gateway:
     answer: str | None = None
     mcp: McpLaunch | None = None  # how to start this session's MCP server (file stores only)
     users: tuple[str, ...] = ()  # the trial's users (whose views of the store the guard compares)
-    recalled: list[Memory] = field(default_factory=list)  # memories an agent recalled through MCP
+    recalled: list[Recall] = field(default_factory=list)  # each recall an agent made through MCP
     usage: Usage | None = None  # what the session spent on a model, as the agent reported it
     transcript: Path | None = None  # where the session's transcript files go (None: not kept)
     kept: list[str] = field(default_factory=list)  # transcript files written, relative to the run folder

@@ -317,7 +317,6 @@ class _Trial:
         t0 = time.perf_counter()
         _work(self.agent, session)
         agent_seconds = time.perf_counter() - t0
-        breaches += self.audit.handed(gateway.recalled, task.user, task.surface)  # what it recalled over MCP
         diff, merged = self.conclude(task, gateway)
         events = self._follow(task, key, gateway, breaches)
         played = Played(
@@ -382,12 +381,18 @@ class _Trial:
     def _follow(
         self, task: Task, key: dict[str, str], gateway: Gateway, breaches: list[Breach]
     ) -> list[tuple[str, str, str]]:
-        """Keep the session's events; the audit follows (and checks) every store operation, its
-        breaches join ``breaches``. Every breach is an event too."""
+        """Keep the session's events; the audit follows (and checks) every store operation, and
+        each recall over MCP where it happened among them; its breaches join ``breaches``. Every
+        breach is an event too."""
         events = [(e.kind, e.memory_id, e.detail) for e in gateway.events]
-        for kind, memory_id, detail in events:
+        recalls = list(gateway.recalled)
+        for at, (kind, memory_id, detail) in enumerate(events):
+            while recalls and recalls[0].at <= at:  # what it recalled, after the writes made before it
+                breaches += self.audit.handed(list(recalls.pop(0).memories), task.user, task.surface)
             self.event(key, kind, memory_id, detail)
             breaches += self.audit.follow(kind, memory_id, detail, Actor(task.user), gateway.written.get(memory_id))
+        for recall in recalls:  # a recall that returned nothing, after the last event
+            breaches += self.audit.handed(list(recall.memories), task.user, task.surface)
         for breach in breaches:
             self.event(key, *breach.event())
         return events

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from memstore.access import Actor
 from memstore.agents.stubs import NoMemoryAgent
 from memstore.harness.evaluate import evaluate
 from memstore.harness.run import agents
@@ -17,6 +19,8 @@ from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.output import Arm
 from memstore.harness.run.runner import RunConfig, run
 from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
+from memstore.model import Memory, Surface
+from memstore.testing.mutants import STORE_MUTANTS, StoreMutant, _Wrapper
 from tests.harness.conftest import scenario
 
 SCRIPT = '''
@@ -189,3 +193,63 @@ def test_an_honest_agent_storing_over_a_thousand_memories_is_not_tampering(tmp_p
     store.retire(seeded[0], actor=ana, reason="behind the server's back")  # and a real change is still seen
     after = snapshot(store, "o/r", ["ana"], before.keys() | set(made))
     assert unexplained(before, after, logged) == [seeded[0]]
+
+
+class StoresThenRecalls(NoMemoryAgent):
+    """An honest agent: it stores three memories over MCP, then lists what the store has."""
+
+    name = "stores-then-recalls"
+    uses_memory = True
+
+    def work(self, session: AgentSession) -> None:
+        async def body() -> None:
+            async with Client(session.tools.mcp_server()) as client:
+                for i in range(3):
+                    made = await client.call_tool(
+                        "store_memory",
+                        {
+                            "subject": f"Client SDK constant {i}",
+                            "fact": f"The client SDK keeps its API version in constants.ts ({i}).",
+                            "citations": ["src/client/sdk/constants.ts:12"],
+                        },
+                    )
+                    assert not made.is_error, made
+                await client.call_tool("recent_memories", {"limit": 50})
+
+        anyio.run(body)
+
+
+class _Ghosts(_Wrapper):
+    """After a write, recent() also returns a memory it never stored (a copy under a new id)."""
+
+    def recent(self, repo: str, *, actor: Actor, surface: Surface, limit: int = 50) -> list[Memory]:
+        found = super().recent(repo, actor=actor, surface=surface, limit=limit)
+        last = list(self._seen.values())[-1:]
+        return found + [replace(m, id="mem_never_stored_ghost") for m in last]
+
+
+def _recalled_breaches(spec: str, store: str) -> tuple[list[tuple[str, str]], list[str]]:
+    output = run(RunConfig(scenarios=(scenario("adversarial-memories"),), arms=(Arm(spec, store),)))
+    breaches = [(e["memory_id"], e["detail"]) for e in output.events if e["kind"] == "breach"]
+    recalled = [e["memory_id"] for e in output.events if e["kind"] == "retrieve" and e["detail"] == "mcp recent"]
+    stored = [e["memory_id"] for e in output.events if e["kind"] == "store"]
+    assert len(stored) == 3 * len(output.sessions)
+    assert set(stored) <= set(recalled)  # what it stored came back in its own session's recall
+    return breaches, [s["altered_memories"] for s in output.sessions]
+
+
+def test_an_honest_agent_recalling_what_it_just_stored_breaks_no_promise(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session's recall is audited where it happened among its writes, not before them."""
+    monkeypatch.setitem(agents.AGENTS.registered, StoresThenRecalls.name, StoresThenRecalls)
+    breaches, altered = _recalled_breaches(StoresThenRecalls.name, "sqlite:")
+    assert breaches == []
+    assert set(altered) == {0}
+
+
+def test_a_recalled_memory_that_was_never_stored_is_still_altered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(agents.AGENTS.registered, StoresThenRecalls.name, StoresThenRecalls)
+    monkeypatch.setitem(STORE_MUTANTS, "ghosts", StoreMutant("ghosts", "invents a memory", "altered_memories", _Ghosts))
+    breaches, altered = _recalled_breaches(StoresThenRecalls.name, "mutant:ghosts:sqlite:")
+    assert breaches == [("mem_never_stored_ghost", "altered_memories: a memory that was never stored")]
+    assert altered[0] == 1  # in the first session, where only its own recall could have seen it
+    assert sum(altered) == 1  # once per memory in a trial
