@@ -13,7 +13,9 @@ out, and a mapping of one's own is named by ``package.module:Class``. Shipped:
   are the fact and the bookkeeping record; a correction is a ``supersedes`` relation;
   ``search_nodes`` is the server's search (a case-insensitive substring of a name, type or
   observation: the whole query, not its words). The graph has no users, permissions or
-  expiry: every memory is everyone's and is kept until deleted.
+  expiry: every memory is everyone's and is kept until deleted. A fact that starts like a
+  record (``memstore:``), or with a backslash, is kept behind one more backslash: no text a user
+  stores is ever read as a record, and a record is read only from the entity it names.
 
 ``mcp:`` alone with a mapping name gets a fresh folder per trial (``{folder}`` in a command is
 that folder). The server runs with a scrubbed environment: its ``PATH`` and the variables the
@@ -82,6 +84,7 @@ class ToolMapping:
 
 
 _KIND = "memstore memory"
+_ESCAPE = "\\"  # before a fact that would otherwise start like a record (or like an escaped fact)
 
 
 class ServerMemory(ToolMapping):
@@ -110,13 +113,23 @@ class ServerMemory(ToolMapping):
         return f"{memory.subject} [{memory.id}]"
 
     @staticmethod
+    def _escaped(fact: str) -> str:
+        """The observation that holds ``fact``: never one that starts like a bookkeeping record."""
+        return _ESCAPE + fact if fact.startswith((BOOKKEEPING, _ESCAPE)) else fact
+
+    @staticmethod
     def _read(entity: dict[str, Any]) -> Memory | None:
-        observations = [o for o in entity.get("observations", []) if isinstance(o, str)]
-        record = next((o for o in observations if o.startswith(BOOKKEEPING)), None)
-        facts = [o for o in observations if o is not record]
-        if record is None or entity.get("entityType") != _KIND:
+        if entity.get("entityType") != _KIND:
             return None
-        return from_bookkeeping(record, facts[0] if facts else "")
+        observations = [o for o in entity.get("observations", []) if isinstance(o, str)]
+        records = [o for o in observations if o.startswith(BOOKKEEPING)]
+        facts = [o.removeprefix(_ESCAPE) for o in observations if not o.startswith(BOOKKEEPING)]
+        if len(records) != 1:  # ours have exactly one: more is not a record anyone can trust
+            return None
+        memory = from_bookkeeping(records[0], facts[0] if facts else "")
+        if memory is None or ServerMemory._entity_name(memory) != entity.get("name"):
+            return None
+        return memory
 
     def __init__(self, server: McpConnection) -> None:
         super().__init__(server)
@@ -131,7 +144,7 @@ class ServerMemory(ToolMapping):
         entity = {
             "name": self._entity_name(memory),
             "entityType": _KIND,
-            "observations": [memory.fact, bookkeeping(memory)],
+            "observations": [self._escaped(memory.fact), bookkeeping(memory)],
         }
         self.server.call("create_entities", {"entities": [entity]})
         self._names[memory.id] = self._entity_name(memory)
