@@ -9,7 +9,8 @@ claim here names the evidence code would have to show, and looks for it where th
 
 - read from the environment: the value is not a literal (``os.environ``, ``getenv``);
 - only on a platform: the assignment is under a condition that tests the platform;
-- deprecated or no longer used: nothing in the package reads the name;
+- deprecated or no longer used: nothing in the package reads the name (a scan bounded in size,
+  `memstore.verify.usage`: past its bound the claim is not checked, and the finding says so);
 - ``f`` ignores ``p``: ``f``'s body never reads ``p``;
 - ``f`` raises ``E`` (unless, when): ``f``'s body raises ``E``.
 
@@ -22,11 +23,13 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from memstore.verify.codebase import Codebase
 from memstore.verify.pycode import owner_scope, owner_scopes, syntax_tree
+from memstore.verify.usage import package_reads
 
-__all__ = ["refuted_claim"]
+__all__ = ["Finding", "refuted_claim"]
 
 Found = tuple[ast.Assign | ast.AnnAssign, list[ast.expr], str]  # an assignment, its conditions, its file
 
@@ -40,32 +43,50 @@ _RAISES = re.compile(r"`(?P<function>[A-Za-z_][\w.]*)` raises `(?P<error>[A-Za-z
 _NAMED = re.compile(r"`(?P<name>[A-Za-z_][\w.]*)`")
 
 
-def refuted_claim(fact: str, paths: Sequence[str], codebase: Codebase) -> str | None:
-    """Why the code refutes a claim ``fact`` makes of what the files ``paths`` define (a sentence),
-    or None when it refutes none (or the fact makes none of these claims)."""
+@dataclass(frozen=True)
+class Finding:
+    """What the code shows of a claim a fact makes of it.
+
+    Attributes:
+        reason: a sentence: why the code refutes the claim, or why the claim was not checked.
+        refuted: True when the code refutes it; False when the evidence lies past what the
+            verifier reads (the claim is then neither refuted nor borne out).
+    """
+
+    reason: str
+    refuted: bool = True
+
+
+def refuted_claim(fact: str, paths: Sequence[str], codebase: Codebase) -> Finding | None:
+    """The code's refutation of a claim ``fact`` makes of what the files ``paths`` define, or of a
+    claim it could not check; None when it refutes none (or the fact makes none of these claims)."""
     for found in _IGNORES.finditer(fact):
         function = _function(found["function"], paths, codebase)
         if function is not None and _reads(function.body, found["param"]):
-            return f"{found['function']} reads {found['param']}: it does not ignore it"
+            return Finding(f"{found['function']} reads {found['param']}: it does not ignore it")
     for found in _RAISES.finditer(fact):
         function = _function(found["function"], paths, codebase)
         if function is not None and not _raises(function, found["error"]):
-            return f"{found['function']} raises no {found['error']}"
+            return Finding(f"{found['function']} raises no {found['error']}")
     named = _NAMED.match(fact.strip())
     if named is None:
         return None
     if (_ENVIRONMENT.search(fact) or _PLATFORM.search(fact)) and _literal_in_text(named["name"], paths, codebase):
-        return f"{named['name']} is set to a literal, on every platform"  # a configuration file's setting
+        return Finding(f"{named['name']} is set to a literal, on every platform")  # a configuration file's setting
     assigned = _assignment(named["name"], paths, codebase)
     if assigned is None:
         return None
     statement, conditions, path = assigned
     if _ENVIRONMENT.search(fact) and isinstance(statement.value, ast.Constant):
-        return f"{named['name']} is assigned a literal, not read from the environment"
+        return Finding(f"{named['name']} is assigned a literal, not read from the environment")
     if _PLATFORM.search(fact) and not any(_tests_platform(c) for c in conditions):
-        return f"{named['name']} is assigned on every platform"
-    if _UNUSED.search(fact) and _read_in_package(named["name"].rpartition(".")[2], path, codebase):
-        return f"{named['name']} is still read by the package"
+        return Finding(f"{named['name']} is assigned on every platform")
+    if _UNUSED.search(fact):
+        reads = package_reads(path, codebase)
+        if reads.unchecked:
+            return Finding(f"that {named['name']} is no longer used was not checked: {reads.unchecked}", refuted=False)
+        if named["name"].rpartition(".")[2] in reads.names:
+            return Finding(f"{named['name']} is still read by the package")
     return None
 
 
@@ -145,33 +166,3 @@ def _raises(function: ast.FunctionDef | ast.AsyncFunctionDef, error: str) -> boo
             ):
                 return True
     return False
-
-
-def _read_in_package(name: str, path: str, codebase: Codebase) -> bool:
-    """Whether a module of the package ``path`` belongs to reads ``name`` (its own assignment aside)."""
-    package = path.removeprefix("src/").split("/")[0]
-    for other in codebase.paths():
-        if other.endswith(".py") and other.removeprefix("src/").split("/")[0] == package:
-            read = codebase.read(other)
-            if read.ok and name in _names_read(read.lines, read.key):
-                return True
-    return False
-
-
-_READ: dict[str, frozenset[str]] = {}  # file content key -> every name its code reads
-
-
-def _names_read(lines: Sequence[str], key: str) -> frozenset[str]:
-    if key and key in _READ:
-        return _READ[key]
-    tree = syntax_tree(lines, key)
-    found = frozenset(
-        n.id if isinstance(n, ast.Name) else n.attr
-        for n in (ast.walk(tree) if tree is not None else ())
-        if (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)) or isinstance(n, ast.Attribute)
-    )
-    if key:
-        if len(_READ) > 5_000:
-            _READ.clear()
-        _READ[key] = found
-    return found

@@ -92,7 +92,9 @@ class JudgeChain:
         for step in self.judges:
             verdict = step.decide(case)
             if verdict is not None:
-                return replace(_completed(verdict, case), judge=step.name)
+                verdict = _completed(verdict, case)
+                uncertain = "; ".join(u for u in (verdict.uncertain, *case.unchecked) if u)
+                return replace(verdict, judge=step.name, uncertain=uncertain)
         raise ValueError(f"no judge of {[j.name for j in self.judges]} decided; the last one must always decide")
 
 

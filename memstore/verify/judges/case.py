@@ -30,12 +30,15 @@ class Case:
         memory: the memory judged.
         checks: one `CitationCheck` per citation, in order.
         codebase: the code it is judged against.
+        unchecked: claims of the fact a judge could not check, each a sentence saying why (the
+            chain puts them in the verdict's ``uncertain``, whichever judge decides).
     """
 
     memory: Memory
     checks: tuple[CitationCheck, ...]
     codebase: Codebase
     shared: dict[object, Evidence] = field(default_factory=dict, repr=False)
+    unchecked: list[str] = field(default_factory=list)
 
     @cached_property
     def readable(self) -> list[CitationCheck]:

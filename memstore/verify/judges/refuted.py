@@ -9,7 +9,8 @@ cited code, the definition around it and its decorators show none of its marks (
 when the memory was written), the claim is refuted: unsupported.
 
 The older exact checks of `memstore.verify.predicates` (a name's assignment is a literal, a body
-raises no such error, a parameter is read) run first.
+raises no such error, a parameter is read) run first. A claim they could not check (a package too
+large to scan) is not refuted: the verdict another judge gives says it was not checked.
 """
 
 from __future__ import annotations
@@ -110,7 +111,10 @@ class Refuted:
     name = "refuted"
 
     def decide(self, case: Case) -> Verdict | None:
-        refuted = refuted_claim(case.memory.fact, [c.path for c in case.readable], case.codebase)
+        found = refuted_claim(case.memory.fact, [c.path for c in case.readable], case.codebase)
+        if found is not None and not found.refuted:
+            case.unchecked.append(found.reason)  # the verdict, whoever gives it, says so
+        refuted = found.reason if found is not None and found.refuted else None
         if refuted is None:
             refuted = _unmarked(case) or _contradicted_by_code(case)
         if refuted is None:
