@@ -19,9 +19,22 @@ from memstore.ids import IdFactory, UlidIds
 from memstore.model import Memory, MemoryDraft, Surface
 from memstore.registry import REFERENCE, Registry, import_reference
 
-__all__ = ["BACKENDS", "DEFAULT_EXPIRY", "BackendFactory", "MemoryStore", "StoreOptions", "open_store", "scheme_of"]
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_EXPIRY",
+    "MAX_RECENT_LIMIT",
+    "BackendFactory",
+    "Listing",
+    "MemoryStore",
+    "PagedStore",
+    "StoreOptions",
+    "list_every",
+    "open_store",
+    "scheme_of",
+]
 
 DEFAULT_EXPIRY = timedelta(days=28)
+MAX_RECENT_LIMIT = 10_000  # the most memories one recent() call hands
 _SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):")
 
 
@@ -85,6 +98,56 @@ class MemoryStore(Protocol):
     def sweep(self) -> int:
         """Delete expired memories; return how many records were deleted."""
         ...
+
+
+@runtime_checkable
+class PagedStore(MemoryStore, Protocol):
+    """A store that lists past one `recent()` call: page after page, in `recent()`'s order."""
+
+    def recent_after(
+        self, repo: str, after: Memory, *, actor: Actor, surface: Surface, limit: int = 50
+    ) -> list[Memory]:
+        """What `recent()` would list after ``after`` (by ``refreshed_at``, ``created_at``, ``id``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Every live memory of a repository that one actor may see on a surface, newest first.
+
+    ``stopped_at`` is the last memory listed when the store may hold more than it can list (it
+    hands `MAX_RECENT_LIMIT` at most and cannot page); None when the listing is whole.
+    """
+
+    memories: tuple[Memory, ...]
+    stopped_at: Memory | None = None
+
+    def where_stopped(self) -> str | None:
+        """Where an incomplete listing stopped, as a sentence for the user; None when it is whole."""
+        if self.stopped_at is None:
+            return None
+        at = self.stopped_at
+        return (
+            f"stopped after {len(self.memories):,} memories, at {at.id} (refreshed {at.refreshed_at.isoformat()}): "
+            "this store lists no more at once and cannot page past them, so older ones were left out"
+        )
+
+
+def list_every(store: MemoryStore, repo: str, *, actor: Actor, surface: Surface) -> Listing:
+    """Every memory `recent()` would list without a limit: a `PagedStore` page after page, any
+    other store as far as one `recent()` call goes (then `Listing.stopped_at` says where).
+
+    A memory refreshed while the pages are read moves ahead of them and may be missed."""
+    found = store.recent(repo, actor=actor, surface=surface, limit=MAX_RECENT_LIMIT)
+    if len(found) < MAX_RECENT_LIMIT:
+        return Listing(tuple(found))
+    if not isinstance(store, PagedStore):
+        return Listing(tuple(found), stopped_at=found[-1])
+    page = found
+    while len(page) == MAX_RECENT_LIMIT:
+        page = store.recent_after(repo, page[-1], actor=actor, surface=surface, limit=MAX_RECENT_LIMIT)
+        found += page
+    return Listing(tuple(found))
 
 
 def open_store(

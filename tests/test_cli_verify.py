@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from memstore import DEFAULT_EXPIRY, AccessPolicy, Citation, FakeClock, Kind, Memory, MemoryDraft, Surface, UlidIds
+from memstore.backends import StoreOptions
+from memstore.backends.sqlite import SqliteStore
 from memstore.cli import main
+from memstore.verify import GitCodebase, anchor
 from memstore.verify.history import HistoryBuilder
 
 SDK = "src/client/sdk/constants.ts"
@@ -153,3 +159,37 @@ def test_not_a_repository_is_an_error_with_status_two(tmp_path: Path) -> None:
     code, out = _run(tmp_path, "verify", "--repo", str(tmp_path / "plain"))
     assert code == 2
     assert "not a git repository" in out
+
+
+def _fill(path: Path, count: int, citation: Citation) -> list[str]:
+    """A SQLite store at ``path`` with ``count`` facts of acme/api citing ``citation``, stored a
+    minute ago in one transaction; their ids."""
+    now = datetime.now(UTC) - timedelta(minutes=1)
+    ids = UlidIds(5)
+    store = SqliteStore(str(path), StoreOptions(AccessPolicy(), FakeClock(now), DEFAULT_EXPIRY, ids))
+    draft = MemoryDraft("acme/api", Kind.FACT, "API version", 'The API version is "v2.1.4".', [citation], "")
+    made = [Memory.from_draft(draft.validated(), memory_id=ids(now), author="ana", surface=Surface.CLI, now=now)]
+    made += [replace(made[0], id=ids(now)) for _ in range(count - 1)]
+    store.insert_many(made)
+    store.close()
+    return [m.id for m in made]
+
+
+def test_verify_sees_every_memory_past_ten_thousand(tmp_path: Path, repo: Path) -> None:
+    cited = anchor(GitCodebase(repo, "HEAD"), Citation(SDK, 1))
+    ids = _fill(tmp_path / "m.db", 10_050, cited)
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api", "--format", "json")
+    assert code == 0, out[-500:]
+    report = json.loads(out)["memories"]
+    assert sorted(m["memory"]["id"] for m in report) == sorted(ids)
+    assert {m["verdict"] for m in report} == {"valid"}
+
+
+def test_verify_on_a_store_that_cannot_page_says_where_it_stopped(tmp_path: Path, repo: Path) -> None:
+    cited = anchor(GitCodebase(repo, "HEAD"), Citation(SDK, 1))
+    ids = _fill(tmp_path / "m.db", 10_001, cited)
+    unpaged = f"mutant:identity:sqlite:///{tmp_path / 'm.db'}"  # a store that lists one call's worth at most
+    args = ["verify", "--repo", str(repo), "--name", "acme/api", "--format", "json", "--as", "ana", "--store", unpaged]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert f"stopped after 10,000 memories, at {ids[1]}" in result.output

@@ -4,6 +4,7 @@ another, citations anchored, a bad file storing nothing."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,9 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memstore import DEFAULT_EXPIRY, AccessPolicy, Citation, FakeClock, Kind, Memory, MemoryDraft, Surface, UlidIds
+from memstore.backends import StoreOptions
+from memstore.backends.sqlite import SqliteStore
 from memstore.cli import main
 from memstore.transfer import ImportProblems, read_drafts
 from memstore.verify.history import HistoryBuilder
@@ -24,7 +28,10 @@ def _run(*args: str, store: Path, ok: bool = True) -> Result:
 
 
 def _listed(store: Path, repo: str = "acme/api") -> list[dict[str, object]]:
-    return json.loads(_run("memories", "list", "--repo", repo, "--format", "json", store=store).output)
+    listed: list[dict[str, object]] = json.loads(
+        _run("memories", "list", "--repo", repo, "--format", "json", store=store).output
+    )
+    return listed
 
 
 @pytest.fixture
@@ -124,3 +131,43 @@ def test_any_text_is_drafts_or_a_list_of_problems(lines: list[str]) -> None:
     assert bool(drafts) or bool(problems) or not any(line.strip() for line in lines)
     assert all(1 <= line <= len(lines) for line in problems)
     assert all(d.repo == "acme/api" and d.subject and d.fact for d in drafts)
+
+
+def _fill(path: Path, count: int, *, citation: Citation | None = None) -> list[str]:
+    """A SQLite store at ``path`` with ``count`` facts of acme/api by ana, stored a minute ago in
+    one transaction; their ids, newest first (as `recent()` orders them)."""
+    cited = citation or Citation("settings.py", 1)
+    now = datetime.now(UTC) - timedelta(minutes=1)
+    ids = UlidIds(5)
+    store = SqliteStore(str(path), StoreOptions(AccessPolicy(), FakeClock(now), DEFAULT_EXPIRY, ids))
+    drafts = [
+        MemoryDraft("acme/api", Kind.FACT, f"setting {n}", f"MAX_RETRIES is 5 ({n})", [cited], "").validated()
+        for n in range(count)
+    ]
+    made = [Memory.from_draft(d, memory_id=ids(now), author="ana", surface=Surface.CLI, now=now) for d in drafts]
+    store.insert_many(made)
+    store.close()
+    return [m.id for m in reversed(made)]
+
+
+def test_export_writes_every_memory_past_ten_thousand(tmp_path: Path) -> None:
+    store = tmp_path / "big.db"
+    ids = _fill(store, 10_050)
+    out = tmp_path / "all.jsonl"
+    said = _run("memories", "export", "--repo", "acme/api", "--out", str(out), store=store).output
+    assert said.strip() == f"exported 10050 memories of acme/api -> {out}"
+    assert [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()] == ids
+    printed = _run("memories", "export", "--repo", "acme/api", store=store).output.splitlines()
+    assert [json.loads(line)["id"] for line in printed] == ids
+
+
+def test_export_from_a_store_that_cannot_page_says_where_it_stopped(tmp_path: Path) -> None:
+    store = tmp_path / "big.db"
+    ids = _fill(store, 10_001)
+    out = tmp_path / "all.jsonl"
+    unpaged = f"mutant:identity:sqlite:///{store}"  # a store that lists one call's worth at most
+    args = ["memories", "export", "--repo", "acme/api", "--out", str(out), "--as", "ana", "--store", unpaged]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()] == ids[:10_000]
+    assert f"stopped after 10,000 memories, at {ids[9_999]}" in result.output

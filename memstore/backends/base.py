@@ -42,11 +42,14 @@ from memstore.model import (
     check_text,
     validate_repo,
 )
+from memstore.store import MAX_RECENT_LIMIT
 from memstore.validation import shown
 
 __all__ = [
     "MAX_RECENT_LIMIT",
     "REFERENCE_CAPABILITIES",
+    "PagedRecordStore",
+    "RecencyKey",
     "RecordStore",
     "Visibility",
     "chain_order",
@@ -59,8 +62,8 @@ __all__ = [
 ]
 
 Visibility = Callable[[str, Kind, str], bool]  # (repo, kind, author) -> may the actor see it
+RecencyKey = tuple[datetime, datetime, str]  # recent()'s order: refreshed_at, created_at, id (all descending)
 
-MAX_RECENT_LIMIT = 10_000
 MAX_ID_CHARS = 200
 REFERENCE_CAPABILITIES = frozenset(
     {"delete", "expiry", "history", "permissions", "preferences", "retire", "supersede", "sweep"}
@@ -174,15 +177,23 @@ class RecordStore(ABC):
         return stored
 
     def recent(self, repo: str, *, actor: Actor, surface: Surface, limit: int = 50) -> list[Memory]:
+        scope = self._scope(repo, actor, surface, limit)
+        if scope is None:
+            return []
+        facts, preferences_of, cutoff = scope
+        return self._recent(repo, facts=facts, preferences_of=preferences_of, cutoff=cutoff, limit=limit)
+
+    def _scope(self, repo: str, actor: Actor, surface: Surface, limit: int) -> tuple[bool, str | None, datetime] | None:
+        """A listing's arguments checked, and what it holds: whether the repository's facts, whose
+        preferences, and the cutoff of the living; None when the actor sees nothing there."""
         actor, surface = check_actor(actor), check_surface(surface)
         validate_repo(repo)
         check_limit(limit)
         facts = self.access.level(actor.user, repo) >= Access.READ
         preferences_of = actor.user if sees_preferences(surface) else None
         if not facts and preferences_of is None:
-            return []
-        now = self.clock.now()
-        return self._recent(repo, facts=facts, preferences_of=preferences_of, cutoff=self._cutoff(now), limit=limit)
+            return None
+        return facts, preferences_of, self._cutoff(self.clock.now())
 
     def get(self, memory_id: str, *, actor: Actor) -> Memory:
         return self._visible(check_memory_id(memory_id), check_actor(actor), self.clock.now())
@@ -298,3 +309,35 @@ class RecordStore(ABC):
     @abstractmethod
     def _sweep(self, cutoff: datetime) -> int:
         """Delete every version of every chain whose head was last refreshed at or before ``cutoff``."""
+
+
+class PagedRecordStore(RecordStore):
+    """A `RecordStore` whose `_recent` also takes ``after``, so that it lists page after page
+    (`memstore.store.PagedStore`). The built-in backends are; a subclass of `RecordStore` that
+    is not stays a store with every rule, listing at most `MAX_RECENT_LIMIT` memories at once."""
+
+    def recent_after(
+        self, repo: str, after: Memory, *, actor: Actor, surface: Surface, limit: int = 50
+    ) -> list[Memory]:
+        """What `recent` would list after ``after``, in the same order (the next page)."""
+        if not isinstance(after, Memory):
+            raise ValidationError("after", f"must be a Memory, got {shown(after)}")
+        scope = self._scope(repo, actor, surface, limit)
+        if scope is None:
+            return []
+        facts, preferences_of, cutoff = scope
+        key = (after.refreshed_at, after.created_at, after.id)
+        return self._recent(repo, facts=facts, preferences_of=preferences_of, cutoff=cutoff, limit=limit, after=key)
+
+    @abstractmethod
+    def _recent(
+        self,
+        repo: str,
+        *,
+        facts: bool,
+        preferences_of: str | None,
+        cutoff: datetime,
+        limit: int,
+        after: RecencyKey | None = None,
+    ) -> list[Memory]:
+        """As `RecordStore._recent`, only what sorts after ``after`` (strictly older by the key)."""

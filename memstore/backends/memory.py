@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from memstore.backends import StoreOptions
-from memstore.backends.base import RecordStore, chain_order
+from memstore.backends.base import PagedRecordStore, RecencyKey, chain_order
 from memstore.errors import ConfigurationError
 from memstore.model import Kind, Memory, Status
 
@@ -36,11 +36,11 @@ class _Tables:
     active_preferences: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
 
-def _order(memory: Memory) -> tuple[datetime, datetime, str]:
+def _order(memory: Memory) -> RecencyKey:
     return (memory.refreshed_at, memory.created_at, memory.id)
 
 
-class InMemoryStore(RecordStore):
+class InMemoryStore(PagedRecordStore):
     """A complete `MemoryStore` held in process memory; gone when the process ends."""
 
     def __init__(self, options: StoreOptions) -> None:
@@ -91,7 +91,14 @@ class InMemoryStore(RecordStore):
             return self._alive(memory_id, cutoff)
 
     def _recent(
-        self, repo: str, *, facts: bool, preferences_of: str | None, cutoff: datetime, limit: int
+        self,
+        repo: str,
+        *,
+        facts: bool,
+        preferences_of: str | None,
+        cutoff: datetime,
+        limit: int,
+        after: RecencyKey | None = None,
     ) -> list[Memory]:
         with self._lock:
             ids: list[str] = []
@@ -100,6 +107,8 @@ class InMemoryStore(RecordStore):
             if preferences_of is not None:
                 ids.extend(self._t.active_preferences.get(preferences_of, ()))
             found = [m for m in (self._t.records[i] for i in ids) if m.refreshed_at > cutoff]
+        if after is not None:
+            found = [m for m in found if _order(m) < after]
         return heapq.nlargest(limit, found, key=_order)
 
     def _refresh(self, memory_id: str, now: datetime, cutoff: datetime) -> bool:

@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from memstore.backends import StoreOptions, TrialStore, per_trial, redact
-from memstore.backends.base import RecordStore, Visibility, chain_order
+from memstore.backends.base import PagedRecordStore, RecencyKey, Visibility, chain_order
 from memstore.backends.rows import COLUMNS as _COLUMNS
 from memstore.backends.rows import KINDS as _KINDS
 from memstore.backends.rows import NOBODY as _NOBODY
 from memstore.backends.rows import citations_json
+from memstore.backends.rows import key_row as _key
 from memstore.backends.rows import micros as _us
 from memstore.backends.rows import moment as _moment
 from memstore.backends.rows import row_to_memory as _row_to_memory
@@ -108,7 +109,7 @@ def _shown(uri: str) -> str:
     return redact(uri)
 
 
-class PostgresStore(RecordStore):
+class PostgresStore(PagedRecordStore):
     """A `MemoryStore` in one schema of a PostgreSQL database (see the module docstring)."""
 
     def __init__(
@@ -286,21 +287,30 @@ class PostgresStore(RecordStore):
         return _row_to_memory(row)
 
     def _recent(
-        self, repo: str, *, facts: bool, preferences_of: str | None, cutoff: datetime, limit: int
+        self,
+        repo: str,
+        *,
+        facts: bool,
+        preferences_of: str | None,
+        cutoff: datetime,
+        limit: int,
+        after: RecencyKey | None = None,
     ) -> list[Memory]:
         order = "ORDER BY refreshed_at DESC, created_at DESC, id DESC LIMIT %s"
+        # A page after a memory: strictly older by recent()'s key, compared as one row value.
+        page, key = ("AND (refreshed_at, created_at, id) < (%s, %s, %s) ", _key(after)) if after else ("", ())
         rows: list[Any] = []
         if facts:
             rows += self._rows(
                 f"SELECT {_COLUMNS} FROM {self._t} WHERE repo = %s AND status = 'active' AND kind = 'fact' "
-                f"AND refreshed_at > %s {order}",
-                (repo, _us(cutoff), limit),
+                f"AND refreshed_at > %s {page}{order}",
+                (repo, _us(cutoff), *key, limit),
             )
         if preferences_of is not None:
             rows += self._rows(
                 f"SELECT {_COLUMNS} FROM {self._t} WHERE author = %s AND status = 'active' "
-                f"AND kind = 'preference' AND refreshed_at > %s {order}",
-                (preferences_of, _us(cutoff), limit),
+                f"AND kind = 'preference' AND refreshed_at > %s {page}{order}",
+                (preferences_of, _us(cutoff), *key, limit),
             )
         if facts and preferences_of is not None:
             rows.sort(key=lambda row: (row[10], row[9], row[0]), reverse=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from memstore.model import Citation, Kind, Memory, Status, Surface
 
-__all__ = ["COLUMNS", "KINDS", "NOBODY", "citations_json", "micros", "moment", "row_to_memory"]
+__all__ = ["COLUMNS", "KINDS", "NOBODY", "citations_json", "key_row", "micros", "moment", "row_to_memory"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
@@ -32,6 +32,13 @@ def micros(at: datetime) -> int:
 def moment(us: int) -> datetime:
     """Integer microseconds since the epoch as a UTC datetime."""
     return _EPOCH + us * _US
+
+
+def key_row(key: tuple[datetime, datetime, str] | None) -> tuple[int, int, str]:
+    """recent()'s key of a memory (refreshed_at, created_at, id) as the columns hold it."""
+    assert key is not None
+    refreshed_at, created_at, memory_id = key
+    return micros(refreshed_at), micros(created_at), memory_id
 
 
 def citations_json(memory: Memory) -> str:

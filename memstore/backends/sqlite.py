@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from memstore.backends import StoreOptions, TrialStore, per_trial
-from memstore.backends.base import RecordStore, Visibility, chain_order
+from memstore.backends.base import PagedRecordStore, RecencyKey, Visibility, chain_order
 from memstore.backends.rows import COLUMNS as _COLUMNS
 from memstore.backends.rows import KINDS as _KINDS
 from memstore.backends.rows import NOBODY as _NOBODY
 from memstore.backends.rows import citations_json
+from memstore.backends.rows import key_row as _key
 from memstore.backends.rows import micros as _us
 from memstore.backends.rows import moment as _moment
 from memstore.backends.rows import row_to_memory as _row_to_memory  # a module global: tests watch it
@@ -50,7 +51,7 @@ from memstore.model import Memory
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SqliteStore", "open_sqlite", "parse_sqlite_uri"]
 
 
-class SqliteStore(RecordStore):
+class SqliteStore(PagedRecordStore):
     """A `MemoryStore` in one SQLite file (or ``:memory:``).
 
     Opened read-only (``read_only=True``, or a file this process cannot write) it answers
@@ -291,21 +292,30 @@ class SqliteStore(RecordStore):
         return _row_to_memory(row)
 
     def _recent(
-        self, repo: str, *, facts: bool, preferences_of: str | None, cutoff: datetime, limit: int
+        self,
+        repo: str,
+        *,
+        facts: bool,
+        preferences_of: str | None,
+        cutoff: datetime,
+        limit: int,
+        after: RecencyKey | None = None,
     ) -> list[Memory]:
         order = "ORDER BY refreshed_at DESC, created_at DESC, id DESC LIMIT ?"
+        # A page after a memory: strictly older by recent()'s key, compared as one row value.
+        page, key = ("AND (refreshed_at, created_at, id) < (?, ?, ?) ", _key(after)) if after else ("", ())
         rows: list[Any] = []
         if facts:
             rows += self._rows(
                 f"SELECT {_COLUMNS} FROM memories WHERE repo = ? AND status = 'active' AND kind = 'fact' "
-                f"AND refreshed_at > ? {order}",
-                (repo, _us(cutoff), limit),
+                f"AND refreshed_at > ? {page}{order}",
+                (repo, _us(cutoff), *key, limit),
             )
         if preferences_of is not None:
             rows += self._rows(
                 f"SELECT {_COLUMNS} FROM memories WHERE author = ? AND status = 'active' "
-                f"AND kind = 'preference' AND refreshed_at > ? {order}",
-                (preferences_of, _us(cutoff), limit),
+                f"AND kind = 'preference' AND refreshed_at > ? {page}{order}",
+                (preferences_of, _us(cutoff), *key, limit),
             )
         if facts and preferences_of is not None:
             # Merge the two ordered lists on the raw columns; build only the memories returned.

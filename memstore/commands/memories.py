@@ -14,6 +14,7 @@ from memstore.clock import Clock, SystemClock
 from memstore.commands._shared import CommandError, StoreContext, console, plain, safe, store_options
 from memstore.errors import MemstoreError
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
+from memstore.store import list_every
 from memstore.transfer import ImportProblems, export_lines, read_drafts
 from memstore.verify import GitCodebase, anchor
 
@@ -273,14 +274,18 @@ def import_(
 )
 def export(ctx: StoreContext, repo: str, surface: str, out: Path | None) -> None:
     """Write the live memories of a repository that you may see, as JSON lines (newest first),
-    for `memstore memories import` into another store."""
-    found = ctx.store.recent(repo, actor=ctx.actor, surface=Surface(surface), limit=10_000)
+    for `memstore memories import` into another store. Exit status 2 when the store could not
+    list them all (it says where it stopped)."""
+    listing = list_every(ctx.store, repo, actor=ctx.actor, surface=Surface(surface))
     if out is None:
-        for line in export_lines(found):
+        for line in export_lines(listing.memories):
             click.echo(line, nl=False)
-        return
-    partial = out.with_name(f".{out.name}.part")
-    with partial.open("w", encoding="utf-8") as handle:
-        handle.writelines(export_lines(found))
-    partial.replace(out)
-    click.echo(safe(f"exported {len(found)} memories of {repo} -> {out}"))
+    else:
+        partial = out.with_name(f".{out.name}.part")
+        with partial.open("w", encoding="utf-8") as handle:
+            handle.writelines(export_lines(listing.memories))
+        partial.replace(out)
+        click.echo(safe(f"exported {len(listing.memories)} memories of {repo} -> {out}"))
+    stopped = listing.where_stopped()
+    if stopped is not None:
+        raise CommandError(f"the export is incomplete: {stopped}")

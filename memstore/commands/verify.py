@@ -12,10 +12,11 @@ import click
 from rich.progress import track
 from rich.table import Table
 
-from memstore.commands._shared import StoreContext, console, plain, repository_name
+from memstore.commands._shared import CommandError, StoreContext, console, plain, repository_name
 from memstore.commands._shared import store_options as _store_options
 from memstore.errors import MemstoreError
 from memstore.model import Memory, Surface
+from memstore.store import list_every
 from memstore.verify import Codebase, GitCodebase, Verdict, WorkingTree, verify_memories
 from memstore.verify.git import GitRepository
 
@@ -119,11 +120,13 @@ def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None
     """Verify every memory of a repository against its code.
 
     Exit status: 0 when every memory is usable (valid or re-anchored), 1 when bad memories
-    were found (contradicted, unsupported, missing), 2 on an error.
+    were found (contradicted, unsupported, missing), 2 on an error, or when the store could not
+    list every memory (it says where it stopped).
     """
     codebase = _codebase(repo_path, ref)
     repo_name = repository_name(GitRepository(repo_path), name)
-    memories = ctx.store.recent(repo_name, actor=ctx.actor, surface=Surface.CODE_REVIEW, limit=10_000)
+    listing = list_every(ctx.store, repo_name, actor=ctx.actor, surface=Surface.CODE_REVIEW)
+    memories = list(listing.memories)
     show_progress = sys.stderr.isatty() and len(memories) >= _PROGRESS_FROM
     verdicts = verify_memories(memories, codebase, progress=_progress if show_progress else None)
     actions = [_fix(ctx, m, v) if fix else "" for m, v in zip(memories, verdicts, strict=True)]
@@ -146,5 +149,8 @@ def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None
             s: sum(v.status.value == s for v in verdicts) for s in dict.fromkeys(v.status.value for v in verdicts)
         }
         click.echo(", ".join(f"{n} {s}" for s, n in counts.items()) or f"no memories of {repo_name} to verify")
+    stopped = listing.where_stopped()
+    if stopped is not None:
+        raise CommandError(f"not every memory was verified: {stopped}")
     if bad:
         sys.exit(1)

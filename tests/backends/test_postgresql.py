@@ -14,6 +14,7 @@ import pytest
 from memstore import Access, AccessPolicy, Actor, Kind, MemoryDraft, Surface, open_store
 from memstore.clock import FakeClock
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
+from memstore.store import PagedStore
 from tests.backends.postgres import URL, fresh_uri, needs_postgres
 from tests.backends.test_sqlite import _spawn  # the same writer processes, pointed at PostgreSQL
 
@@ -72,7 +73,7 @@ def test_memories_persist_across_opens_and_the_schema_is_stamped() -> None:
     assert again.get(stored.id, actor=WES) == stored
     schema = uri.rsplit("schema=", 1)[1]
     with psycopg.connect(URL) as conn:
-        meta = dict(conn.execute(f'SELECT key, value FROM "{schema}".memstore_meta').fetchall())
+        meta: dict[str, str] = dict(conn.execute(f'SELECT key, value FROM "{schema}".memstore_meta').fetchall())
     assert meta == {"application": "memstore", "schema_version": "1"}
 
 
@@ -200,3 +201,21 @@ def test_writer_killed_midway_leaves_a_consistent_store(delay: float) -> None:
     store = open_store(uri, access=_policy())
     active = store.recent("acme/api", actor=WES, surface=Surface.CLI, limit=10_000)
     assert len(active) <= 1
+
+
+@needs_postgres
+def test_pages_follow_recent_in_its_order() -> None:
+    clock = FakeClock()
+    store = open_store(fresh_uri(), access=_policy(), clock=clock)
+    assert isinstance(store, PagedStore)
+    for n in range(10):  # three at each instant: pages break ties by created_at, then id
+        if n % 3 == 0:
+            clock.advance(timedelta(minutes=1))
+        store.store(_draft(n), actor=WES, surface=Surface.CLI)
+    whole = store.recent("acme/api", actor=WES, surface=Surface.CLI, limit=50)
+    pages = [store.recent("acme/api", actor=WES, surface=Surface.CLI, limit=4)]
+    while pages[-1]:
+        pages.append(store.recent_after("acme/api", pages[-1][-1], actor=WES, surface=Surface.CLI, limit=4))
+    assert [len(p) for p in pages] == [4, 4, 2, 0]
+    assert [m.id for p in pages for m in p] == [m.id for m in whole]
+    assert [m.fact for m in whole] == [f"fact {n}" for n in range(9, -1, -1)]
