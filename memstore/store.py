@@ -7,7 +7,7 @@ holds the functions to register and resolve them and the built-in backends thems
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol, runtime_checkable
@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_EXPIRY",
     "MAX_RECENT_LIMIT",
     "BackendFactory",
+    "BatchStore",
     "Listing",
     "MemoryStore",
     "PagedStore",
@@ -108,6 +109,19 @@ class PagedStore(MemoryStore, Protocol):
         self, repo: str, after: Memory, *, actor: Actor, surface: Surface, limit: int = 50
     ) -> list[Memory]:
         """What `recent()` would list after ``after`` (by ``refreshed_at``, ``created_at``, ``id``)."""
+        ...
+
+
+@runtime_checkable
+class BatchStore(MemoryStore, Protocol):
+    """A store that checks a write without making it, and stores many drafts as one."""
+
+    def check_store(self, draft: MemoryDraft, *, actor: Actor, surface: Surface) -> MemoryDraft:
+        """Raise what `store()` would raise for ``draft`` (validation, permission); store nothing."""
+        ...
+
+    def store_all(self, drafts: Sequence[MemoryDraft], *, actor: Actor, surface: Surface) -> list[Memory]:
+        """Store every draft as a new memory, or none of them."""
         ...
 
 

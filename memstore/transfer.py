@@ -9,8 +9,11 @@ subject, fact, citations (their text and commit kept, or anchored again), reason
 gives new ids, times and the importing user as author; a mined line's truth label and the
 values it was labelled with are grading data and are never imported.
 
-`read_drafts` reads and checks every line before anything is stored, so a file with one bad
-line stores nothing (`ImportProblems` lists every bad line).
+`read_lines` reads and checks every line before anything is stored, so a file with one bad
+line stores nothing (`ImportProblems` lists every bad line). `store_lines` then asks the store
+about every line (`check_lines`: may this user store it there) and stores them all or none: in
+one call where the store takes a batch (`memstore.store.BatchStore`), else one by one, taking
+back what was stored when a line is refused.
 """
 
 from __future__ import annotations
@@ -20,12 +23,24 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from memstore.access import Actor
 from memstore.errors import MemstoreError, ValidationError
-from memstore.model import Citation, Kind, Memory, MemoryDraft
+from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
+from memstore.store import BatchStore, MemoryStore
 from memstore.verify.citations import anchor
 from memstore.verify.codebase import Codebase
 
-__all__ = ["MAX_IMPORT_LINES", "ImportProblems", "Problem", "export_lines", "read_drafts"]
+__all__ = [
+    "MAX_IMPORT_LINES",
+    "ImportLine",
+    "ImportProblems",
+    "Problem",
+    "check_lines",
+    "export_lines",
+    "read_drafts",
+    "read_lines",
+    "store_lines",
+]
 
 MAX_IMPORT_LINES = 100_000
 
@@ -36,11 +51,24 @@ class Problem:
     message: str
 
 
-class ImportProblems(MemstoreError):
-    """Lines of an import file that cannot be stored, every one of them (nothing was stored)."""
+@dataclass(frozen=True)
+class ImportLine:
+    """A line of an import file, as the draft it holds."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+    line: int
+    draft: MemoryDraft
+
+
+class ImportProblems(MemstoreError):
+    """Lines of an import file that cannot be stored, every one found.
+
+    Nothing was stored, but ``stored``: the ids of memories stored before a refused line that
+    the store would not let be taken back (deleting needs more than storing).
+    """
+
+    def __init__(self, problems: list[Problem], stored: tuple[str, ...] = ()) -> None:
         self.problems = problems
+        self.stored = stored
         shown = [f"line {p.line}: {p.message}" for p in problems[:20]]
         more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
         super().__init__("\n".join(shown) + more)
@@ -52,10 +80,30 @@ def export_lines(memories: Iterable[Memory]) -> Iterator[str]:
         yield json.dumps(memory.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
 
 
+def _text(data: dict[str, Any], field: str, default: str = "") -> str:
+    """The text of ``field``: a JSON string, or ``default`` where it is missing or null."""
+    value = data.get(field)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise ValidationError(field, f"must be a JSON string, not {_json_type(value)}")
+    return value
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "true or false"
+    return "a number"
+
+
 def _citations(data: dict[str, Any]) -> list[Citation]:
     if "path" in data and "line" in data:  # a mined line: one citation, with the text it cites at --from
-        snippet, commit = data.get("snippet"), data.get("commit")
-        return [Citation(str(data["path"]), _int(data["line"]), snippet=snippet or None, commit=commit or None)]
+        snippet, commit = _text(data, "snippet"), _text(data, "commit")
+        return [Citation(_text(data, "path"), _int(data["line"]), snippet=snippet or None, commit=commit or None)]
     raw = data.get("citations", [])
     if not isinstance(raw, list):
         raise ValidationError("citations", "must be a list")
@@ -72,35 +120,27 @@ def _draft(data: object, repo: str | None, codebase: Codebase | None) -> MemoryD
     if not isinstance(data, dict):
         raise ValidationError("line", "must be a JSON object")
     mined = "snippet" in data or "truth" in data
-    target = repo or data.get("repo")
-    if not isinstance(target, str) or not target:
+    target = repo or _text(data, "repo")
+    if not target:
         raise ValidationError("repo", "no repository: the line names none, so give --repo OWNER/NAME")
-    kind = Kind.FACT if mined else Kind(str(data.get("kind", "fact")))
+    kind = Kind.FACT if mined else Kind(_text(data, "kind", "fact"))
     citations = _citations(data)
     if codebase is not None:
         citations = [anchor(codebase, Citation(c.path, c.line, c.end_line)) for c in citations]
-    draft = MemoryDraft(
-        target,
-        kind,
-        str(data.get("subject", "")),
-        str(data.get("fact", "")),
-        citations,
-        str(data.get("reason") or ("mined from the repository's history" if mined else "")),
-    )
+    reason = _text(data, "reason") or ("mined from the repository's history" if mined else "")
+    draft = MemoryDraft(target, kind, _text(data, "subject"), _text(data, "fact"), citations, reason)
     return draft.validated()
 
 
-def read_drafts(
-    lines: Iterable[str], *, repo: str | None = None, codebase: Codebase | None = None
-) -> list[MemoryDraft]:
-    """The drafts of an import file's lines, every one checked (``repo``: the repository for
-    lines that name none, and for every line when given; ``codebase``: anchor each citation
-    there again, refusing one whose lines it does not have).
+def read_lines(lines: Iterable[str], *, repo: str | None = None, codebase: Codebase | None = None) -> list[ImportLine]:
+    """The drafts of an import file's lines, every one checked, each with its line number
+    (``repo``: the repository for lines that name none, and for every line when given;
+    ``codebase``: anchor each citation there again, refusing one whose lines it does not have).
 
     Raises:
         ImportProblems: naming every line that cannot be stored (then none is).
     """
-    drafts: list[MemoryDraft] = []
+    found: list[ImportLine] = []
     problems: list[Problem] = []
     for number, text in enumerate(lines, 1):
         if number > MAX_IMPORT_LINES:
@@ -109,11 +149,78 @@ def read_drafts(
         if not text.strip():
             continue
         try:
-            drafts.append(_draft(json.loads(text), repo, codebase))
+            found.append(ImportLine(number, _draft(json.loads(text), repo, codebase)))
         except json.JSONDecodeError as exc:
             problems.append(Problem(number, f"not JSON ({exc.msg} at column {exc.colno})"))
+        except RecursionError:  # json.loads and the checks after it recurse once per level
+            problems.append(Problem(number, "nested too deeply to read (lists or objects within each other)"))
         except (ValidationError, ValueError, KeyError, TypeError) as exc:
             problems.append(Problem(number, str(exc)))
     if problems:
         raise ImportProblems(problems)
-    return drafts
+    return found
+
+
+def read_drafts(
+    lines: Iterable[str], *, repo: str | None = None, codebase: Codebase | None = None
+) -> list[MemoryDraft]:
+    """The drafts of `read_lines`, without their line numbers.
+
+    Raises:
+        ImportProblems: naming every line that cannot be stored (then none is).
+    """
+    return [found.draft for found in read_lines(lines, repo=repo, codebase=codebase)]
+
+
+def check_lines(store: MemoryStore, lines: Iterable[ImportLine], *, actor: Actor, surface: Surface) -> bool:
+    """Ask the store whether ``actor`` may store every line, storing nothing; False when the store
+    cannot say without storing (it is no `BatchStore`).
+
+    Raises:
+        ImportProblems: naming every line the store would refuse.
+    """
+    if not isinstance(store, BatchStore):
+        return False
+    problems: list[Problem] = []
+    for found in lines:
+        try:
+            store.check_store(found.draft, actor=actor, surface=surface)
+        except MemstoreError as exc:
+            problems.append(Problem(found.line, str(exc)))
+    if problems:
+        raise ImportProblems(problems)
+    return True
+
+
+def store_lines(store: MemoryStore, lines: list[ImportLine], *, actor: Actor, surface: Surface) -> list[Memory]:
+    """Store every line, or none: checked first and stored in one call where the store takes a
+    batch; else one by one, deleting what was stored when a line is refused.
+
+    Raises:
+        ImportProblems: naming every line the store refuses (with ``stored``, the memories that
+            could not be taken back), before or while storing.
+    """
+    if check_lines(store, lines, actor=actor, surface=surface):
+        assert isinstance(store, BatchStore)
+        return store.store_all([found.draft for found in lines], actor=actor, surface=surface)
+    stored: list[Memory] = []
+    for found in lines:
+        try:
+            stored.append(store.store(found.draft, actor=actor, surface=surface))
+        except Exception as exc:
+            kept = _take_back(store, stored, actor)
+            if not isinstance(exc, MemstoreError):
+                raise
+            raise ImportProblems([Problem(found.line, str(exc))], stored=kept) from exc
+    return stored
+
+
+def _take_back(store: MemoryStore, stored: list[Memory], actor: Actor) -> tuple[str, ...]:
+    """Delete what an import stored, newest first; the ids of those the store would not delete."""
+    kept: list[str] = []
+    for memory in reversed(stored):
+        try:
+            store.delete(memory.id, actor=actor)
+        except MemstoreError:
+            kept.append(memory.id)
+    return tuple(reversed(kept))

@@ -10,21 +10,26 @@ import pytest
 
 import memstore.store as store_module
 from memstore import (
+    DEFAULT_EXPIRY,
     Access,
     AccessPolicy,
     Actor,
     ConfigurationError,
     FakeClock,
     Kind,
+    Memory,
     MemoryDraft,
     MemoryStore,
+    PermissionDenied,
+    StorageError,
     Surface,
+    UlidIds,
     open_store,
 )
 from memstore.backends import StoreOptions, known_schemes, register_backend
 from memstore.backends.memory import InMemoryStore, open_memory
 from memstore.backends.sqlite import SqliteStore
-from memstore.store import PagedStore, list_every
+from memstore.store import BatchStore, PagedStore, list_every
 
 
 def test_builtin_schemes(tmp_path: Path) -> None:
@@ -162,3 +167,63 @@ def test_a_listing_of_a_store_that_cannot_page_says_where_it_stopped(monkeypatch
         f"stopped after 3 memories, at {made[4]} (refreshed 2025-03-01T12:00:00+00:00): this store lists no more "
         "at once and cannot page past them, so older ones were left out"
     )
+
+
+@pytest.mark.parametrize("scheme", sorted(OPENERS))
+def test_store_all_checks_every_draft_before_it_writes_one(tmp_path: Path, scheme: str) -> None:
+    access = AccessPolicy().grant("ana", "acme/api", Access.WRITE).grant("ana", "acme/web", Access.READ)
+    store = open_store(OPENERS[scheme](tmp_path), access=access, clock=FakeClock(START))
+    assert isinstance(store, BatchStore)
+    drafts = [_draft(1), _draft(2), _draft(3, repo="acme/web")]
+    with pytest.raises(PermissionDenied, match="'ana' needs write access to 'acme/web'"):
+        store.check_store(drafts[2], actor=ANA, surface=Surface.CLI)
+    assert store.check_store(drafts[0], actor=ANA, surface=Surface.CLI) == drafts[0].validated()
+    with pytest.raises(PermissionDenied):
+        store.store_all(drafts, actor=ANA, surface=Surface.CLI)
+    assert store.recent("acme/api", actor=ANA, surface=Surface.CLI) == []
+    made = store.store_all(drafts[:2], actor=ANA, surface=Surface.CLI)
+    assert [m.subject for m in store.recent("acme/api", actor=ANA, surface=Surface.CLI)] == ["subject 2", "subject 1"]
+    assert [m.author for m in made] == ["ana", "ana"]
+
+
+class _RepeatingIds:
+    """Ids that repeat the first on the third call: the third write of a batch fails in the store."""
+
+    def __init__(self) -> None:
+        self.inner = UlidIds(3)
+        self.made: list[str] = []
+
+    def __call__(self, now: datetime) -> str:
+        self.made.append(self.made[0] if len(self.made) == 2 else self.inner(now))
+        return self.made[-1]
+
+
+def test_store_all_in_sqlite_is_one_transaction(tmp_path: Path) -> None:
+    store = open_store(
+        f"sqlite:///{tmp_path / 'm.db'}", access=AccessPolicy().grant("ana", "*", Access.ADMIN), ids=_RepeatingIds()
+    )
+    assert isinstance(store, BatchStore)
+    with pytest.raises(StorageError):
+        store.store_all([_draft(1), _draft(2), _draft(3)], actor=ANA, surface=Surface.CLI)
+    assert store.recent("acme/api", actor=ANA, surface=Surface.CLI) == []
+
+
+class _FailsThirdInsert(InMemoryStore):
+    def __init__(self, options: StoreOptions) -> None:
+        super().__init__(options)
+        self.inserts = 0
+
+    def _insert(self, memory: Memory) -> None:
+        self.inserts += 1
+        if self.inserts == 3:
+            raise StorageError("the disk is full")
+        super()._insert(memory)
+
+
+def test_store_all_takes_back_what_it_wrote_when_a_write_fails() -> None:
+    options = StoreOptions(AccessPolicy().grant("ana", "*", Access.ADMIN), FakeClock(START), DEFAULT_EXPIRY, UlidIds(1))
+    store = _FailsThirdInsert(options)
+    with pytest.raises(StorageError, match="the disk is full"):
+        store.store_all([_draft(1), _draft(2), _draft(3)], actor=ANA, surface=Surface.CLI)
+    assert store.recent("acme/api", actor=ANA, surface=Surface.CLI) == []
+    assert store.inserts == 3

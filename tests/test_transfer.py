@@ -111,7 +111,7 @@ def test_a_dry_run_checks_and_stores_nothing(tmp_path: Path) -> None:
     assert _run("memories", "import", str(file), "--dry-run", store=store).output.strip() == (
         "would import 1 memories into acme/api"
     )
-    assert not store.exists()
+    assert _listed(store) == []  # the store was asked whether ana may store the line, and nothing was
 
 
 @settings(max_examples=200, deadline=None)
@@ -171,3 +171,86 @@ def test_export_from_a_store_that_cannot_page_says_where_it_stopped(tmp_path: Pa
     assert result.exit_code == 2, result.output
     assert [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()] == ids[:10_000]
     assert f"stopped after 10,000 memories, at {ids[9_999]}" in result.output
+
+
+def _write_lines(path: Path, *rows: object) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+GOOD = {"repo": "acme/api", "kind": "fact", "subject": "s", "fact": "f", "citations": ["settings.py:1"]}
+
+
+@pytest.mark.parametrize("store_uri", ["sqlite:///{db}", "mutant:identity:sqlite:///{db}"], ids=["batch", "one-by-one"])
+def test_a_permission_refusal_on_line_three_stores_nothing(tmp_path: Path, store_uri: str) -> None:
+    access = tmp_path / "access.toml"
+    access.write_text('[users.ana]\n"acme/api" = "admin"\n"acme/web" = "read"\n', encoding="utf-8")
+    lines = _write_lines(tmp_path / "in.jsonl", GOOD, {**GOOD, "fact": "g"}, {**GOOD, "repo": "acme/web"}, GOOD)
+    db = tmp_path / "s.db"
+    uri = store_uri.format(db=db)
+
+    def run(*extra: str) -> Result:
+        return CliRunner().invoke(
+            main, ["memories", "import", str(lines), *extra, "--store", uri, "--as", "ana", "--access", str(access)]
+        )
+
+    refusal = "line 3: 'ana' needs write access to 'acme/web' to store a repository fact"
+    checked = run("--dry-run")
+    if store_uri.startswith("sqlite:"):  # a store that says whether it would store a draft, without storing it
+        assert checked.exit_code == 2, checked.output
+        assert refusal in checked.output
+    else:
+        assert checked.output.strip() == (
+            "would import 4 memories into acme/api, acme/web "
+            "(permissions not checked: this store cannot say without storing)"
+        )
+    refused = run()
+    assert refused.exit_code == 2, refused.output
+    assert refusal in refused.output
+    assert "nothing imported" in refused.output
+    assert _listed(db) == []
+
+
+def test_a_refusal_that_cannot_be_undone_names_what_was_stored(tmp_path: Path) -> None:
+    access = tmp_path / "access.toml"
+    access.write_text('[users.ana]\n"acme/api" = "write"\n', encoding="utf-8")
+    lines = _write_lines(tmp_path / "in.jsonl", GOOD, {**GOOD, "repo": "acme/web"})
+    db = tmp_path / "s.db"
+    unbatched = f"mutant:identity:sqlite:///{db}"  # a store that stores one draft at a time
+    args = ["memories", "import", str(lines), "--store", unbatched, "--as", "ana", "--access", str(access)]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2, refused.output
+    (kept,) = _listed(db)
+    assert "line 2: 'ana' needs write access to 'acme/web' to store a repository fact" in refused.output
+    assert f"1 memory stored before it could not be taken back: {kept['id']}" in refused.output
+
+
+def test_a_deeply_nested_line_is_a_line_error(tmp_path: Path) -> None:
+    deep = '{"repo": "acme/api", "subject": "s", "fact": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    lines = _write_lines(tmp_path / "in.jsonl", GOOD, deep)
+    store = tmp_path / "s.db"
+    result = _run("memories", "import", str(lines), store=store, ok=False)
+    assert result.exit_code == 2, result.output
+    assert "line 2: nested too deeply to read" in result.output
+    assert not store.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "shown"),
+    [("subject", {"a": 1}, "an object"), ("fact", ["x", "y"], "a list"), ("reason", {"why": []}, "an object"),
+     ("kind", ["fact"], "a list"), ("subject", 7, "a number")],
+)  # fmt: skip
+def test_a_text_field_that_is_not_text_is_a_line_error(tmp_path: Path, field: str, value: object, shown: str) -> None:
+    lines = _write_lines(tmp_path / "in.jsonl", GOOD, {**GOOD, field: value})
+    store = tmp_path / "s.db"
+    result = _run("memories", "import", str(lines), store=store, ok=False)
+    assert result.exit_code == 2, result.output
+    assert f"line 2: {field}: must be a JSON string, not {shown}" in result.output
+    assert not store.exists()
+
+
+def test_a_mined_line_whose_path_is_not_text_is_a_line_error(tmp_path: Path) -> None:
+    mined = {"subject": "s", "fact": "f", "path": {"p": 1}, "line": 1, "snippet": "x", "commit": "0" * 40}
+    lines = _write_lines(tmp_path / "in.jsonl", mined)
+    result = _run("memories", "import", str(lines), "--repo", "acme/api", store=tmp_path / "s.db", ok=False)
+    assert "line 1: path: must be a JSON string, not an object" in result.output

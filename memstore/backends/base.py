@@ -14,7 +14,7 @@ and then no version of it is returned, and `sweep` deletes them all.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -176,6 +176,26 @@ class RecordStore(ABC):
         assert stored is not None
         return stored
 
+    def store_all(self, drafts: Sequence[MemoryDraft], *, actor: Actor, surface: Surface) -> list[Memory]:
+        """Store every draft as a new memory, or (when one is refused or a write fails) none:
+        every draft is checked before the first is written (`memstore.store.BatchStore`)."""
+        checked = [self.check_store(draft, actor=actor, surface=surface) for draft in drafts]
+        actor, surface = check_actor(actor), check_surface(surface)
+        now = self.clock.now()
+        memories = [
+            Memory.from_draft(draft, memory_id=self.ids(now), author=actor.user, surface=surface, now=now)
+            for draft in checked
+        ]
+        self._insert_all(memories)
+        return memories
+
+    def check_store(self, draft: MemoryDraft, *, actor: Actor, surface: Surface) -> MemoryDraft:
+        """Raise what `store` would raise for ``draft`` as a new memory (validation, permission);
+        return it validated. Nothing is written."""
+        draft, actor, surface = check_store_arguments(draft, actor, surface)
+        check_create(self.access, actor, Kind(draft.kind), draft.repo, surface)
+        return draft
+
     def recent(self, repo: str, *, actor: Actor, surface: Surface, limit: int = 50) -> list[Memory]:
         scope = self._scope(repo, actor, surface, limit)
         if scope is None:
@@ -265,6 +285,20 @@ class RecordStore(ABC):
     @abstractmethod
     def _insert(self, memory: Memory) -> None:
         """Store a new memory as the root of a new chain."""
+
+    def _insert_all(self, memories: Sequence[Memory]) -> None:
+        """Store new, unrelated memories, every one or none. This one inserts them one by one and
+        deletes those already inserted when one fails; a backend with transactions overrides it
+        with one."""
+        inserted: list[Memory] = []
+        try:
+            for memory in memories:
+                self._insert(memory)
+                inserted.append(memory)
+        except BaseException:
+            for memory in reversed(inserted):
+                self._delete_chain(memory.id)
+            raise
 
     @abstractmethod
     def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> Memory | None:

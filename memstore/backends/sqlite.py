@@ -252,6 +252,9 @@ class SqliteStore(PagedRecordStore):
             for memory in memories:
                 self._insert_row(conn, memory, memory.id)
 
+    def _insert_all(self, memories: Sequence[Memory]) -> None:
+        self.insert_many(memories)  # one transaction: every memory, or none
+
     def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> Memory | None:
         with self._write() as conn:
             found = conn.execute(

@@ -15,7 +15,7 @@ from memstore.commands._shared import CommandError, StoreContext, console, plain
 from memstore.errors import MemstoreError
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.store import list_every
-from memstore.transfer import ImportProblems, export_lines, read_drafts
+from memstore.transfer import ImportProblems, check_lines, export_lines, read_lines, store_lines
 from memstore.verify import GitCodebase, anchor
 
 __all__ = ["memories"]
@@ -229,37 +229,44 @@ _IMPORT_CAP = 256 * 1024 * 1024
     help="Anchor every citation again at this git repository's HEAD (its text and commit); a line it lacks is refused.",
 )
 @click.option("--surface", type=_SURFACE, default="cli", show_default=True, help="Recorded as where they were written.")
-@click.option("--dry-run", is_flag=True, help="Check every line and say what would be stored; store nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Check every line, and ask the store whether you may store each; store nothing.",
+)
 def import_(
     ctx: StoreContext, file: Path, repo: str | None, anchor_repo: Path | None, surface: str, dry_run: bool
 ) -> None:
     """Store the memories of FILE (JSON lines: `memstore memories export`, or the miner's
-    .verdicts.jsonl). Every line is checked first: one that cannot be stored stores nothing."""
+    .verdicts.jsonl). All or nothing: every line is checked first, the store is asked about each,
+    and one that cannot be stored stores nothing."""
     if file.stat().st_size > _IMPORT_CAP:
         raise CommandError(f"{file} is larger than {_IMPORT_CAP // (1024 * 1024)} MiB: split it")
     try:
         codebase = GitCodebase(anchor_repo, "HEAD") if anchor_repo is not None else None
         with file.open(encoding="utf-8") as handle:
-            drafts = read_drafts(handle, repo=repo, codebase=codebase)
+            lines = read_lines(handle, repo=repo, codebase=codebase)
+        anchored = f" (citations anchored at {(codebase.commit or '')[:12]})" if codebase is not None else ""
+        repos = ", ".join(sorted({found.draft.repo for found in lines})) or "-"
+        if dry_run:
+            asked = check_lines(ctx.store, lines, actor=ctx.actor, surface=Surface(surface))
+            unasked = "" if asked else " (permissions not checked: this store cannot say without storing)"
+            click.echo(safe(f"would import {len(lines)} memories into {repos}{anchored}{unasked}"))
+            return
+        stored = store_lines(ctx.store, lines, actor=ctx.actor, surface=Surface(surface))
     except UnicodeDecodeError as exc:
         raise CommandError(f"{file} is not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
     except ImportProblems as exc:
+        if exc.stored:
+            noun = "memory" if len(exc.stored) == 1 else "memories"
+            raise CommandError(
+                f"{file}: stopped at a line the store refused; {len(exc.stored)} {noun} stored before it "
+                f"could not be taken back: {', '.join(exc.stored)}\n{exc}"
+            ) from exc
         raise CommandError(f"{file}: nothing imported; {len(exc.problems)} line(s) cannot be stored:\n{exc}") from exc
     except MemstoreError as exc:
-        raise CommandError(str(exc)) from exc
-    anchored = f" (citations anchored at {(codebase.commit or '')[:12]})" if codebase is not None else ""
-    repos = sorted({d.repo for d in drafts})
-    if dry_run:
-        click.echo(safe(f"would import {len(drafts)} memories into {', '.join(repos) or '-'}{anchored}"))
-        return
-    stored = 0
-    for draft in drafts:
-        try:
-            ctx.store.store(draft, actor=ctx.actor, surface=Surface(surface))
-        except MemstoreError as exc:
-            raise CommandError(f"stopped after {stored} of {len(drafts)} memories: {exc}") from exc
-        stored += 1
-    click.echo(safe(f"imported {stored} memories into {', '.join(repos) or '-'}{anchored}"))
+        raise CommandError(f"{file}: nothing imported: {exc}") from exc
+    click.echo(safe(f"imported {len(stored)} memories into {repos}{anchored}"))
 
 
 @memories.command(name="export")

@@ -7,14 +7,14 @@ from __future__ import annotations
 import os
 import signal
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
-from memstore import Access, AccessPolicy, Actor, Kind, MemoryDraft, Surface, open_store
+from memstore import Access, AccessPolicy, Actor, Kind, MemoryDraft, Surface, UlidIds, open_store
 from memstore.clock import FakeClock
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
-from memstore.store import PagedStore
+from memstore.store import BatchStore, PagedStore
 from tests.backends.postgres import URL, fresh_uri, needs_postgres
 from tests.backends.test_sqlite import _spawn  # the same writer processes, pointed at PostgreSQL
 
@@ -219,3 +219,23 @@ def test_pages_follow_recent_in_its_order() -> None:
     assert [len(p) for p in pages] == [4, 4, 2, 0]
     assert [m.id for p in pages for m in p] == [m.id for m in whole]
     assert [m.fact for m in whole] == [f"fact {n}" for n in range(9, -1, -1)]
+
+
+@needs_postgres
+def test_store_all_is_one_transaction() -> None:
+    made: list[str] = []
+    inner = UlidIds(3)
+
+    def ids(now: datetime) -> str:  # the third id repeats the first: the third insert fails in the server
+        made.append(made[0] if len(made) == 2 else inner(now))
+        return made[-1]
+
+    store = open_store(fresh_uri(), access=_policy(), ids=ids)
+    assert isinstance(store, BatchStore)
+    with pytest.raises(StorageError):
+        store.store_all([_draft(1), _draft(2), _draft(3)], actor=WES, surface=Surface.CLI)
+    assert store.recent("acme/api", actor=WES, surface=Surface.CLI) == []
+    assert [m.fact for m in store.store_all([_draft(4), _draft(5)], actor=WES, surface=Surface.CLI)] == [
+        "fact 4",
+        "fact 5",
+    ]
