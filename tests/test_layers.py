@@ -27,6 +27,7 @@ STAGES = (
     "memstore.harness.runfolder",
     "memstore.harness.report",
     "memstore.harness.evaluate",
+    "memstore.harness.pytest_run",
     "memstore.harness.pytest_plugin",
 )
 LEAVES = ("memstore.harness.stats", "memstore.harness.trees")  # import nothing of the harness; any stage may use them
@@ -37,10 +38,8 @@ KNOWN_CLIMBS: set[tuple[str, str]] = set()
 # Imports of memstore modules inside functions, each a deliberate choice for what it costs.
 _PLUGIN = "memstore.harness.pytest_plugin"  # loaded by every pytest run where memstore is installed:
 _PLUGIN_NEEDS = (  # the harness only once its options are used
-    "analysis.compare",
     "runfolder.results",
-    "evaluate",
-    "report.gates",
+    "pytest_run",
     "report.suite",
     "run.agents",
     "run.runner",

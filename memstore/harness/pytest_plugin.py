@@ -13,16 +13,19 @@ the same run to tests of one's own.
 Options (all under ``--memstore-``): the stores, agents, scenarios and a sample of their tasks,
 trials, seed, workers, the baseline to gate against, the stores that are negative controls
 (``--memstore-negative-control URI``: a store built to break the contract, gated on its breaches
-being caught), strictness, and where to keep the run folder. Only
+being caught), strictness, and where to keep the run folder. A kept folder
+(``--memstore-report DIR``) is never resumed: a run of an earlier session there is replaced,
+and the terminal says so (a cached folder in CI would otherwise pass a store whose code changed
+on results it no longer earns), and a folder holding anything else is a usage error. Only
 pytest is imported here: the harness is imported when a run is asked for, so the plugin costs
 nothing in a pytest session that does not use it.
 """
 
 from __future__ import annotations
 
-import fcntl
 import shutil
 import tempfile
+import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +44,8 @@ __all__ = ["EvalRun", "GateItem", "enable_gates", "memstore_run"]
 _RUN = pytest.StashKey["EvalRun"]()
 _ENABLED = pytest.StashKey[bool]()
 _FAILED = pytest.StashKey[list[str]]()
+_SESSION = pytest.StashKey[str]()
+_SESSION_INPUT = "memstore_session"  # the controller's session id, in each pytest-xdist worker's workerinput
 SUITE = "memstore"  # the gate tests' node id: memstore::ARM::KEY
 
 
@@ -97,8 +102,9 @@ _OPTIONS: tuple[tuple[str, dict[str, Any], str], ...] = (
      "store contract: its arms pass when the audit catches its breaches (no store can declare this of itself)"),
     ("strict", _FLAG, "fail the gates the sample could not decide (inconclusive, not exercised) instead of "
      "skipping them"),
-    ("report", {"type": Path, "default": None, "metavar": "DIR"}, "keep the run folder and its reports here "
-     "(default: a temporary folder, kept only when a gate failed)"),
+    ("report", {"type": Path, "default": None, "metavar": "DIR"}, "keep the run folder and its reports here; "
+     "a run of an earlier session there is replaced, never resumed, and a folder holding anything else is "
+     "refused (default: a temporary folder, kept only when a gate failed)"),
 )  # fmt: skip
 
 
@@ -302,45 +308,33 @@ def _the_run(config: pytest.Config) -> EvalRun:
     asked = _asked(config)
     run_config, baseline = asked.config, asked.baseline
     kept = config.getoption("--memstore-report")
+    from memstore.harness.pytest_run import run_afresh, run_once
+
     if hasattr(config, "workerinput"):  # a pytest-xdist worker: one runs it, the others read its folder
-        shared = Path(config.option.basetemp).parent
-        evaluation = _once(run_config, kept or shared / "memstore-evals", shared / "memstore-evals.lock", baseline)
+        shared = Path(config.option.basetemp).parent  # this session's: pytest makes it anew for each
+        evaluation = run_once(run_config, kept or shared / "memstore-evals", shared, _session_id(config), baseline)
     else:
         folder = kept or Path(tempfile.mkdtemp(prefix="memstore-evals-"))
         if kept is None:
             config.add_cleanup(lambda: None if config.stash.get(_FAILED, []) else shutil.rmtree(folder, True))
-        from memstore.harness.evaluate import evaluate
-
-        evaluation = evaluate(run_config, folder, baseline=baseline)
+        evaluation = run_afresh(run_config, folder, baseline)
     found = EvalRun(evaluation, baseline, evaluation.gates, asked.note)
     config.stash[_RUN] = found
     return found
 
 
-def _once(config: RunConfig, folder: Path, lock: Path, baseline: Baseline | None) -> Evaluation:
-    """The run of ``config`` in ``folder``, made by the first pytest-xdist worker that asks for it
-    (under a file lock) and read back from the folder by the others (pytest removes the folder
-    with its other old temporary folders, three sessions later)."""
-    from memstore.harness.analysis.compare import compare_runs
-    from memstore.harness.evaluate import Evaluation, evaluate
-    from memstore.harness.report import gates
-    from memstore.harness.runfolder.results import load_results, load_tables
+def _session_id(config: pytest.Config) -> str:
+    """This pytest session's id: made by the controller, handed to each pytest-xdist worker."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return str(workerinput.get(_SESSION_INPUT) or workerinput["testrunuid"])
+    return config.stash.setdefault(_SESSION, uuid.uuid4().hex)
 
-    done = folder / ".memstore-evals-done"
-    with lock.open("w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        if not done.exists():
-            evaluation = evaluate(config, folder, baseline=baseline)
-            done.write_text("", encoding="utf-8")
-            return evaluation
-    results, tables = load_results(folder), load_tables(folder)
-    failures = tables["failures"].to_dict("records") if not tables["failures"].empty else []
-    against = []
-    if baseline is not None:
-        against = compare_runs(
-            results, baseline.results, current_sessions=tables["sessions"], baseline_sessions=baseline.sessions
-        )
-    return Evaluation(config, results, tables, gates(results, against), against, failures, folder, 0.0)
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist, in the controller: each worker gets the session's id."""
+    node.workerinput[_SESSION_INPUT] = _session_id(node.config)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -348,6 +342,23 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         return None
     stores = ", ".join(config.getoption("--memstore-store") or ["sqlite:"])
     return f"memstore: stores {stores}; seed {config.getoption('--memstore-seed')}; one test per gate"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In the controller, before anything is collected: a kept folder that is not a run folder
+    is a usage error, and one holding an earlier session's run is said to be replaced."""
+    config = session.config
+    kept = config.getoption("--memstore-report")
+    if kept is None or hasattr(config, "workerinput") or not _wanted(config):
+        return
+    from memstore.harness.pytest_run import earlier_run
+
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if earlier_run(kept) and reporter is not None and not config.getoption("collectonly"):
+        reporter.write_line(
+            f"memstore: --memstore-report {kept} holds an earlier run: it is replaced by this session's"
+        )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

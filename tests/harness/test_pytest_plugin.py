@@ -187,3 +187,69 @@ def test_the_session_run_leaves_nothing_behind_unless_kept(tmp_path: Path) -> No
     assert kept == tmp_path / "kept"
     assert (kept / "results.json").exists()
     assert (kept / "report.html").exists()
+
+
+# The same store URI, its code changed between two pytest runs: the first keeps every scope, the
+# second leaks another repository's memories.
+KEEPS_SCOPES = """
+from memstore.backends import resolve_backend
+
+def open_store(uri, options):
+    return resolve_backend("memory:")("memory:", options)
+"""
+LEAKS = """
+from memstore.backends import resolve_backend
+from memstore.testing.mutants import STORE_MUTANTS
+
+def open_store(uri, options):
+    return STORE_MUTANTS["other-repositories"].wrap(resolve_backend("memory:")("memory:", options), options)
+"""
+SCOPE_GATE = "memstore::jit-verify/teamstore:open_store::contract[scope_leaks]"
+
+
+def _scoped(project: Path, store: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """The scope-leak gate of one scenario, with the store's code ``store``."""
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "teamstore.py").write_text(store)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-k", "scope_leaks",
+         f"--memstore-scenarios={SCENARIOS / 'other-repo-no-leak.yaml'}", "--memstore-agent", "jit-verify",
+         "--memstore-store", "teamstore:open_store", "--memstore-workers", "1", *options],
+        capture_output=True, text=True, check=False, cwd=project, env={**os.environ, "PYTHONPATH": str(project)},
+    )  # fmt: skip
+
+
+def test_a_kept_run_folder_of_an_earlier_session_is_run_afresh_not_resumed(tmp_path: Path) -> None:
+    kept = tmp_path / "memstore-run"
+    first = _scoped(tmp_path / "project", KEEPS_SCOPES, f"--memstore-report={kept}")
+    assert first.returncode == 0, first.stdout[-3000:]
+    assert re.findall(r"^PASSED (memstore::\S+)", first.stdout, re.M) == [SCOPE_GATE]
+    assert f"--memstore-report {kept} holds" not in first.stdout  # it was empty: nothing to say
+    second = _scoped(tmp_path / "project", LEAKS, f"--memstore-report={kept}")  # a cached folder in CI
+    assert second.returncode == 1, second.stdout[-3000:]
+    assert re.findall(r"^FAILED (memstore::\S+)", second.stdout, re.M) == [SCOPE_GATE]
+    said = f"memstore: --memstore-report {kept} holds an earlier run: it is replaced by this session's"
+    assert said in second.stdout
+    overall = json.loads((kept / "results.json").read_text())["arms"]["jit-verify/teamstore:open_store"]["overall"]
+    assert overall["scope_leaks"] == 1  # the folder holds this session's run, not the earlier one
+
+
+def test_a_kept_report_folder_that_is_not_a_run_folder_is_a_usage_error(tmp_path: Path) -> None:
+    kept = tmp_path / "sources"
+    kept.mkdir()
+    (kept / "main.py").write_text("print('mine')\n")
+    done = _scoped(tmp_path / "project", KEEPS_SCOPES, f"--memstore-report={kept}")
+    assert done.returncode == 4, done.stdout[-3000:]  # pytest's usage error
+    assert f"{kept} does not look like a run folder (it holds main.py); not overwriting it" in done.stderr
+    assert (kept / "main.py").read_text() == "print('mine')\n"
+
+
+def test_under_xdist_a_leftover_done_marker_is_not_this_sessions_run(tmp_path: Path) -> None:
+    pytest.importorskip("xdist")
+    kept = tmp_path / "memstore-run"
+    first = _scoped(tmp_path / "project", KEEPS_SCOPES, "-n", "2", f"--memstore-report={kept}")
+    assert first.returncode == 0, first.stdout[-3000:]
+    assert re.findall(r"PASSED (memstore::\S+)", first.stdout) == [SCOPE_GATE]
+    second = _scoped(tmp_path / "project", LEAKS, "-n", "2", f"--memstore-report={kept}")
+    assert second.returncode == 1, second.stdout[-3000:]
+    assert re.findall(r"FAILED (memstore::\S+)", second.stdout) == [SCOPE_GATE]

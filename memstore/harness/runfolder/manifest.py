@@ -32,6 +32,7 @@ __all__ = [
     "Recipe",
     "RunFolderError",
     "build_config",
+    "holds_a_run",
     "parse_timeouts",
     "prepare_folder",
     "read_manifest",
@@ -284,6 +285,22 @@ _RUN_FILES = {"results.json", "timings.json", "report.html", "report.md", "repor
 _RUN_FOLDERS = {"shards", "transcripts"}
 
 
+def holds_a_run(folder: Path) -> bool:
+    """Whether ``folder`` holds an earlier run (False when it is missing or empty).
+
+    Raises:
+        RunFolderError: it holds what is not a run folder's (it is never overwritten).
+    """
+    if not folder.exists() or not any(folder.iterdir()):
+        return False
+    strangers = sorted(p.name for p in folder.iterdir() if p.name not in _RUN_FILES | _RUN_FOLDERS)
+    if strangers:
+        raise RunFolderError(
+            f"{folder} does not look like a run folder (it holds {', '.join(strangers[:5])}); not overwriting it"
+        )
+    return True
+
+
 def prepare_folder(folder: Path, overwrite: bool) -> None:
     """Refuse a folder that already holds something, unless told to replace a run folder."""
     if not folder.exists() or not any(folder.iterdir()):
@@ -293,11 +310,7 @@ def prepare_folder(folder: Path, overwrite: bool) -> None:
             f"the run folder {folder} is not empty; pass --resume {folder} to finish it, --overwrite to replace it, "
             "or another --out"
         )
-    strangers = sorted(p.name for p in folder.iterdir() if p.name not in _RUN_FILES | _RUN_FOLDERS)
-    if strangers:
-        raise RunFolderError(
-            f"{folder} does not look like a run folder (it holds {', '.join(strangers[:5])}); not overwriting it"
-        )
+    holds_a_run(folder)
     for name in _RUN_FILES:
         (folder / name).unlink(missing_ok=True)
     for name in _RUN_FOLDERS:
