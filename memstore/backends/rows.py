@@ -34,9 +34,8 @@ def moment(us: int) -> datetime:
     return _EPOCH + us * _US
 
 
-def key_row(key: tuple[datetime, datetime, str] | None) -> tuple[int, int, str]:
+def key_row(key: tuple[datetime, datetime, str]) -> tuple[int, int, str]:
     """recent()'s key of a memory (refreshed_at, created_at, id) as the columns hold it."""
-    assert key is not None
     refreshed_at, created_at, memory_id = key
     return micros(refreshed_at), micros(created_at), memory_id
 

@@ -29,8 +29,7 @@ from memstore.backends.base import PagedRecordStore, RecencyKey, Visibility, cha
 from memstore.backends.rows import COLUMNS as _COLUMNS
 from memstore.backends.rows import KINDS as _KINDS
 from memstore.backends.rows import NOBODY as _NOBODY
-from memstore.backends.rows import citations_json
-from memstore.backends.rows import key_row as _key
+from memstore.backends.rows import citations_json, key_row
 from memstore.backends.rows import micros as _us
 from memstore.backends.rows import moment as _moment
 from memstore.backends.rows import row_to_memory as _row_to_memory  # a module global: tests watch it
@@ -246,14 +245,13 @@ class SqliteStore(PagedRecordStore):
         with self._write() as conn:
             self._insert_row(conn, memory, memory.id)
 
-    def insert_many(self, memories: Sequence[Memory]) -> None:
-        """Bulk-load new, unrelated memories in one transaction (imports and benchmarks)."""
+    def _insert_all(self, memories: Sequence[Memory]) -> None:
+        """New, unrelated memories in one transaction: every one, or none (imports and benchmarks)."""
         with self._write() as conn:
             for memory in memories:
                 self._insert_row(conn, memory, memory.id)
 
-    def _insert_all(self, memories: Sequence[Memory]) -> None:
-        self.insert_many(memories)  # one transaction: every memory, or none
+    insert_many = _insert_all  # the name benchmarks bulk-load with
 
     def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> Memory | None:
         with self._write() as conn:
@@ -306,7 +304,7 @@ class SqliteStore(PagedRecordStore):
     ) -> list[Memory]:
         order = "ORDER BY refreshed_at DESC, created_at DESC, id DESC LIMIT ?"
         # A page after a memory: strictly older by recent()'s key, compared as one row value.
-        page, key = ("AND (refreshed_at, created_at, id) < (?, ?, ?) ", _key(after)) if after else ("", ())
+        page, key = ("AND (refreshed_at, created_at, id) < (?, ?, ?) ", key_row(after)) if after else ("", ())
         rows: list[Any] = []
         if facts:
             rows += self._rows(
