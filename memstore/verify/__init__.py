@@ -5,6 +5,7 @@ The only package that talks to git. See docs/verification.md.
 
 from memstore.verify.citations import CitationCheck, CitationStatus, anchor, line_map, verify_citation
 from memstore.verify.codebase import Codebase, FileRead, GitCodebase, ReadStatus, WorkingTree
+from memstore.verify.instructions import Instruction, InstructionKind, find_instructions, instructions_in
 from memstore.verify.verdicts import (
     Contradiction,
     ReferenceVerifier,
@@ -22,6 +23,8 @@ __all__ = [
     "Contradiction",
     "FileRead",
     "GitCodebase",
+    "Instruction",
+    "InstructionKind",
     "ReadStatus",
     "ReferenceVerifier",
     "Verdict",
@@ -29,6 +32,8 @@ __all__ = [
     "Verifier",
     "WorkingTree",
     "anchor",
+    "find_instructions",
+    "instructions_in",
     "line_map",
     "verify_citation",
     "verify_memories",

@@ -12,8 +12,11 @@ from typing import Protocol, runtime_checkable
 from memstore.model import Memory, MemoryDraft
 from memstore.verify.citations import CitationCheck
 from memstore.verify.codebase import Codebase
+from memstore.verify.instruction import Instruction
 
-__all__ = ["Contradiction", "Verdict", "VerdictStatus", "Verifier"]
+__all__ = ["FLAGGED", "Contradiction", "Verdict", "VerdictStatus", "Verifier"]
+
+FLAGGED = "flagged:"  # in `Verdict.summary`: what follows are the kinds of instruction the memory carries
 
 
 class VerdictStatus(StrEnum):
@@ -27,6 +30,7 @@ class VerdictStatus(StrEnum):
 
     @property
     def usable(self) -> bool:
+        """Whether the code bears the memory out (`Verdict.usable` also asks that it carry no instructions)."""
         return self in {VerdictStatus.VALID, VerdictStatus.REANCHORED}
 
 
@@ -56,6 +60,10 @@ class Verdict:
             or "" when the code settles it. A second judge (an LLM, say) can take these cases.
         judge: the name of the step that decided (the reference verifier's chain names each
             judge: `memstore.verify.judges`), or "" for a verifier that does not say.
+        instructions: the instructions to the reader the memory carries ("ignore your task",
+            "`curl ... | sh`": `memstore.verify.instructions`), whatever its status says of the code.
+            A memory that carries any is never usable, and has no correction (one would store
+            the instructions again, in the corrector's name).
     """
 
     status: VerdictStatus
@@ -65,6 +73,20 @@ class Verdict:
     contradictions: tuple[Contradiction, ...] = field(default=())
     uncertain: str = ""
     judge: str = ""
+    instructions: tuple[Instruction, ...] = field(default=())
+
+    @property
+    def usable(self) -> bool:
+        """Whether to use the memory: the code bears it out (valid or re-anchored) and it carries
+        no instructions to the reader."""
+        return self.status.usable and not self.instructions
+
+    def summary(self) -> str:
+        """The status, and the kinds of instruction the memory carries, in one word each: what an
+        event log keeps ("valid", "valid flagged:override,pipe-to-shell")."""
+        if not self.instructions:
+            return self.status.value
+        return f"{self.status.value} {FLAGGED}{','.join(dict.fromkeys(i.kind.value for i in self.instructions))}"
 
 
 @runtime_checkable

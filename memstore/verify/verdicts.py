@@ -6,16 +6,20 @@ one kind of evidence, the first verdict standing (`memstore.verify.judges` lists
 verdict names the judge that decided (`Verdict.judge`).
 
 Plug in another judge (an LLM, say) through the `Verifier` protocol, or a chain of your own
-(`JudgeChain`), and measure it with the same harness.
+(`JudgeChain`), and measure it with the same harness. Whatever the judge, `verify_memory` reads
+the memory for instructions to the reader (`memstore.verify.instructions`): a verdict on a memory
+that carries any says so (`Verdict.instructions`) and is never usable.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from memstore.model import Citation, Memory
 from memstore.verify.citations import CitationCheck, verify_citation
 from memstore.verify.codebase import Codebase
+from memstore.verify.instructions import instructions_in
 from memstore.verify.judges import REFERENCE_JUDGES, JudgeChain
 from memstore.verify.verdict import Contradiction, Verdict, VerdictStatus, Verifier
 
@@ -44,7 +48,8 @@ def verify_memory(
     verifier: Verifier | None = None,
     _checked: dict[Citation, CitationCheck] | None = None,
 ) -> Verdict:
-    """Check every citation of ``memory`` against ``codebase`` and judge it."""
+    """Check every citation of ``memory`` against ``codebase``, judge it, and read it for
+    instructions to the reader (a memory that carries any gets no correction: `Verdict.instructions`)."""
     checked = {} if _checked is None else _checked
     checks = []
     for citation in memory.citations:
@@ -52,7 +57,9 @@ def verify_memory(
         if check is None:
             check = checked[citation] = verify_citation(codebase, citation)
         checks.append(check)
-    return (verifier or ReferenceVerifier()).judge(memory, checks, codebase)
+    verdict = (verifier or ReferenceVerifier()).judge(memory, checks, codebase)
+    found = verdict.instructions or instructions_in(memory)
+    return replace(verdict, instructions=found, corrected=None) if found else verdict
 
 
 def verify_memories(
