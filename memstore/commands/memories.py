@@ -16,7 +16,7 @@ from memstore.errors import MemstoreError
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.store import list_every
 from memstore.transfer import ImportProblems, check_lines, export_lines, read_lines, store_lines
-from memstore.verify import GitCodebase, anchor
+from memstore.verify import GitCodebase, anchor, instructions_in
 
 __all__ = ["memories"]
 
@@ -104,7 +104,11 @@ def add(
     anchor_repo: Path | None,
     as_json: bool,
 ) -> None:
-    """Store a memory (or, with --supersedes, a correction)."""
+    """Store a memory (or, with --supersedes, a correction).
+
+    A memory whose text carries instructions to the reader ("ignore your task", `curl ... | sh`)
+    is stored, with a warning on stderr: `memstore verify` flags it and no agent should follow it.
+    """
     cited: list[Citation | str] = list(citations)
     if anchor_repo is not None:
         codebase = GitCodebase(anchor_repo, "HEAD")
@@ -116,6 +120,8 @@ def add(
     else:
         verb = f"corrected {supersedes} as" if supersedes else "stored"
         click.echo(f"{verb} {memory.id} ({memory.kind.value} in {memory.repo})")
+    for found in instructions_in(memory):
+        click.echo(safe(f"warning: {memory.id} carries instructions to the reader: {found}"), err=True)
 
 
 @memories.command(name="list")

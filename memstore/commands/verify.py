@@ -35,12 +35,13 @@ def _codebase(path: Path, ref: str | None) -> Codebase:
 def _fix(ctx: StoreContext, memory: Memory, verdict: Verdict) -> str:
     """Store the correction, or retire what cannot be used; say what was done."""
     try:
-        if verdict.status.usable and verdict.corrected is None:
+        if verdict.usable and verdict.corrected is None:
             return ""
         if verdict.corrected is not None:
             new = ctx.store.store(verdict.corrected, actor=ctx.actor, surface=Surface.CLI, supersedes=memory.id)
             return f"corrected as {new.id}"
-        ctx.store.retire(memory.id, actor=ctx.actor, reason=f"memstore verify: {verdict.reason}")
+        why = f"it carries instructions to the reader ({_kinds(verdict)})" if verdict.instructions else verdict.reason
+        ctx.store.retire(memory.id, actor=ctx.actor, reason=f"memstore verify: {why}")
         return "retired"
     except MemstoreError as exc:
         return f"not fixed: {exc}"
@@ -62,6 +63,20 @@ def _evidence(verdict: Verdict) -> list[str]:
     return lines
 
 
+def _kinds(verdict: Verdict) -> str:
+    return ", ".join(dict.fromkeys(i.kind.value for i in verdict.instructions))
+
+
+def _shown(verdict: Verdict) -> str:
+    """The verdict as the table shows it: its status, and "flagged" for a memory that carries instructions."""
+    return f"{verdict.status.value}, flagged" if verdict.instructions else verdict.status.value
+
+
+def _flags(verdict: Verdict) -> list[str]:
+    """One line per instruction to the reader the memory carries (its kind, field and text)."""
+    return [f"instructions to the reader: {i}" for i in verdict.instructions]
+
+
 def _why(verdict: Verdict) -> str:
     """The judge that decided and why ("values: src/a.py:3 no longer says '30': it says '60'")."""
     why = f"{verdict.judge}: {verdict.reason}" if verdict.judge else verdict.reason
@@ -73,6 +88,11 @@ def _as_json(memory: Memory, verdict: Verdict, action: str) -> dict[str, Any]:
     return {
         "memory": memory.to_dict(),
         "verdict": verdict.status.value,
+        "usable": verdict.usable,
+        "instructions": [
+            {"kind": i.kind.value, "field": i.field, "text": i.text, "start": i.start, "end": i.end}
+            for i in verdict.instructions
+        ],
         "judge": verdict.judge or None,
         "reason": verdict.reason,
         "uncertain": verdict.uncertain or None,
@@ -130,7 +150,7 @@ def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None
     show_progress = sys.stderr.isatty() and len(memories) >= _PROGRESS_FROM
     verdicts = verify_memories(memories, codebase, progress=_progress if show_progress else None)
     actions = [_fix(ctx, m, v) if fix else "" for m, v in zip(memories, verdicts, strict=True)]
-    bad = sum(not v.status.usable for v in verdicts)
+    bad = sum(not v.usable for v in verdicts)
 
     if fmt == "json":
         payload = [_as_json(m, v, a) for m, v, a in zip(memories, verdicts, actions, strict=True)]
@@ -142,13 +162,17 @@ def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None
         if fix:
             table.add_column("action", overflow="fold")
         for memory, verdict, action in zip(memories, verdicts, actions, strict=True):
-            row = [memory.id, verdict.status.value, memory.subject, "\n".join([*_evidence(verdict), _why(verdict)])]
+            said = "\n".join([*_flags(verdict), *_evidence(verdict), _why(verdict)])
+            row = [memory.id, _shown(verdict), memory.subject, said]
             table.add_row(*(plain(cell) for cell in [*row, *([action] if fix else [])]))
         console().print(table)
         counts = {
             s: sum(v.status.value == s for v in verdicts) for s in dict.fromkeys(v.status.value for v in verdicts)
         }
-        click.echo(", ".join(f"{n} {s}" for s, n in counts.items()) or f"no memories of {repo_name} to verify")
+        tally = [f"{n} {s}" for s, n in counts.items()]
+        if flagged := sum(bool(v.instructions) for v in verdicts):
+            tally.append(f"{flagged} flagged (instructions to the reader)")
+        click.echo(", ".join(tally) or f"no memories of {repo_name} to verify")
     stopped = listing.where_stopped()
     if stopped is not None:
         raise CommandError(f"not every memory was verified: {stopped}")
