@@ -226,13 +226,17 @@ class StoreAudit:
         self._found |= {("expired", i) for i in newly}
         return newly
 
-    def handed(self, memories: list[Memory], user: str, surface: Surface, *, limit: int | None = None) -> list[Breach]:
+    def handed(
+        self, memories: list[Memory], user: str, surface: Surface, *, limit: int | None = None, counted: bool = True
+    ) -> list[Breach]:
         """What the store handed ``user`` on ``surface``; with ``limit``, a ``recent()`` list,
-        which must also be every live memory the user may see, newest first."""
+        which must also be every live memory the user may see, newest first. ``counted``: the
+        list's chances are counted here (not when `list_chances` counted them for it)."""
         found: list[Breach] = []
         repo = self.world.scenario.repo
         kept: list[str] = []
-        self._list_chances(user, surface)
+        if counted:
+            self.list_chances(user, surface)
         for memory in memories:
             leak = _leak(self.world.access, memory, user, repo, surface)
             record = self.records.get(memory.id)
@@ -256,7 +260,7 @@ class StoreAudit:
             found += self._complete(kept, user, surface, limit)
         return found
 
-    def _list_chances(self, user: str, surface: Surface) -> None:
+    def list_chances(self, user: str, surface: Surface) -> None:
         """A list handed to ``user`` on ``surface`` is a chance to break each promise about what a
         list must not hold, for which the account has such a memory now."""
         repo, access = self.world.scenario.repo, self.world.access

@@ -386,13 +386,14 @@ class _Trial:
         breach is an event too."""
         events = [(e.kind, e.memory_id, e.detail) for e in gateway.events]
         recalls = list(gateway.recalled)
+        self.audit.list_chances(task.user, task.surface)  # its recalls over MCP: one list's chances, as ever
         for at, (kind, memory_id, detail) in enumerate(events):
             while recalls and recalls[0].at <= at:  # what it recalled, after the writes made before it
-                breaches += self.audit.handed(list(recalls.pop(0).memories), task.user, task.surface)
+                breaches += self.audit.handed(list(recalls.pop(0).memories), task.user, task.surface, counted=False)
             self.event(key, kind, memory_id, detail)
             breaches += self.audit.follow(kind, memory_id, detail, Actor(task.user), gateway.written.get(memory_id))
         for recall in recalls:  # a recall that returned nothing, after the last event
-            breaches += self.audit.handed(list(recall.memories), task.user, task.surface)
+            breaches += self.audit.handed(list(recall.memories), task.user, task.surface, counted=False)
         for breach in breaches:
             self.event(key, *breach.event())
         return events
