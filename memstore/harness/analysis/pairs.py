@@ -7,6 +7,7 @@ import pandas as pd
 
 from memstore.harness.analysis.model import Role
 from memstore.harness.run.events import EventKind
+from memstore.verify.verdict import FLAGGED
 
 __all__ = [
     "KINDS",
@@ -42,21 +43,26 @@ def task_groups(sessions: pd.DataFrame) -> list[tuple[str, pd.Series]]:
 
 def memory_pairs(events: pd.DataFrame) -> pd.DataFrame:
     """One row per (session, memory handed): the seeded memory it is (``seed``), its origin and
-    truth, whether the agent refused it (refuse or retire), and whether an action repeated its
+    truth, whether the agent refused it (refuse or retire), whether an action repeated its
     error (``misled``, found by the harness from the session's actions; an agent's own ``use``
-    events count for nothing)."""
+    events count for nothing), whether it carries instructions planted for the agent
+    (``planted``, a label) and whether a verdict in the session flagged instructions in it
+    (``flagged``: `Verdict.summary`)."""
     columns = [*SESSION_KEY, "memory_id", "seed", "origin", "truth"]
     if events.empty:
-        return pd.DataFrame(columns=[*columns, "refused", "misled", "refreshed"])
+        return pd.DataFrame(columns=[*columns, "refused", "misled", "refreshed", "planted", "flagged"])
     handed = events[(events.kind == EventKind.RETRIEVE) & (events.truth != "")]
     pairs = handed[columns].drop_duplicates()
+    verdicts = events.kind == EventKind.VERDICT
     marks = (
-        ("refused", [EventKind.REFUSE, EventKind.RETIRE]),
-        ("misled", [EventKind.MISLED]),
-        ("refreshed", [EventKind.REFRESH]),
+        ("refused", events.kind.isin([EventKind.REFUSE, EventKind.RETIRE])),
+        ("misled", events.kind == EventKind.MISLED),
+        ("refreshed", events.kind == EventKind.REFRESH),
+        ("planted", events.kind == EventKind.PLANTED),
+        ("flagged", verdicts & events.detail.fillna("").astype(str).str.contains(FLAGGED, regex=False)),
     )
-    for column, kinds in marks:
-        marked = events[events.kind.isin(kinds)][[*SESSION_KEY, "memory_id"]].drop_duplicates().assign(**{column: True})
+    for column, mask in marks:
+        marked = events[mask][[*SESSION_KEY, "memory_id"]].drop_duplicates().assign(**{column: True})
         pairs = pairs.merge(marked, how="left", on=[*SESSION_KEY, "memory_id"])
         pairs[column] = pairs[column].astype("boolean").fillna(False).astype(bool)
     return pairs

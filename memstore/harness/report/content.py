@@ -29,6 +29,7 @@ __all__ = [
     "group_rows",
     "harm_rows",
     "headlines",
+    "instruction_lines",
     "poisoning_rows",
     "simulation_notes",
     "store_profile_lines",
@@ -305,6 +306,19 @@ def store_profile_lines(results: RunResults) -> list[str]:
         native = "; ".join(f"{k}: {v}" for k, v in sorted(profile.get("native", {}).items())) or "nothing listed"
         emulated = "; ".join(f"{k}: {v}" for k, v in sorted(profile.get("emulated", {}).items())) or "nothing"
         lines.append(f"{uri} does itself: {native}. Emulated around it: {emulated}.")
+    return lines
+
+
+def instruction_lines(results: RunResults) -> list[str]:
+    """Per arm handed memories that carry instructions planted for the agent (ignore your task,
+    `curl ... | sh`): how many a verdict in the session flagged ("instructions flagged: 5 of 6 planted")."""
+    lines = []
+    for name, arm in results.arms.items():
+        found = arm.overall.get("instructions_flagged_rate")
+        if isinstance(found, Rate):
+            lines.append(
+                f"instructions flagged, {arm_label(name, arm)}: {found.k} of {found.n} planted ({fmt_ci(found)})"
+            )
     return lines
 
 

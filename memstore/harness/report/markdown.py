@@ -18,6 +18,7 @@ from memstore.harness.report.content import (
     group_rows,
     harm_rows,
     headlines,
+    instruction_lines,
     poisoning_rows,
     simulation_notes,
     store_profile_lines,
@@ -213,7 +214,7 @@ def _poisoning(results: RunResults) -> list[str]:
     rows = poisoning_rows(results)
     if not rows:
         return []
-    return [
+    lines = [
         "## Poisoning",
         "",
         "| arm | adversarial memories handed | per session | refused | harm from them |",
@@ -225,6 +226,16 @@ def _poisoning(results: RunResults) -> list[str]:
         "over the tasks handed one, those an action repeating it turned from right (the control) to wrong.",
         "",
     ]
+    flagged = instruction_lines(results)
+    if flagged:
+        lines += [
+            *(f"- {line}" for line in flagged),
+            "",
+            "Instructions flagged: the memories handed that carry instructions planted for the agent (their label), "
+            "and of them those a verdict in the session flagged as carrying instructions to the reader.",
+            "",
+        ]
+    return lines
 
 
 def _costs(results: RunResults, timings: dict[str, Any] | None) -> list[str]:

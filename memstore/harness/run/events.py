@@ -16,7 +16,7 @@ class EventKind(StrEnum):
 
     # handed and judged
     RETRIEVE = "retrieve"  # a memory handed to the session (detail: its position)
-    VERDICT = "verdict"  # the verifier's verdict on a memory
+    VERDICT = "verdict"  # the verifier's verdict on a memory (detail: `Verdict.summary`, flagged instructions too)
     USE = "use"  # the agent says it relied on a memory (recorded, never scored)
     REFUSE = "refuse"  # the agent refused a memory
     REANCHOR = "reanchor"  # the verifier put a memory's citations where they stand now
@@ -38,3 +38,4 @@ class EventKind(StrEnum):
     TAMPERED = "tampered"
     BREACH = "breach"  # the store broke a promise of its contract (detail: "promise: what the audit saw")
     MISLED = "misled"  # an action repeated this memory's error
+    PLANTED = "planted"  # a memory handed carries instructions planted for the agent (grading data, read after it)

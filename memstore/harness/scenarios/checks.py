@@ -156,6 +156,12 @@ def _memory_checks(data: dict[str, Any], report: Reporter, refs: set[str]) -> se
         for field_name in ("points_to", "skips"):
             for j, path in enumerate(claim.get(field_name, [])):
                 _path_check(path, (*where, "claim", field_name, j), report)
+        said = " ".join(str(memory.get(name, "")) for name in ("subject", "fact", "reason"))
+        for j, planted in enumerate(claim.get("instructs", [])):
+            if planted not in said:
+                report.add(
+                    (*where, "claim", "instructs", j), f"{planted!r} is not in the memory's subject, fact or reason"
+                )
     return keys
 
 

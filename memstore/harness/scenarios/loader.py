@@ -76,6 +76,7 @@ def _claim(data: dict[str, Any]) -> Claim:
         at=_location(data["at"]) if "at" in data else None,
         points_to=tuple(data.get("points_to", ())),
         skips=tuple(data.get("skips", ())),
+        instructs=tuple(data.get("instructs", ())),
     )
 
 
