@@ -24,7 +24,8 @@ or cite a file the pull request changes) and does not explore what they cover:
   that moved sends its edit to whatever line now has that number (the worst case).
 - ``jit-verify`` verifies every memory first (the seeds' loop): it acts on re-anchored
   citations and corrected values, stores the corrections, retires what has nothing behind
-  it, refreshes what it validated and used, and explores what no usable memory covers.
+  it or carries instructions to the reader, refreshes what it validated and used, and
+  explores what no usable memory covers.
 - ``no-memory`` is handed nothing and reads nothing from the store: the control.
 
 Both memory-using stubs store, after a task, what they found by exploring (the write path).
@@ -41,10 +42,17 @@ from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.events import EventKind
 from memstore.harness.run.records import Role
 from memstore.model import Citation, Kind, Memory, MemoryDraft
-from memstore.verify import VerdictStatus
+from memstore.verify import Verdict, VerdictStatus
 from memstore.verify.claims import terms
 
-__all__ = ["BlindTrustingAgent", "JitVerifyAgent", "NoMemoryAgent", "StubParams", "TrustingAgent"]
+__all__ = [
+    "BlindTrustingAgent",
+    "JitVerifyAgent",
+    "NoMemoryAgent",
+    "StubParams",
+    "TrustingAgent",
+    "refused_for_instructions",
+]
 
 
 def _relevant(session: AgentSession, known: Known) -> bool:
@@ -146,6 +154,18 @@ class BlindTrustingAgent(_Stub):
         return Known(memory, memory.citations, memory.fact, used=memory)
 
 
+def refused_for_instructions(session: AgentSession, memory: Memory, verdict: Verdict, agent: str) -> bool:
+    """Refuse and retire a memory that carries instructions to the reader (`Verdict.instructions`),
+    whatever the code says of the rest of it: a planted order is never followed, nor kept for the
+    next agent. False for a memory that carries none."""
+    if not verdict.instructions:
+        return False
+    kinds = ", ".join(dict.fromkeys(i.kind.value for i in verdict.instructions))
+    session.tools.refuse(memory, f"it carries instructions to the reader: {kinds}")
+    session.tools.retire(memory, f"{agent}: it carries instructions to the reader ({kinds})")
+    return True
+
+
 def _still_names(session: AgentSession, citation: Citation) -> bool:
     """Whether the line at a citation's stored number names what the cited text named: the key
     it gave a value (``RETRY_LIMIT_3``), or else one of the identifiers it held. A citation
@@ -155,7 +175,7 @@ def _still_names(session: AgentSession, citation: Citation) -> bool:
         return False
     if not citation.snippet:
         return True
-    then, now = citation.snippet.splitlines()[0], lines[citation.line - 1]
+    then, now = citation.snippet.split("\n")[0], lines[citation.line - 1]  # a snippet's lines are joined by \n
     was, is_ = craft.definition(then), craft.definition(now)
     if was is not None:
         return is_ is not None and craft.same_name(is_.key, was.key)
@@ -174,6 +194,8 @@ class JitVerifyAgent(_Stub):
             return Known(memory, memory.citations, memory.fact, used=memory)
         tools = session.tools
         verdict = tools.verify(memory)
+        if refused_for_instructions(session, memory, verdict, self.name):
+            return None
         if verdict.status is VerdictStatus.VALID:
             return Known(memory, memory.citations, memory.fact, used=memory, validated=True)
         if verdict.corrected is not None and verdict.status in {VerdictStatus.REANCHORED, VerdictStatus.CONTRADICTED}:

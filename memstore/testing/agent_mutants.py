@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from memstore.agents.params import StubParams
 from memstore.agents.program import Known, Program
-from memstore.agents.stubs import JitVerifyAgent, TrustingAgent, _Stub
+from memstore.agents.stubs import JitVerifyAgent, TrustingAgent, _Stub, refused_for_instructions
 from memstore.errors import ConfigurationError
 from memstore.harness.run.agents import split_params
 from memstore.harness.run.boundary import AgentSession
@@ -71,6 +71,8 @@ class _Corrector(JitVerifyAgent):
         if memory.kind is Kind.PREFERENCE:
             return super().assess(session, memory)
         verdict = session.tools.verify(memory)
+        if refused_for_instructions(session, memory, verdict, self.name):
+            return None
         if verdict.status is VerdictStatus.VALID:
             return Known(memory, memory.citations, memory.fact, used=memory, validated=True)
         if verdict.corrected is not None and verdict.status in {VerdictStatus.REANCHORED, VerdictStatus.CONTRADICTED}:
