@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstore.cli import main
-from memstore.harness.scenarios.loader import load_library, scenarios_dir
+from memstore.harness.scenarios.data import scenarios_dir
+from memstore.harness.scenarios.loader import load_library
 from memstore.harness.scenarios.model import Scenario
 from memstore.harness.scenarios.sample import sample_tasks
 
@@ -33,11 +34,11 @@ def _picked(scenarios: list[Scenario]) -> list[tuple[str, str]]:
 
 def test_a_sample_splits_evenly_over_the_kinds_and_keeps_the_small_ones_whole(library: list[Scenario]) -> None:
     kept, sample = sample_tasks(library, 120, seed=0)
-    assert _kinds(library) == {"generated": 2000, "hand-written": 29, "mined": 13}
-    assert _kinds(kept) == {"hand-written": 29, "mined": 13, "generated": 78}
+    assert _kinds(library) == {"generated": 2000, "hand-written": 31, "mined": 13}
+    assert _kinds(kept) == {"hand-written": 31, "mined": 13, "generated": 76}
     assert sample.tasks == 120
-    assert sample.population == 2042
-    assert sample.describe().startswith("a sample of 120 of 2,042 tasks")
+    assert sample.population == 2044
+    assert sample.describe().startswith("a sample of 120 of 2,044 tasks")
     assert _kinds(sample_tasks(library, 30, seed=0)[0]) == {"hand-written": 10, "mined": 10, "generated": 10}
 
 
@@ -82,7 +83,7 @@ def test_any_sample_holds_about_n_tasks_of_the_library(library: list[Scenario], 
     picked = _picked(kept)
     assert len(picked) == len(set(picked)) == sample.tasks
     assert set(picked) <= set(_picked(library))
-    assert min(n, 2042) <= sample.tasks <= min(n, 2042) + 2  # a task may bring the ones it learns from
+    assert min(n, 2044) <= sample.tasks <= min(n, 2044) + 2  # a task may bring the ones it learns from
     assert all(s.tasks for s in kept)
     whole = {s.name: s for s in library}
     assert all(s.memories == whole[s.name].memories for s in kept)  # the pool is untouched
@@ -101,7 +102,7 @@ def test_eval_runs_a_sample_and_says_so(tmp_path: Path) -> None:
     assert result.exit_code == 3, result.output  # seven tasks: undecided
     # six drawn, two of each kind; a hand-written one brought the task it learns from
     assert "7 tasks (3 hand-written, 2 mined, 2 generated)" in result.output
-    assert "a sample of 7 of 2,042 tasks (asked 6;" in result.output
+    assert "a sample of 7 of 2,044 tasks (asked 6;" in result.output
     run = json.loads((tmp_path / "run" / "results.json").read_text())["run"]
     assert run["tasks"] == 7
     assert run["sample"].startswith("a sample of 7 of ")
