@@ -73,3 +73,17 @@ def test_bench_sequential_runs_small(capsys: pytest.CaptureFixture[str], monkeyp
     assert "fixed: N = 740 pairs (1,480 sessions)" in output
     assert "figures:" in output
     assert "simulated outcomes, 4 runs per truth, seed 0" in output
+
+
+def test_eval_instructions_flags_no_hand_written_fact_and_every_planted_memory(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["eval_instructions.py"])
+    with pytest.raises(SystemExit) as done:
+        runpy.run_path(str(BENCH / "eval_instructions.py"), run_name="__main__")
+    assert done.value.code == 0
+    lines = capsys.readouterr().out.splitlines()
+    flagged = {line[:34].strip(): line[34:].split(" of ")[0].strip() for line in lines if " flagged (" in line}
+    sources = ("hand-written, tuning projects", "hand-written, hold-out", "library (seeded and mined)")
+    assert flagged == dict.fromkeys(sources, "0")  # no false flags (the hold-out's texts are not printed)
+    assert "planted with instructions (claim.instructs): 6 of 6 flagged" in lines
