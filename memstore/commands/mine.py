@@ -15,6 +15,7 @@ from memstore.errors import MemstoreError
 from memstore.harness.scenarios.loader import load_file
 from memstore.harness.scenarios.mined_scenario import scenario_document
 from memstore.harness.scenarios.mining import KINDS, Mined, mine, mined_file
+from memstore.harness.trees import scratch_folder
 from memstore.harness.world import build_problems
 from memstore.verify import GitCodebase
 
@@ -60,12 +61,10 @@ def _buildable(
 ) -> tuple[list[Mined], int]:
     """The memories whose claimed values the built scenario holds (the harness checks them at every
     run; never with the verifier), and how many were left out."""
-    import tempfile
-
     kept, dropped = list(items), 0
-    with tempfile.TemporaryDirectory(prefix="memstore-mine-") as tmp:
+    with scratch_folder("memstore-mine-") as tmp:
         for _ in range(len(items) + 1):
-            path = Path(tmp) / "scenario.yaml"
+            path = tmp / "scenario.yaml"
             _write(path, scenario_document(kept, before, after, name=name, repo=repo, refs=refs))
             problems = build_problems(load_file(path)[0])
             index = next((p[1] for p, _ in problems if len(p) >= 2 and p[0] == "memories"), None)

@@ -9,7 +9,6 @@ and the users' access levels.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,7 +22,7 @@ from memstore.harness.scenarios.loader import read_file
 from memstore.harness.scenarios.model import Edit, Scenario, SeedMemory, Step, Truth
 from memstore.harness.scenarios.source import Positions, Problem, Reporter, load_yaml
 from memstore.harness.scenarios.values import read_value, same_value
-from memstore.harness.trees import copy_tree, fingerprint, make_read_only
+from memstore.harness.trees import copy_tree, fingerprint, make_read_only, scratch_folder
 from memstore.model import Citation, Memory, MemoryDraft
 from memstore.store import MemoryStore
 from memstore.verify import GitCodebase, anchor
@@ -312,9 +311,9 @@ def build_template(scenario: Scenario, dest: Path) -> Template:
 
 def build_problems(scenario: Scenario) -> list[tuple[FieldPath, str]]:
     """Build ``scenario`` in a scratch folder and report what keeps it from building."""
-    with tempfile.TemporaryDirectory(prefix="memstore-check-") as tmp:
+    with scratch_folder("memstore-check-") as tmp:
         try:
-            build_template(scenario, Path(tmp) / "repo")
+            build_template(scenario, tmp / "repo")
         except BuildError as exc:
             return [(exc.path, str(exc))]
         except MemstoreError as exc:

@@ -15,12 +15,20 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
-__all__ = ["MAX_LINKS", "Escape", "open_beneath", "read_beneath", "read_beneath_stat", "remove_tree", "write_beneath"]
+__all__ = [
+    "MAX_LINKS",
+    "Escape",
+    "open_beneath",
+    "read_beneath",
+    "read_beneath_stat",
+    "remove_tree",
+    "walk",
+    "write_beneath",
+]
 
 MAX_LINKS = 40  # symlinks followed on one path, as the kernel allows
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -160,17 +168,67 @@ def write_beneath(root: str | Path, relative: str, data: bytes) -> None:
         handle.write(data)
 
 
-def _writable_then_retry(function: Callable[..., object], path: str, _: object) -> None:
-    os.chmod(os.path.dirname(path), 0o755)
-    if os.path.isdir(path) and not os.path.islink(path):
-        os.chmod(path, 0o755)
-    function(path)
+def walk(root: str | Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(root)`` without recursion: each folder with its folders and its other entries,
+    top-down, never through a link (a link is listed with the files). The caller may prune the
+    folders it is given, as with ``os.walk``; an unreadable folder is skipped.
+
+    By hand because in Python 3.11 ``os.walk`` (and ``shutil.rmtree``) recurse once per folder
+    level: a tree a thousand folders deep, which git and the file system hold without trouble,
+    raises RecursionError.
+    """
+    pending = [os.fspath(root)]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        dirs: list[str] = []
+        files: list[str] = []
+        for entry in entries:
+            try:
+                inside = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                inside = False
+            (dirs if inside else files).append(entry.name)
+        yield folder, dirs, files
+        pending.extend(os.path.join(folder, name) for name in reversed(dirs))  # in order, as os.walk
+
+
+def _remove(folder: str, name: str, remove: Callable[[str], None]) -> None:
+    """Remove ``folder/name``; a folder made read-only (or locked by an agent) is opened up first."""
+    path = os.path.join(folder, name)
+    try:
+        remove(path)
+    except FileNotFoundError:
+        return
+    except PermissionError:
+        os.chmod(folder, 0o755)
+        remove(path)
 
 
 def remove_tree(root: Path) -> None:
     """Delete ``root`` and what it holds, even where it was made read-only (a sealed template, a
-    folder an agent locked); never through a link (a link is removed, not what it points at)."""
+    folder an agent locked); never through a link (a link is removed, not what it points at); at
+    any depth (`walk`)."""
     if root.is_symlink():
         root.unlink()
-    elif root.exists():
-        shutil.rmtree(root, onerror=_writable_then_retry)
+        return
+    if not root.exists():
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(root, 0o755)  # a locked top folder could not even be listed
+    folders = []
+    for folder, dirs, files in walk(root):
+        for name in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(folder, name), 0o755)  # to list it, and remove what it holds
+        for name in files:
+            _remove(folder, name, os.unlink)
+        folders.append(folder)
+    for folder in reversed(folders[1:]):  # the deepest first: each is empty by the time it is removed
+        parent, name = os.path.split(folder)
+        _remove(parent, name, os.rmdir)
+    os.rmdir(root)  # never opening up the folder it is in: that is not the tree's

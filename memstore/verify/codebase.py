@@ -8,7 +8,6 @@ a symlink is followed only while it stays inside, and a binary file or one over
 from __future__ import annotations
 
 import hashlib
-import os
 import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Protocol, runtime_checkable
 
 from memstore.errors import RepositoryError, ValidationError
 from memstore.model import clean_path
-from memstore.verify.beneath import Escape, read_beneath
+from memstore.verify.beneath import Escape, read_beneath, walk
 from memstore.verify.git import GitRepository, TreeEntry
 
 __all__ = [
@@ -332,7 +331,7 @@ class WorkingTree:
 
     def paths(self) -> Sequence[str]:
         found = []
-        for directory, dirs, files in os.walk(self.root):
+        for directory, dirs, files in walk(self.root):
             dirs[:] = [d for d in dirs if _safe(d) is not None]
             for name in files:
                 found.append(Path(directory, name).relative_to(self.root).as_posix())

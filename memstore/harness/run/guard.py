@@ -11,12 +11,12 @@ inode) before the agent starts and compares after it stops; a difference is reco
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
 from memstore.harness.run.events import EventKind
+from memstore.verify.beneath import walk
 
 __all__ = ["Recorder", "StoreGuard"]
 
@@ -42,7 +42,7 @@ class StoreGuard:
         found: list[Path] = []
         for path in self.paths:
             if path.is_dir():
-                found += sorted(Path(d, name) for d, _, names in os.walk(path) for name in names)
+                found += sorted(Path(d, name) for d, _, names in walk(path) for name in names)
             else:
                 found += [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-journal")]
         return [p for p in found if not p.name.endswith(_SKIP)]
