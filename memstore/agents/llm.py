@@ -333,10 +333,10 @@ class _Conversation:
             hits = tools.search(str(arguments.get("pattern", "")))
             return "\n".join(f"{h.path}:{h.line}: {h.text}" for h in hits) or "(no matches)"
         if name == "read_file":
-            text = tools.read(path)
-            if text is None:
+            lines = tools.lines(path)  # numbered as the language's tools number them
+            if lines is None:
                 return f"error: {path} is not a file of the repository"
-            return "\n".join(f"{n:>5}  {line}" for n, line in enumerate(text.splitlines(), 1))
+            return "\n".join(f"{n:>5}  {line}" for n, line in enumerate(lines, 1))
         if name == "write_file" and coding:
             return "written" if tools.write(path, str(arguments.get("content", ""))) else f"error: cannot write {path}"
         if name == "replace_in_file" and coding:

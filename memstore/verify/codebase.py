@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 from memstore.errors import RepositoryError, ValidationError
 from memstore.model import clean_path
 from memstore.verify.beneath import Escape, read_beneath, walk
+from memstore.verify.filetext import file_lines, is_python
 from memstore.verify.git import GitRepository, TreeEntry
 
 __all__ = [
@@ -66,17 +67,10 @@ class FileRead:
         return self.status is ReadStatus.OK
 
 
-def split_lines(data: bytes) -> tuple[str, ...]:
-    """Lines as git counts them: split on ``\\n``, a trailing ``\\r`` dropped, undecodable bytes replaced."""
-    text = data.decode("utf-8", errors="replace")
-    if "\r" in text:  # one \r before each line break goes: CRLF files read as LF
-        text = text.replace("\r\n", "\n")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if lines and lines[-1].endswith("\r"):
-        lines[-1] = lines[-1][:-1]
-    return tuple(lines)
+def split_lines(data: bytes, path: str = "") -> tuple[str, ...]:
+    """The lines of the file ``path``, decoded and counted as its language's tools do
+    (`memstore.verify.filetext`); with no path, as git counts them."""
+    return file_lines(data, path)
 
 
 def _is_binary(data: bytes) -> bool:
@@ -111,7 +105,13 @@ def _missing(path: str) -> FileRead:
 def _content(path: str, data: bytes, key: str) -> FileRead:
     if _is_binary(data):
         return _invalid(path, "binary file")
-    return FileRead(ReadStatus.OK, path, split_lines(data), key)
+    return FileRead(ReadStatus.OK, path, split_lines(data, path), _keyed(key, path))
+
+
+def _keyed(key: str, path: str) -> str:
+    """The key of a content read as the file ``path``: the same bytes read as Python and as
+    anything else are two texts (decoded, and their lines counted, by two rules)."""
+    return f"{key}:python" if is_python(path) else key
 
 
 @runtime_checkable
@@ -164,7 +164,7 @@ class GitCodebase:
         self.ref = ref
         self.commit: str | None = commit
         self._tree = self.repo.tree(commit)
-        self._decoded: dict[str, tuple[str, ...] | None] = {}  # blob id -> lines (None: binary)
+        self._decoded: dict[tuple[str, bool], tuple[str, ...] | None] = {}  # (blob id, Python) -> lines (None: binary)
         # The code at a commit never changes, so every answer can be kept.
         self._reads: dict[str, FileRead] = {}
         self._reads_at: dict[tuple[str, str], FileRead] = {}
@@ -225,17 +225,19 @@ class GitCodebase:
         return self._decode(path, found.oid, found.data)
 
     def _decode(self, path: str, oid: str, data: bytes | None) -> FileRead:
-        """The lines of blob ``oid``, decoded once per blob however often they are read."""
-        if oid not in self._decoded:
+        """The lines of blob ``oid`` as the file ``path``, decoded once per blob (and per rule of
+        reading: `memstore.verify.filetext`) however often they are read."""
+        rule = (oid, is_python(path))
+        if rule not in self._decoded:
             if data is None:
                 data = self.repo.blob(oid, max_size=MAX_FILE_BYTES)
                 if data is None:
                     return _invalid(path, "unreadable blob")
-            self._decoded[oid] = None if _is_binary(data) else split_lines(data)
-        lines = self._decoded[oid]
+            self._decoded[rule] = None if _is_binary(data) else split_lines(data, path)
+        lines = self._decoded[rule]
         if lines is None:
             return _invalid(path, "binary file")
-        return FileRead(ReadStatus.OK, path, lines, oid)
+        return FileRead(ReadStatus.OK, path, lines, _keyed(oid, path))
 
     def has_commit(self, commit: str) -> bool:
         known = self._commits.get(commit)

@@ -101,7 +101,7 @@ class Token:
     column: int
 
 
-_SPACE = re.compile(r"[ \t\f\v]+")
+_SPACE = re.compile(r"[ \t\f\v\r]+")  # \r too: a lone one is a character of its line outside Python
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _VERSION = re.compile(r"\d+(?:\.\d+){2,}(?:[-+.]?[A-Za-z]+\d*)?(?![\w.])")  # 1.2.3, 0.19.2, 2.0.0rc1: one token
 _NUMBER = re.compile(

@@ -23,6 +23,7 @@ from memstore.model import clean_path
 from memstore.verify.beneath import open_beneath, read_beneath_stat, remove_tree, write_beneath
 from memstore.verify.codebase import MAX_FILE_BYTES
 from memstore.verify.differ import Differ
+from memstore.verify.filetext import decode, encode
 from memstore.verify.git import GitRepository, git_argv, git_env
 
 __all__ = ["Workspace"]
@@ -179,7 +180,9 @@ class Workspace:
 
     def read(self, path: str) -> str | None:
         """A file of the work tree, or None (outside it, in ``.git``, not a regular file, too
-        large), opened beneath the work tree whatever is swapped on disk meanwhile.
+        large), opened beneath the work tree whatever is swapped on disk meanwhile, and decoded
+        as its language's tools decode it (`memstore.verify.filetext`: a Python file by its
+        coding header).
 
         What was read is kept with the status of the file it came from (device, inode, type,
         size, modification and change times) and given again while ``lstat`` finds that very
@@ -202,7 +205,7 @@ class Workspace:
             data, info = read_beneath_stat(self.path, clean, MAX_FILE_BYTES)
         except (ValidationError, OSError, ValueError):
             return None
-        text = data.decode("utf-8", errors="replace")
+        text = decode(data, clean)
         if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _RACY_NS:
             self._texts[clean] = (_stamp(info), text)
         return text
@@ -216,9 +219,9 @@ class Workspace:
 
     def write(self, path: str, text: str) -> bool:
         """Write ``path`` of the work tree (never outside it, never into ``.git``, never through
-        a symlink or over a folder); False if refused."""
+        a symlink or over a folder), encoded as `read` decodes it; False if refused."""
         try:
-            write_beneath(self.path, clean_path(path), text.encode("utf-8"))
+            write_beneath(self.path, clean_path(path), encode(text, path))
         except (ValidationError, OSError):
             return False
         return True

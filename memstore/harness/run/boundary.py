@@ -29,6 +29,7 @@ from memstore.harness.run.mcp_bridge import WRITES, logged_ids, read_events, rep
 from memstore.harness.scenarios.model import Intent
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.verify import Verdict, anchor, verify_memory
+from memstore.verify.filetext import split
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -125,7 +126,7 @@ class Tools:
             text = g.text(path)
             if text is None or "\x00" in text[:8000]:
                 continue
-            for number, line in enumerate(text.splitlines(), 1):
+            for number, line in enumerate(split(text, path), 1):
                 if compiled.search(line):
                     hits.append(Hit(path, number, line))
                     if len(hits) >= MAX_HITS:
@@ -141,9 +142,10 @@ class Tools:
         return g.text(path)
 
     def lines(self, path: str) -> list[str] | None:
-        """A file's lines (without line ends), or None."""
+        """A file's lines (without line ends), counted as its language's tools count them
+        (`memstore.verify.filetext`: the verifier's count), or None."""
         text = self.read(path)
-        return None if text is None else text.splitlines()
+        return None if text is None else list(split(text, path))
 
     # -- edits (coding tasks) --------------------------------------------------------------
 
