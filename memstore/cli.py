@@ -4,9 +4,11 @@ Each command opens the library object and makes one library call, and is importe
 runs (or when the help lists it): ``memstore mcp`` does not load the harness, nor ``memstore eval``
 the MCP SDK. Errors are translated
 here, once, for every command: memstore's own errors and the operating system's become one
-line and exit status 2; Ctrl-C or SIGTERM exit 130; anything else is a bug in memstore,
-reported in one line (with the traceback when ``MEMSTORE_DEBUG`` is set) and exit status 4
-(3 is a run whose gates the sample could not decide: `memstore.harness.report.gate`).
+line and exit status 2, and so does running out of memory (an input larger than the memory
+memstore may use); a run folder the machine failed to write (`OutputError`: a full disk) is one
+line and exit status 4, as the run did not finish; Ctrl-C or SIGTERM exit 130; anything else is
+a bug in memstore, reported in one line (with the traceback when ``MEMSTORE_DEBUG`` is set) and
+exit status 4 (3 is a run whose gates the sample could not decide: `memstore.harness.report.gate`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import click
 
 from memstore import __version__
 from memstore.commands._shared import CommandError
-from memstore.errors import MemstoreError
+from memstore.errors import MemstoreError, OutputError
 
 __all__ = ["main"]
 
@@ -59,8 +61,13 @@ class _Boundary(click.Group):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except OutputError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            raise click.exceptions.Exit(4) from exc
         except MemstoreError as exc:
             raise CommandError(str(exc)) from exc
+        except MemoryError as exc:
+            raise CommandError("out of memory: an input is larger than the memory memstore may use") from exc
         except OSError as exc:
             where = f" ({exc.filename})" if exc.filename else ""
             raise CommandError(f"{exc.strerror or exc}{where}") from exc

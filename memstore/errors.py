@@ -11,7 +11,8 @@ MemstoreError
  ├── StorageError           the backing store failed
  │    └── IncompatibleStore a file that is not a memstore store, or one from a newer schema
  ├── ScenarioError          scenario files that cannot be used; ``problems`` locates each (FILE:LINE:COLUMN)
- └── BuildError             a scenario that cannot be built into a world; ``path`` is the field to blame
+ ├── BuildError             a scenario that cannot be built into a world; ``path`` is the field to blame
+ └── OutputError            what a run made could not be written (a full disk): the machine failed, not the user
 
 Interrupted (a KeyboardInterrupt)  a run asked to stop by SIGTERM or Ctrl-C; its workers are gone
 ```
@@ -33,6 +34,7 @@ __all__ = [
     "Interrupted",
     "MemstoreError",
     "NotFound",
+    "OutputError",
     "PermissionDenied",
     "RepositoryError",
     "RunFolderError",
@@ -121,6 +123,14 @@ class BuildError(MemstoreError):
     def __init__(self, path: tuple[str | int, ...], message: str) -> None:
         self.path = path
         super().__init__(message)
+
+
+class OutputError(MemstoreError):
+    """What a run made could not be written (a full disk, a file grown past its limit).
+
+    Not a misuse: the command line exits 4 for it, not 2. Every file of the run folder is whole,
+    the one before or the new one.
+    """
 
 
 class Interrupted(KeyboardInterrupt):

@@ -8,6 +8,8 @@ import gzip
 import json
 import shutil
 import struct
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -15,8 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from memstore.cli import main
+from memstore.harness.run.output import TABLES
 from memstore.harness.run.process import gunzip_bounded
-from memstore.harness.runfolder import results
+from memstore.harness.runfolder import results, shards
 from memstore.harness.runfolder.shards import SHARD_CAP, BadShard, check_shard
 
 ROOT = Path(__file__).parents[1]
@@ -162,3 +165,65 @@ def test_a_manifest_that_is_not_one_is_a_one_line_error(copy: Path, manifest: st
     assert code == 2, output
     assert "Internal error" not in output
     assert len(output.strip().splitlines()) <= 2
+
+
+# `memstore` with one of its resources limited: RLIMIT_AS (bytes of memory) or RLIMIT_FSIZE
+# (bytes a file may grow to, past which a write fails with EFBIG, as on a full disk).
+LIMITED = """
+import resource, signal, sys
+limit = getattr(resource, sys.argv[1])
+resource.setrlimit(limit, (int(sys.argv[2]), int(sys.argv[2])))
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+from memstore.cli import main
+sys.argv = ["memstore", *sys.argv[3:]]
+main()
+"""
+
+
+def _limited(resource: str, limit: int, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", LIMITED, resource, str(limit), *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_a_shard_a_real_unit_could_not_hold_is_refused_before_it_exhausts_memory(copy: Path) -> None:
+    """200 MiB of shard (within the 256 MiB once allowed) merged in 700 MB of memory."""
+    _shards(copy)[0].write_bytes(_bomb(200 * 1024**2))
+    done = _limited("RLIMIT_AS", 700 * 1024**2, "merge", str(copy), "--out", str(copy.parent / "merged"))
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"Error: {copy}: a bad shard ({_shards(copy)[0].name}: decompresses to more than the ")
+    assert line.endswith(f" {SHARD_CAP:,} bytes allowed); not merging it")
+
+
+def test_running_out_of_memory_reading_a_shard_is_an_error_about_that_shard(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shard = _shards(copy)[0]
+
+    def exhausted(data: bytes) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(shards.json, "loads", exhausted)
+    with pytest.raises(BadShard, match=f"^{shard.name}: too large to read in the memory left$"):
+        check_shard(shard, shard.name.removesuffix(".json.gz"))
+
+
+def test_a_results_file_that_cannot_be_written_is_left_whole_and_the_run_exits_4(tmp_path: Path) -> None:
+    """A write that fails half-way (as on a full disk) leaves results.json as it was, and says so in
+    one line: the machine failed the run, it was not misused (exit 2 is for usage errors). The
+    store is in memory, so that resuming writes nothing but the run folder's own files."""
+    run = tmp_path / "run"
+    code, output = _cli("eval", OPTIONS[0], "--agent", "no-memory", "--store", "memory://", "--out", str(run))
+    assert code == 3, output  # one scenario: undecided
+    before = (run / "results.json").read_bytes()
+    limit = len(before) // 2
+    assert max((run / f"{table}.csv.gz").stat().st_size for table in TABLES) < limit  # they are written first
+    done = _limited("RLIMIT_FSIZE", limit, "eval", "--resume", str(run))
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"Error: could not write the run folder {run}: File too large (results.json); no file in it is cut "
+        f"short, and its shards are kept: `memstore eval --resume {run}` writes it again"
+    )
+    assert (run / "results.json").read_bytes() == before
+    assert sorted(p.name for p in run.iterdir() if p.name.endswith(".part")) == []

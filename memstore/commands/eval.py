@@ -32,8 +32,9 @@ from memstore.harness.evaluate import Evaluation, evaluate, run_part
 from memstore.harness.report.gate import EXIT
 from memstore.harness.report.terminal import print_summary
 from memstore.harness.run.runner import RunConfig, check_config, fitted_workers
-from memstore.harness.runfolder.manifest import DEFAULT_STORE, Recipe, open_run, write_manifest
-from memstore.harness.runfolder.results import load_baseline
+from memstore.harness.runfolder.lock import hold
+from memstore.harness.runfolder.manifest import DEFAULT_STORE, Recipe, new_folder, open_run, write_manifest
+from memstore.harness.runfolder.results import Baseline, load_baseline
 from memstore.harness.scenarios.sample import QUICK
 
 __all__ = ["eval_command"]
@@ -269,35 +270,54 @@ def eval_command(
     Exit status: 0 when every gate passed; 1 when a gate failed (a breach of the store
     contract, a treatment significantly worse than the control, a significant regression
     against --baseline, an arm that measured nothing); 3 when none failed but the sample could
-    not decide some (inconclusive, or not exercised); 2 for a usage or configuration error,
-    before anything runs; 4 for an internal error. With --no-fail: 0, unless an arm measured
+    not decide some (inconclusive, or not exercised); 2 for a usage or configuration error
+    (a run folder in use by another run, too), before anything runs; 4 for an internal error,
+    or a run folder the machine could not write. With --no-fail: 0, unless an arm measured
     nothing (docs/ci.md).
     """
     _check_flags(quick, sample, retry_errors, resume)
     scenario_paths = tuple(str(p.resolve()) for p in scenarios)
     given = Recipe(scenarios=scenario_paths, sample=QUICK if quick else sample or 0, **recipe)
     explicit = {k for k in Recipe.__dataclass_fields__ if _given(ctx, k) or (k == "scenarios" and scenarios)}
-    made, config, folder = open_run(given, out=out, resume=resume, explicit=explicit, overwrite=overwrite)
-    shown_part = _part(part)
+    target = resume or out or new_folder(given.seed)
+    with hold(target):  # before the folder is read or cleared: a second run there is refused
+        made, config, folder = open_run(
+            given, out=out if resume else target, resume=resume, explicit=explicit, overwrite=overwrite
+        )
+        shown_part = _part(part)
 
-    def starting(_: object) -> None:  # everything was checked: the run is about to start
-        if resume is None:
-            write_manifest(folder, made, config)
+        def starting(_: object) -> None:  # everything was checked: the run is about to start
+            if resume is None:
+                write_manifest(folder, made, config)
 
-    if "workers" not in explicit:  # the default: no more processes than the run has work for
-        config = replace(config, workers=fitted_workers(config))
-    check_config(config)  # a store or an agent that cannot be used is refused before a word of the run
-    _banner(config, folder, resumed=resume is not None, part=shown_part)
-    if shown_part is not None:
-        _run_part(config, folder, shown_part, retry_errors, starting)
-        return
-    previous = load_baseline(baseline) if baseline is not None else None  # a bad baseline is refused first
+        if "workers" not in explicit:  # the default: no more processes than the run has work for
+            config = replace(config, workers=fitted_workers(config))
+        check_config(config)  # a store or an agent that cannot be used is refused before a word of the run
+        _banner(config, folder, resumed=resume is not None, part=shown_part)
+        if shown_part is not None:
+            _run_part(config, folder, shown_part, retry_errors, starting)
+            return
+        previous = load_baseline(baseline) if baseline is not None else None  # a bad baseline is refused first
+        evaluation = _evaluate(config, folder, previous, starting, force=force, retry_errors=retry_errors)
+        _finish(evaluation, folder, no_fail)
+
+
+def _evaluate(
+    config: RunConfig,
+    folder: Path,
+    baseline: Baseline | None,
+    starting: Callable[[RunConfig], None],
+    *,
+    force: bool,
+    retry_errors: bool,
+) -> Evaluation:
+    """`evaluate`, its progress shown."""
     try:
         with _progress() as update:
-            evaluation = evaluate(
+            return evaluate(
                 config,
                 folder,
-                baseline=previous,
+                baseline=baseline,
                 force=force,
                 progress=update,
                 retry_errors=retry_errors,
@@ -305,7 +325,6 @@ def eval_command(
             )
     except ScenarioError as exc:
         raise CommandError(f"the scenarios do not build as their labels say:\n{exc}") from exc
-    _finish(evaluation, folder, no_fail)
 
 
 def _check_flags(quick: bool, sample: int | None, retry_errors: bool, resume: Path | None) -> None:

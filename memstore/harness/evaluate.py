@@ -21,12 +21,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from memstore.errors import OutputError
 from memstore.harness.analysis.compare import Comparison, compare_runs
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.report import Gate, gates, write_reports
 from memstore.harness.report.gate import Decision, decide
 from memstore.harness.run.output import RunOutput
 from memstore.harness.run.runner import RunConfig, check_config, merge_outputs, units
+from memstore.harness.runfolder.lock import hold
 from memstore.harness.runfolder.results import Baseline, check_same_scenarios, write_run
 from memstore.harness.runfolder.shards import read_shard, run_in_folder, shard_path
 from memstore.harness.scenarios.data import scenario_set_hash, scenarios_dir
@@ -144,23 +146,26 @@ def evaluate(
     are). Everything that can be refused is refused before any unit runs: agents and stores that
     cannot be used, a baseline of another scenario set (unless ``force``), scenarios whose truth
     labels do not hold on the repository they build. ``starting(config)`` is called then, before
-    the first unit runs (the command writes the run's manifest there).
+    the first unit runs (the command writes the run's manifest there). The folder is held
+    throughout (`memstore.harness.runfolder.lock`): another process using it is refused.
 
     Raises:
         ConfigurationError: an agent, a store or a baseline that cannot be used.
+        RunFolderError: ``out`` is in use by another process.
         ScenarioError: a scenario that does not build as its labels say.
     """
-    config = _checked(config, out, baseline, force, progress)
-    if starting is not None:
-        starting(config)
-    started = time.perf_counter()
-    shown = (lambda d, t: progress("run", d, t)) if progress else None
-    if config.sequential:
-        config, output, stopped = run_sequential(config, out / "shards", shown, retry_errors=retry_errors)
-        extra = stopped.metadata(output, config)
-        return assemble(config, out, output, time.perf_counter() - started, baseline=baseline, extra=extra)
-    whole: RunOutput = run_in_folder(config, out / "shards", shown, retry_errors=retry_errors)
-    return assemble(config, out, whole, time.perf_counter() - started, baseline=baseline)
+    with hold(out):
+        config = _checked(config, out, baseline, force, progress)
+        if starting is not None:
+            starting(config)
+        started = time.perf_counter()
+        shown = (lambda d, t: progress("run", d, t)) if progress else None
+        if config.sequential:
+            config, output, stopped = run_sequential(config, out / "shards", shown, retry_errors=retry_errors)
+            extra = stopped.metadata(output, config)
+            return assemble(config, out, output, time.perf_counter() - started, baseline=baseline, extra=extra)
+        whole: RunOutput = run_in_folder(config, out / "shards", shown, retry_errors=retry_errors)
+        return assemble(config, out, whole, time.perf_counter() - started, baseline=baseline)
 
 
 def run_part(
@@ -174,16 +179,17 @@ def run_part(
 ) -> RunOutput:
     """Run the ``part=(k, n)``-th of ``config``'s units into ``out/shards`` (for several machines:
     `memstore merge` assembles the parts); its rows."""
-    config = _checked(config, out, None, False, progress)
-    if starting is not None:
-        starting(config)
-    return run_in_folder(
-        config,
-        out / "shards",
-        (lambda d, t: progress("run", d, t)) if progress else None,
-        retry_errors=retry_errors,
-        part=part,
-    )
+    with hold(out):
+        config = _checked(config, out, None, False, progress)
+        if starting is not None:
+            starting(config)
+        return run_in_folder(
+            config,
+            out / "shards",
+            (lambda d, t: progress("run", d, t)) if progress else None,
+            retry_errors=retry_errors,
+            part=part,
+        )
 
 
 def assemble(
@@ -196,15 +202,26 @@ def assemble(
     extra: dict[str, object] | None = None,
 ) -> Evaluation:
     """Write the run folder's tables, results.json (with ``extra`` in its metadata) and reports
-    from the units' rows."""
-    results, tables = write_run(out, config, output, seconds=seconds, extra=extra)
-    against = []
-    if baseline is not None:
-        against = compare_runs(
-            results, baseline.results, current_sessions=tables["sessions"], baseline_sessions=baseline.sessions
-        )
-    gate_list = gates(results, against)
-    write_reports(out, results, tables, gate_list)
+    from the units' rows.
+
+    Raises:
+        OutputError: a file could not be written (a full disk); each is whole, the one before or the new one.
+    """
+    try:
+        results, tables = write_run(out, config, output, seconds=seconds, extra=extra)
+        against = []
+        if baseline is not None:
+            against = compare_runs(
+                results, baseline.results, current_sessions=tables["sessions"], baseline_sessions=baseline.sessions
+            )
+        gate_list = gates(results, against)
+        write_reports(out, results, tables, gate_list)
+    except OSError as exc:
+        where = f" ({Path(exc.filename).name})" if exc.filename else ""
+        raise OutputError(
+            f"could not write the run folder {out}: {exc.strerror or exc}{where}; no file in it is cut short, "
+            f"and its shards are kept: `memstore eval --resume {out}` writes it again"
+        ) from exc
     return Evaluation(config, results, tables, gate_list, against, output.failures, out, seconds)
 
 

@@ -24,6 +24,7 @@ from memstore.harness.analysis.compare import compare_runs
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.report import gates
 from memstore.harness.run.runner import RunConfig
+from memstore.harness.runfolder.lock import hold
 from memstore.harness.runfolder.manifest import holds_a_run, prepare_folder
 from memstore.harness.runfolder.results import Baseline, load_results, load_tables
 
@@ -44,8 +45,9 @@ def earlier_run(kept: Path) -> bool:
 
 def run_afresh(config: RunConfig, folder: Path, baseline: Baseline | None) -> Evaluation:
     """The run of ``config`` in ``folder``, an earlier session's run there replaced first."""
-    prepare_folder(folder, overwrite=True)
-    return evaluate(config, folder, baseline=baseline)
+    with hold(folder):  # before it is cleared: a folder another process is running in is refused
+        prepare_folder(folder, overwrite=True)
+        return evaluate(config, folder, baseline=baseline)
 
 
 def run_once(config: RunConfig, folder: Path, shared: Path, session: str, baseline: Baseline | None) -> Evaluation:

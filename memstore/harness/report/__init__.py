@@ -27,6 +27,7 @@ from memstore.harness.report.gates import (
 from memstore.harness.report.html import render_html
 from memstore.harness.report.junit import render_junit
 from memstore.harness.report.markdown import render_markdown
+from memstore.harness.runfolder.whole import whole
 
 __all__ = [
     "FORMATS",
@@ -76,6 +77,7 @@ def write_reports(
             path, text = folder / "report.json", json.dumps(document, indent=2, sort_keys=True) + "\n"
         else:
             raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(FORMATS)}")
-        path.write_text(text, encoding="utf-8")
+        with whole(path) as partial:  # a write that fails leaves the report as it was, not cut short
+            partial.write_text(text, encoding="utf-8")
         written.append(path)
     return written

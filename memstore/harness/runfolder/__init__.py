@@ -2,6 +2,7 @@
 ``results.json`` (`results`), all in a versioned format read back through `upgrade`.
 
 The one library the CLI, the pytest plugin and `memstore.harness.evaluate` use for run folders:
-resume (``--resume``), parts run on several machines and assembled (``memstore merge``), and
-the rule that a folder which is not a run folder is never overwritten.
+resume (``--resume``), parts run on several machines and assembled (``memstore merge``), the
+rule that a folder which is not a run folder is never overwritten, one process at a time in a
+folder (`lock`), and files written whole or not at all (`whole`).
 """

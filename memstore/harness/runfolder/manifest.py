@@ -20,6 +20,7 @@ from memstore.harness.run.process import read_bounded
 from memstore.harness.run.records import FORMAT
 from memstore.harness.run.runner import RunConfig, iter_arms
 from memstore.harness.run.sandbox import DEFAULT_TIMEOUT, AgentRuntime, Network, SandboxMode
+from memstore.harness.runfolder.lock import LOCK
 from memstore.harness.runfolder.shards import ENGINE
 from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.harness.scenarios.loader import load_library
@@ -33,6 +34,7 @@ __all__ = [
     "RunFolderError",
     "build_config",
     "holds_a_run",
+    "new_folder",
     "parse_timeouts",
     "prepare_folder",
     "read_manifest",
@@ -282,7 +284,13 @@ def same_run(recipe: Recipe, other: Recipe, what: str) -> None:
 _RUN_FILES = {"results.json", "timings.json", "report.html", "report.md", "report.json", "junit.xml", MANIFEST} | {
     f"{name}.{ext}" for name in TABLES for ext in ("csv", "csv.gz")
 }
+_RUN_FILES |= {f".{name}.part" for name in _RUN_FILES}  # what a run stopped mid-write leaves (`whole`)
 _RUN_FOLDERS = {"shards", "transcripts"}
+
+
+def _holds_anything(folder: Path) -> bool:
+    """Whether ``folder`` exists and holds something beside its lock."""
+    return folder.exists() and any(p.name != LOCK for p in folder.iterdir())
 
 
 def holds_a_run(folder: Path) -> bool:
@@ -291,9 +299,9 @@ def holds_a_run(folder: Path) -> bool:
     Raises:
         RunFolderError: it holds what is not a run folder's (it is never overwritten).
     """
-    if not folder.exists() or not any(folder.iterdir()):
+    if not _holds_anything(folder):
         return False
-    strangers = sorted(p.name for p in folder.iterdir() if p.name not in _RUN_FILES | _RUN_FOLDERS)
+    strangers = sorted(p.name for p in folder.iterdir() if p.name not in _RUN_FILES | _RUN_FOLDERS | {LOCK})
     if strangers:
         raise RunFolderError(
             f"{folder} does not look like a run folder (it holds {', '.join(strangers[:5])}); not overwriting it"
@@ -302,8 +310,9 @@ def holds_a_run(folder: Path) -> bool:
 
 
 def prepare_folder(folder: Path, overwrite: bool) -> None:
-    """Refuse a folder that already holds something, unless told to replace a run folder."""
-    if not folder.exists() or not any(folder.iterdir()):
+    """Refuse a folder that already holds something, unless told to replace a run folder (its
+    lock, which the caller may hold, stays)."""
+    if not _holds_anything(folder):
         return
     if not overwrite:
         raise RunFolderError(
@@ -349,6 +358,11 @@ def open_run(
         recipe, config = resumed(resume, given, explicit)
         return recipe, config, resume
     config = given.config()
-    folder = out or Path("reports") / "runs" / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-seed{given.seed}"
+    folder = out or new_folder(given.seed)
     prepare_folder(folder, overwrite)
     return given, config, folder
+
+
+def new_folder(seed: int) -> Path:
+    """Where a new run goes when no folder is named: ``reports/runs/<time>-seed<S>``."""
+    return Path("reports") / "runs" / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-seed{seed}"

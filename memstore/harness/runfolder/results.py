@@ -30,6 +30,7 @@ from memstore.harness.run.runner import Declared, RunConfig, declared
 from memstore.harness.run.sandbox import resolve_mode
 from memstore.harness.runfolder.forked import in_child
 from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_tables
+from memstore.harness.runfolder.whole import whole
 from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.verify.git import source_commit
 
@@ -140,8 +141,9 @@ def table_path(folder: Path, name: str) -> Path:
 def write_run(
     folder: Path, config: RunConfig, output: RunOutput, *, seconds: float, extra: Mapping[str, Any] | None = None
 ) -> tuple[RunResults, dict[str, pd.DataFrame]]:
-    """Write tables, results.json and timings.json into ``folder``; return the results and tables.
-    ``extra``: more of the run's metadata (a sequential run's order and intervals).
+    """Write tables, results.json and timings.json into ``folder``, each whole (`whole`); return
+    the results and tables. ``extra``: more of the run's metadata (a sequential run's order and
+    intervals).
 
     Tables are gzipped CSV with a zero timestamp in the gzip header, so one seed gives the same
     bytes every time."""
@@ -154,13 +156,14 @@ def write_run(
     )
     try:
         for name, frame in frames.items():
-            frame.to_csv(
-                folder / f"{name}.csv.gz",
-                index=False,
-                float_format="%.6g",
-                lineterminator="\n",
-                compression={"method": "gzip", "mtime": 0},
-            )
+            with whole(folder / f"{name}.csv.gz") as path:
+                frame.to_csv(
+                    path,
+                    index=False,
+                    float_format="%.6g",
+                    lineterminator="\n",
+                    compression={"method": "gzip", "mtime": 0},
+                )
         comparisons = tuple(compare_within(frames, seed=config.seed))
         results = RunResults(
             run={**metadata(config, arms), **(extra or {})},
@@ -172,7 +175,8 @@ def write_run(
         )
     finally:
         computing.close()
-    (folder / "results.json").write_text(json.dumps(results.to_json(), indent=2, sort_keys=True) + "\n")
+    with whole(folder / "results.json") as path:
+        path.write_text(json.dumps(results.to_json(), indent=2, sort_keys=True) + "\n")
     _write_timings(folder, config, output, frames["sessions"], seconds)
     return results, frames
 
@@ -198,21 +202,20 @@ def _write_timings(
             "store_ms_per_session": round(1000 * store_s / max(sessions, 1), 3),
         }
     sessions_total = len(output.sessions)
-    (folder / "timings.json").write_text(
-        json.dumps(
-            {
-                "git_commit": _git_commit(),  # where it ran from: not part of the results, which any checkout repeats
-                "seconds": round(seconds, 3),
-                "sessions": sessions_total,
-                "sessions_per_second": round(sessions_total / seconds, 2) if seconds else None,
-                "workers": config.workers,
-                "per_arm": per_arm,
-            },
-            indent=2,
-            sort_keys=True,
-        )
-        + "\n"
+    text = json.dumps(
+        {
+            "git_commit": _git_commit(),  # where it ran from: not part of the results, which any checkout repeats
+            "seconds": round(seconds, 3),
+            "sessions": sessions_total,
+            "sessions_per_second": round(sessions_total / seconds, 2) if seconds else None,
+            "workers": config.workers,
+            "per_arm": per_arm,
+        },
+        indent=2,
+        sort_keys=True,
     )
+    with whole(folder / "timings.json") as path:
+        path.write_text(text + "\n")
 
 
 def check_same_scenarios(current: Mapping[str, Any], other: Mapping[str, Any], *, force: bool, what: str) -> None:

@@ -103,7 +103,10 @@ def write_shard(folder: Path, unit: Unit, output: RunOutput) -> Path:
     return target
 
 
-SHARD_CAP = 256 * 1024 * 1024  # bytes a shard may decompress to (the largest units are a few MB)
+# Bytes a shard may take, decompressed: what a unit can hold, with room to spare. The largest
+# shard of `memstore eval --quick` (300 units) is 143 KB (410 events); 32 MiB is over 200 times
+# that, and a shard this large still merges in 700 MB of memory. A larger one is not a unit's.
+SHARD_CAP = 32 * 1024 * 1024
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -115,13 +118,15 @@ def check_shard(path: Path, expected: str) -> RunOutput:
     """The rows of the shard at ``path``, which must be unit ``expected``'s.
 
     Raises:
-        BadShard: unreadable, not gzip, decompressing past `SHARD_CAP`, of another engine or
-            another unit, or rows that are not lists of flat records.
+        BadShard: unreadable, not gzip, decompressing past `SHARD_CAP` (or past the memory left),
+            of another engine or another unit, or rows that are not lists of flat records.
     """
     try:
         data = json.loads(gunzip_bounded(read_bounded(path, cap=SHARD_CAP), SHARD_CAP))
     except (OSError, ValueError, RecursionError) as exc:
         raise BadShard(f"{path.name}: {exc}") from exc
+    except MemoryError as exc:
+        raise BadShard(f"{path.name}: too large to read in the memory left") from exc
     if not isinstance(data, dict) or data.get("engine") != ENGINE:
         raise BadShard(f"{path.name}: not a shard of {ENGINE}")
     if data.get("unit") != expected:
