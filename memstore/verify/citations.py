@@ -19,7 +19,9 @@ from memstore.model import Citation
 from memstore.verify.blocks import definition_names, definition_span
 from memstore.verify.claims import code_form
 from memstore.verify.codebase import Codebase, FileRead, ReadStatus
+from memstore.verify.filetext import is_python
 from memstore.verify.lines import Lines, align, lines_of, normalise
+from memstore.verify.pycode import TOO_DEEP, too_deep
 
 __all__ = ["CitationCheck", "CitationStatus", "anchor", "line_map", "verify_citation"]
 
@@ -236,6 +238,8 @@ def verify_citation(codebase: Codebase, citation: Citation) -> CitationCheck:
         if not current.ok:
             return _check(citation, CitationStatus.FILE_MISSING, citation.path, snippet_text)
         status_if_found = CitationStatus.RENAMED
+    if is_python(path) and too_deep(current.lines, current.key):  # its syntax cannot be read: like a binary file
+        return _check(citation, CitationStatus.INVALID, path, None, problem=TOO_DEEP)
 
     old_view = lines_of(old_lines, old.key) if old is not None and old_lines is not None else None
     found = _locate(old_view, snippet, lines_of(current.lines, current.key), start, size)

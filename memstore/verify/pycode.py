@@ -15,7 +15,19 @@ from dataclasses import dataclass
 from memstore.verify.claims import code_form
 from memstore.verify.stated import Stated, What
 
-__all__ = ["Said", "agrees", "assigned_names", "names", "owner_scope", "owner_scopes", "said_of", "syntax_tree"]
+__all__ = [
+    "MAX_SYNTAX_DEPTH",
+    "TOO_DEEP",
+    "Said",
+    "agrees",
+    "assigned_names",
+    "names",
+    "owner_scope",
+    "owner_scopes",
+    "said_of",
+    "syntax_tree",
+    "too_deep",
+]
 
 
 @dataclass(frozen=True)
@@ -27,22 +39,55 @@ class Said:
     line: int  # 1-based
 
 
-_TREES: dict[str, ast.Module | None] = {}  # file content key -> its syntax tree (None: not Python)
+# Levels of syntax read. Real code stays under 70 (the deepest of 13,000 files of packages and the
+# standard library: 63), and 200 levels leave the recursive readers of trees far from their limit.
+MAX_SYNTAX_DEPTH = 200
+TOO_DEEP = f"too deeply nested to parse (more than {MAX_SYNTAX_DEPTH} levels of syntax)"
+
+_TREES: dict[str, tuple[ast.Module | None, bool]] = {}  # file content key -> (its tree or None, too deep)
 
 
 def syntax_tree(lines: Sequence[str], key: str = "") -> ast.Module | None:
-    """The file's syntax tree, kept by content key; None for code Python cannot parse."""
+    """The file's syntax tree, kept by content key; None for code Python cannot parse, or that
+    nests more than `MAX_SYNTAX_DEPTH` levels deep (`too_deep`)."""
+    return _parsed(lines, key)[0]
+
+
+def too_deep(lines: Sequence[str], key: str = "") -> bool:
+    """Whether the file's syntax nests more than `MAX_SYNTAX_DEPTH` levels deep (a 1,200-term
+    expression, a 1,000-branch ``elif`` chain). Such a tree is never handed out: the standard
+    library's readers of trees (``ast.dump``, ``ast.literal_eval``) and the judges' own recurse
+    once per level, and would raise RecursionError a few hundred levels further down."""
+    return _parsed(lines, key)[1]
+
+
+def _parsed(lines: Sequence[str], key: str) -> tuple[ast.Module | None, bool]:
     if key and key in _TREES:
         return _TREES[key]
+    found: tuple[ast.Module | None, bool]
     try:
-        tree: ast.Module | None = ast.parse("\n".join(lines))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
+        tree = ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError):
+        found = (None, False)
+    except (RecursionError, MemoryError):  # the parser's own bound, a few thousand levels down
+        found = (None, True)
+    else:
+        found = (tree, False) if _within(tree, MAX_SYNTAX_DEPTH) else (None, True)
     if key:
         if len(_TREES) > 2_000:
             _TREES.clear()
-        _TREES[key] = tree
-    return tree
+        _TREES[key] = found
+    return found
+
+
+def _within(tree: ast.AST, depth: int) -> bool:
+    """Whether ``tree`` is at most ``depth`` levels deep (itself the first), read a level at a time."""
+    level = [tree]
+    for _ in range(depth):
+        level = [child for node in level for child in ast.iter_child_nodes(node)]
+        if not level:
+            return True
+    return False
 
 
 def _segment(lines: Sequence[str], node: ast.AST) -> str | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from memstore.verify.codebase import Codebase, ReadStatus
+from memstore.verify.pycode import syntax_tree
 
 __all__ = [
     "CODE_SUFFIXES",
@@ -81,11 +82,9 @@ def file_lines(codebase: Codebase, path: str) -> tuple[str, ...] | None:
 
 
 def parsed(lines: Sequence[str]) -> ast.Module | None:
-    """The syntax tree of a file's lines; None for code Python cannot parse."""
-    try:
-        return ast.parse("\n".join(lines))
-    except (SyntaxError, ValueError, RecursionError):
-        return None
+    """The syntax tree of a file's lines; None for code Python cannot parse, or nested too deeply
+    to read (`memstore.verify.pycode.syntax_tree`: the facts are read off it recursively)."""
+    return syntax_tree(lines)
 
 
 def _python_facts(path: str, lines: Sequence[str], cited: bool = True) -> Iterator[Fact]:
