@@ -16,6 +16,7 @@ import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,13 +48,38 @@ def try_read(path):
         found["read"].append(path)
     except OSError:
         pass
-for pattern in ["../*", "../../*", "../../../*", tempfile.gettempdir() + "/memstore-*/**/*",
-                "/tmp/memstore-*/**/*", "/tmp/**/*.yaml", "/tmp/**/results.json", "/tmp/**/*.db",
-                "/dev/shm/memstore-*/**/*"]:  # the scratch base where the machine has room in memory
-    for path in glob.glob(pattern, recursive=True)[:2000]:
-        outside = path.startswith("/dev/shm/") or not path.startswith(("/memstore/", "/proc", "/sys", "/dev"))
-        if os.path.isfile(path) and outside:
-            try_read(path)
+def below(top, suffix="", cap=2000):
+    # What glob(TOP/**/*SUFFIX) lists (hidden names skipped), without its recursion, which a
+    # tree a thousand folders deep (another test's, in the temporary folder) ends in RecursionError.
+    found, pending, seen = [], glob.glob(top), 0
+    while pending and len(found) < cap and seen < 200_000:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        seen += len(entries)
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                elif entry.name.endswith(suffix):
+                    found.append(entry.path)
+            except OSError:
+                pass
+    return found
+candidates = [path for pattern in ["../*", "../../*", "../../../*"] for path in glob.glob(pattern)[:2000]]
+for top, suffix in [(tempfile.gettempdir() + "/memstore-*", ""), ("/tmp/memstore-*", ""), ("/tmp", ".yaml"),
+                    ("/tmp", "results.json"), ("/tmp", ".db"),
+                    ("/dev/shm/memstore-*", "")]:  # the scratch base where the machine has room in memory
+    candidates += below(top, suffix)
+for path in candidates:
+    outside = path.startswith("/dev/shm/") or not path.startswith(("/memstore/", "/proc", "/sys", "/dev"))
+    if os.path.isfile(path) and outside:
+        try_read(path)
 marker_dir, targets = sys.argv[3], sys.argv[4:]
 for path in targets:
     try_read(path)
@@ -62,10 +88,9 @@ for home in ["/root", *glob.glob("/home/*"), *homes]:
     for path in glob.glob(home + "/.*"):  # a home's dotfiles: profiles, .gitconfig, .npmrc
         if os.path.isfile(path):
             try_read(path)
-for pattern in ["/memstore/session/*", "/tmp/**/*.jsonl", "/memstore/**/*events*"]:  # the MCP server's log
-    for path in glob.glob(pattern, recursive=True):
-        if "events" in os.path.basename(path) and os.path.isfile(path):
-            found["read"].append(path)
+for path in [*glob.glob("/memstore/session/*"), *below("/tmp", ".jsonl"), *below("/memstore")]:  # the MCP server's log
+    if "events" in os.path.basename(path) and os.path.isfile(path):
+        found["read"].append(path)
 # Code the harness would run outside: a nested repository's fsmonitor, and a module a check imports.
 os.makedirs("vendor/x", exist_ok=True)
 open("vendor/x/lib.py", "w").write("y = 2\n")
@@ -114,6 +139,13 @@ json.dump({"schema_version": 1, "answer": json.dumps(found),
            "usage": {"input_tokens": 7, "output_tokens": 3, "cost_usd": 0.001, "model": "prober"}},
           open(os.environ["MEMSTORE_RESULT"], "w"))
 """
+
+
+def _probe(transcript: Path) -> dict[str, Any]:
+    """What the prober printed in a session's transcript (its error output, when it printed nothing)."""
+    stdout = (transcript / "stdout.txt").read_text()
+    assert stdout, f"the prober printed nothing: {(transcript / 'stderr.txt').read_text()[-2000:]}"
+    return json.loads(stdout)  # type: ignore[no-any-return]
 
 
 @pytest.fixture
@@ -172,7 +204,7 @@ def test_an_agent_in_the_sandbox_reaches_nothing_it_should_not(
     sessions = found.tables["sessions"]
     assert len(sessions) >= 1
     transcript = out / sessions.transcript.iloc[0]
-    probes = [json.loads((out / t / "stdout.txt").read_text()) for t in sessions.transcript]
+    probes = [_probe(out / t) for t in sessions.transcript]
     # A checkout in the temporary folder shows its fixture codebases (what working copies are
     # built from, no grading data); nothing else of it, wherever it is.
     fixtures = str(checkout / "fixtures") + "/"
@@ -236,7 +268,7 @@ def test_the_same_prober_without_the_defences_reaches_the_run(
         runtime=AgentRuntime(sandbox=SandboxMode.OFF),
     )
     found = evaluate(config, tmp_path / "run")
-    probe = json.loads((tmp_path / "run" / found.tables["sessions"].transcript.iloc[0] / "stdout.txt").read_text())
+    probe = _probe(tmp_path / "run" / found.tables["sessions"].transcript.iloc[0])
     assert str(library_file) in probe["read"]
     assert probe["network"] is True
     assert any(p.endswith(".db") for p in probe["read"])  # the trial's store, found in the scratch base
@@ -255,7 +287,7 @@ def test_network_host_lets_a_sandboxed_agent_reach_its_api(tmp_path: Path, liste
         runtime=AgentRuntime(sandbox=SandboxMode.BWRAP, network=Network.HOST),
     )
     found = evaluate(config, tmp_path / "run")
-    probe = json.loads((tmp_path / "run" / found.tables["sessions"].transcript.iloc[0] / "stdout.txt").read_text())
+    probe = _probe(tmp_path / "run" / found.tables["sessions"].transcript.iloc[0])
     assert probe["network"] is True
     fixtures = str(Path(__file__).resolve().parents[3] / "fixtures") + "/"  # a checkout in /tmp shows them
     assert [p for p in probe["read"] if not p.startswith(fixtures)] == []
@@ -306,3 +338,37 @@ def test_a_scratch_folder_gone_before_the_sandbox_starts_does_not_stop_it(
     assert sandbox._SOCKETS.resolve() in hidden  # and $TMPDIR with it, inside it here
     assert any(private.resolve().is_relative_to(h) for h in hidden)
     assert subprocess.run(argv, capture_output=True, check=False).returncode == 0
+
+
+def test_the_prober_reports_past_a_folder_deeper_than_pythons_stack(tmp_path: Path) -> None:
+    """Another test's tree 1,100 folders deep in the temporary folder (the suite's own deep-input
+    tests make them, and under ``-n 2`` they run beside this module) does not silence the probe:
+    its walk does not recurse. (``glob('**')`` recursed once per level: RecursionError, the prober
+    died before printing, and the unsandboxed test read an empty stdout as JSON.)"""
+    import subprocess
+    import tempfile
+
+    from memstore.harness.trees import remove_tree
+
+    deep = Path(tempfile.mkdtemp(prefix="memstore-deep-", dir=tempfile.gettempdir()))
+    try:
+        leaf = deep
+        for _ in range(1100):
+            leaf = leaf / "d"
+            leaf.mkdir()
+        (leaf / "f.yaml").write_text("x: 1\n")
+        work = tmp_path / "work"
+        work.mkdir()
+        script = tmp_path / "prober.py"
+        script.write_text(PROBER)
+        env = {**os.environ, "MEMSTORE_TASK": str(tmp_path / "task.json"), "MEMSTORE_RESULT": str(tmp_path / "r.json")}
+        (tmp_path / "task.json").write_text("{}")
+        markers = tmp_path / "markers"
+        markers.mkdir()
+        argv = [sys.executable, str(script), "NOWRITE", "1", str(markers)]
+        done = subprocess.run(argv, cwd=work, env=env, capture_output=True, timeout=300, check=False)
+    finally:
+        remove_tree(deep)
+    assert (done.returncode, done.stderr[-300:]) == (0, b"")
+    probe = json.loads(done.stdout)
+    assert str(leaf / "f.yaml") in probe["read"]  # found at the bottom, as a scenario file would be
