@@ -49,16 +49,23 @@ def allowed_hosts(host: str, extra: Sequence[str] = ()) -> list[str]:
 
 
 class _BearerGate:
-    """An ASGI wrapper refusing every HTTP request without the token (401)."""
+    """An ASGI wrapper refusing every HTTP request without the token (401).
+
+    The scheme is read in any case, as RFC 7235 (2.1) has it (``bearer``, ``BEARER``), then one
+    or more spaces; the token itself is compared exactly, in constant time."""
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
+
+    def _allowed(self, header: bytes) -> bool:
+        scheme, _, given = header.partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(given.lstrip(b" "), self.expected)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             given = next((v for k, v in scope.get("headers", []) if k.lower() == b"authorization"), b"")
-            if not hmac.compare_digest(given, self.expected):
+            if not self._allowed(given):
                 headers = [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="memstore"')]
                 await send({"type": "http.response.start", "status": 401, "headers": headers})
                 body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'

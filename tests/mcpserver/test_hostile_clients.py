@@ -134,13 +134,14 @@ def test_code_review_reaches_no_preference_by_id(tmp_path: Path, repo: Path) -> 
 
     async def body() -> None:
         async with Client(build_server(_service(db, repo, surface=Surface.CODE_REVIEW))) as review:
-            for tool, arguments in [
+            calls: list[tuple[str, dict[str, Any]]] = [
                 ("verify_memory", {"memory_id": preference.id}),
                 ("refresh_memory", {"memory_id": preference.id}),
                 ("retire_memory", {"memory_id": preference.id, "reason": "r"}),
                 ("store_memory", {"subject": "s", "fact": "f", "citations": ["README.md:1"],
                                   "supersedes": preference.id}),
-            ]:  # fmt: skip
+            ]  # fmt: skip
+            for tool, arguments in calls:
                 error, text = await _call(review, tool, **arguments)
                 assert error, tool
                 assert "not found" in text, (tool, text)
@@ -232,6 +233,16 @@ def test_beyond_loopback_every_request_needs_the_token_and_a_known_host(http_ser
             assert made["id"].startswith("mem_")
 
     anyio.run(body)
+
+
+def test_the_bearer_scheme_is_read_in_any_case_and_the_token_exactly(http_server: tuple[int, str]) -> None:
+    """An authentication scheme is case-insensitive (RFC 7235, 2.1) and may be followed by more
+    than one space; the token is compared exactly."""
+    port, token = http_server
+    for given in (f"bearer {token}", f"BEARER {token}", f"bEaReR   {token}"):
+        assert _post(port, {"Authorization": given}) == 200, given
+    for given in (f"bearer {token.upper()}", f"Basic {token}", f"bearer{token}", f"bearer {token} x", "bearer"):
+        assert _post(port, {"Authorization": given}) == 401, given
 
 
 def test_which_binds_stay_on_this_machine() -> None:
