@@ -12,10 +12,11 @@ may already see, so an error never reveals that a hidden memory exists.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from enum import IntEnum
+
+import tomli_w
 
 from memstore.errors import PermissionDenied, ValidationError
 from memstore.model import Kind, Memory, Surface, check_text, validate_repo
@@ -110,15 +111,12 @@ class AccessPolicy:
     def to_toml(self) -> str:
         """The policy as the TOML access file ``memstore mcp --access`` reads (``[users.NAME]``
         tables mapping repository patterns to levels)."""
-        by_user: dict[str, list[tuple[str, Access]]] = {}
+        users: dict[str, dict[str, str]] = {}
         for user, repo, level in self.grants():
-            by_user.setdefault(user, []).append((repo, level))
-        lines = []
-        for user, grants in sorted(by_user.items()):
-            lines.append(f"[users.{json.dumps(user)}]")
-            lines += [f"{json.dumps(repo)} = {json.dumps(level.name.lower())}" for repo, level in grants]
-            lines.append("")
-        return "\n".join(lines)
+            users.setdefault(user, {})[repo] = level.name.lower()
+        # A TOML writer, not JSON's quoting: JSON escapes an emoji as a surrogate pair, which TOML
+        # refuses ("not a Unicode scalar value"), and writes DEL as it is, which TOML forbids.
+        return tomli_w.dumps({"users": users})
 
 
 def sees_preferences(surface: Surface) -> bool:

@@ -172,3 +172,17 @@ def test_a_memory_another_client_wrote_is_found_by_its_repository(tmp_path: Path
         other.get(made.id, actor=Actor("nox"))
     one.close()  # type: ignore[attr-defined]
     other.close()  # type: ignore[attr-defined]
+
+
+def test_users_named_with_emoji_quotes_and_backslashes_reach_their_servers(tmp_path: Path) -> None:
+    """The servers read the policy from a TOML file the store writes: every name that is a valid
+    user reaches its server and keeps its own access."""
+    writer, reader = 'ana 😀 "the" \\ writer', "rae 🧑‍💻"
+    policy = AccessPolicy().grant(writer, "acme/api", Access.WRITE).grant(reader, "acme/api", Access.READ)
+    store = open_store(f"mcp:memstore?folder={tmp_path}", access=policy, clock=FakeClock())
+    made = store.store(_draft(), actor=Actor(writer), surface=Surface.CLI)
+    assert made.author == writer
+    assert [m.id for m in store.recent("acme/api", actor=Actor(reader), surface=Surface.CLI)] == [made.id]
+    with pytest.raises(PermissionDenied, match="needs write access"):
+        store.store(_draft(), actor=Actor(reader), surface=Surface.CLI)
+    store.close()  # type: ignore[attr-defined]
