@@ -29,7 +29,7 @@ __all__ = [
 _MAX_FILE_LINES = 20_000
 _PATTERN_CONSTANT = re.compile(
     r"^\s*(?:export\s+)?(?:const\s+|final\s+|static\s+|var\s+|let\s+)*"
-    r"(?P<name>[A-Z][A-Z0-9_]{2,})\s*(?::\s*[\w.\[\]]+\s*)?[:=]\s*(?P<value>\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|v?\d+(?:\.\d+)*)\s*[;,]?\s*$"
+    r"(?P<name>[A-Z][A-Z0-9_]{2,})\s*(?::\s*[\w.\[\]]+\s*)?[:=]\s*(?P<value>\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|v?\d+(?:\.\d+)*)\s*+[;,]?\s*+$"
 )
 
 
@@ -232,7 +232,7 @@ _COMMENT = re.compile(r"^\s*(?://|#|\*|/\*|--|;)")
 
 
 _PATTERN_VERSION = re.compile(
-    r"^\s*\"?(?P<name>version)\"?\s*[:=]\s*(?P<value>\"[^\"\n]{1,40}\"|'[^'\n]{1,40}')\s*,?\s*$"
+    r"^\s*\"?(?P<name>version)\"?\s*[:=]\s*(?P<value>\"[^\"\n]{1,40}\"|'[^'\n]{1,40}')\s*+,?\s*+$"
 )
 _PATTERN_DEFINITION = re.compile(
     r"^\s*(?:export\s+)?(?:default\s+)?(?:pub\s+)?(?:public\s+|private\s+)?(?:abstract\s+)?(?:async\s+)?"
@@ -257,11 +257,12 @@ def _pattern_facts(path: str, lines: Sequence[str]) -> Iterator[Fact]:
 
 
 # A pinned requirement on a line of its own: ``"click>=8.0",`` (pyproject.toml, setup.py) or
-# ``    click>=8.0`` (setup.cfg): the project's name, and its version specifier as written.
+# ``    click>=8.0`` (setup.cfg): the project's name, and its version specifier as written. The runs
+# of spaces after it are crossed once (possessive): split every way, they made a line of spaces cubic.
 _REQUIREMENT = re.compile(
     r"""^\s*["']?(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[\w,\s-]+\])?\s*"""
     r"""(?P<value>(?:[<>=!~]=?|===)\s*[\w.*+!-]+(?:\s*,\s*(?:[<>=!~]=?|===)\s*[\w.*+!-]+)*)"""
-    r"""\s*(?:;[^"'\n]*)?["']?\s*,?\s*(?:#.*)?$"""
+    r"""\s*+(?:;[^"'\n]*)?["']?\s*+,?\s*+(?:#.*)?$"""
 )
 # where a list of requirements starts: ``dependencies = [``, ``install_requires =`` and, in a
 # pyproject's tables of extras and groups, any ``name = [`` whose items are requirements
