@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -21,6 +22,7 @@ __all__ = [
     "answer_from_fact",
     "asked_name",
     "call_names",
+    "called_names",
     "convention_pairs",
     "definition",
     "entry_names",
@@ -54,10 +56,12 @@ _INSTRUCTION = re.compile(
 _FIELD = re.compile(
     r"""^\s*(?:"(?P<json>[A-Za-z_]\w*)"\s*:|(?P<py>[A-Za-z_]\w*)\s*:\s*[A-Za-z"'\[]|(?P<sql>[a-z_]\w*)\s+[A-Z]+\b)"""
 )
-_STATEMENT = re.compile(
-    r"^(?P<indent>\s*)(?:(?P<with>with)\s+(?P<wexpr>.+?)\s+as\s+(?P<wname>\w+)\s*:"
-    r"|(?:(?:const|let|var)\s+)?(?P<aname>\w+)\s*=\s*(?P<aexpr>[^=].*?))\s*;?\s*$"
-)
+# ``with EXPR as NAME:`` and ``NAME = EXPR`` are read by hand (`_statement`): the pattern they
+# replace put a lazy expression before ``\s*;?\s*$`` and tried every split of every run of
+# spaces after it (cubic: minutes on one line of a few thousand spaces).
+_SPACES = re.compile(r"\s*+")
+_WORD = re.compile(r"\w++")
+_KEYWORD = re.compile(r"(?:const|let|var)\s++")
 _CALL_ROOT = re.compile(r"^(?:await\s+|new\s+)?(?P<root>[A-Za-z_]\w*)")
 _IMPORT = re.compile(r"^\s*(?:import\b|from\s+\S+\s+import\b|(?:const|let|var)\s+.+=\s*require\()")
 
@@ -227,13 +231,77 @@ def with_entry(lines: list[str], siblings: list[str], entry: str, *, json: bool)
 
 
 def _statement(line: str) -> tuple[str, str, str] | None:
-    """(indent, form and bound name, expression) of ``with EXPR as NAME:`` or ``NAME = EXPR``."""
-    found = _STATEMENT.match(line)
-    if found is None:
+    """(indent, form and bound name, expression) of ``with EXPR as NAME:`` or ``NAME = EXPR`` (a
+    trailing ``;`` aside), read in one pass over the line."""
+    if "\n" in line:
         return None
-    if found.group("with"):
-        return found.group("indent"), "with " + found.group("wname"), found.group("wexpr")
-    return found.group("indent"), "= " + found.group("aname"), found.group("aexpr")
+    start = _skip(line, 0)
+    found = _with(line, start)
+    if found is not None:
+        return line[:start], "with " + found[1], found[0]
+    keyword = _KEYWORD.match(line, start)
+    found = (_assignment(line, keyword.end()) if keyword else None) or _assignment(line, start)
+    return None if found is None else (line[:start], "= " + found[0], found[1])
+
+
+def _skip(line: str, at: int) -> int:
+    """Where the run of spaces that starts at ``at`` ends."""
+    found = _SPACES.match(line, at)
+    return found.end() if found is not None else at
+
+
+def _back(line: str, at: int) -> int:
+    """Where the run of spaces that ends at ``at`` begins."""
+    return len(line[:at].rstrip())
+
+
+def _tail(line: str) -> int:
+    """Where the line's trailing ``\\s*;?\\s*`` begins."""
+    at = _back(line, len(line))
+    return _back(line, at - 1) if line[at - 1 : at] == ";" else at
+
+
+def _with(line: str, start: int) -> tuple[str, str] | None:
+    """(expression, name) of ``with EXPR as NAME:`` from ``start``: the name and ``as`` read back
+    from the end of the line, the expression the shortest that leaves them."""
+    if not line.startswith("with", start):
+        return None
+    after = _skip(line, start + 4)
+    colon = _tail(line)
+    if after == start + 4 or line[colon - 1 : colon] != ":":
+        return None
+    name_end = _back(line, colon - 1)
+    name = _WORD.match(line[name_end - 1 :: -1]) if name_end else None  # the name, read backwards
+    name_start = name_end - (len(name.group()) if name is not None else 0)
+    as_end = _back(line, name_start)
+    if name_start == name_end or as_end == name_start or as_end < 2 or line[as_end - 2 : as_end] != "as":
+        return None
+    before = _back(line, as_end - 2)
+    if before == as_end - 2:
+        return None
+    if after < before:
+        return line[after:before], line[name_start:name_end]
+    if before <= start + 4 and as_end - 2 - (start + 4) >= 3:  # ``with   as x:``: a space is the expression
+        return line[as_end - 4], line[name_start:name_end]
+    return None
+
+
+def _assignment(line: str, start: int) -> tuple[str, str] | None:
+    """(name, expression) of ``NAME = EXPR`` from ``start``, the expression not starting with ``=``."""
+    name = _WORD.match(line, start)
+    if name is None:
+        return None
+    sign = _skip(line, name.end())
+    if line[sign : sign + 1] != "=":
+        return None
+    spaces = _skip(line, sign + 1)
+    if spaces < len(line) and line[spaces] != "=":
+        begin = spaces
+    elif spaces > sign + 1:  # the expression starts with the last space before it
+        begin = spaces - 1
+    else:
+        return None
+    return name.group(), line[begin : max(begin + 1, _tail(line))]
 
 
 def convention_pairs(target: list[str], examples: list[str]) -> list[tuple[int, str, str, str]]:
@@ -259,6 +327,19 @@ def convention_pairs(target: list[str], examples: list[str]) -> list[tuple[int, 
             continue
         pairs.append((index, indent + example, old_root.group("root"), new_root.group("root")))
     return pairs
+
+
+_CALLED = re.compile(r"(?<![\w.])[\w.]++\(")  # tried from a word's start only: linear in the line
+_NAME_START = re.compile(r"[A-Za-z_]")
+
+
+def called_names(line: str) -> Iterator[str]:
+    """The names a line calls (``client.get`` of ``client.get(url)``), in order, each from its
+    first letter or underscore (``2fa.check(`` calls ``fa.check``)."""
+    for match in _CALLED.finditer(line):
+        start = _NAME_START.search(match.group())
+        if start is not None:
+            yield match.group()[start.start() : -1]
 
 
 def import_of(name: str, lines: list[str]) -> int | None:
@@ -323,7 +404,7 @@ def names_near(lines: list[str], kind: str, subject: str) -> list[str]:
 
 
 _LINE_REFERENCE = re.compile(r"\(?\b(?:at |on )?lines?\s+\d+(?:\s*[-\u2013]\s*\d+)?\)?", re.IGNORECASE)
-_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)*\.\w{1,8}|[\w.-]+(?:/[\w.-]+)+")
+_PATH = re.compile(r"(?<![\w.-])[\w.-]+(?:/[\w.-]+)*\.\w{1,8}|(?<![\w.-])[\w.-]+(?:/[\w.-]+)+")  # fullmatched
 _NUMERIC = re.compile(r"v?\d+(?:[._]\d+)*")
 
 

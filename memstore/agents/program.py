@@ -258,7 +258,7 @@ class Program:
         if not words:
             return []
         lines = [h.text for h in self._search("|".join(re.escape(w) for w in words))]
-        first = next((m.group(1) for line in lines for m in re.finditer(r"([A-Za-z_][\w.]*)\(", line)), None)
+        first = next((name for line in lines for name in craft.called_names(line)), None)
         return [first] if first else []
 
     def _cited_lines(self, citation: Citation) -> list[str]:

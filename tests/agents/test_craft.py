@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memstore.agents import craft
+from tests.deadline import within
 
 
 @pytest.mark.parametrize(
@@ -127,3 +128,38 @@ def test_a_dunder_name_is_code_so_a_question_about_one_is_not_answered_by_anothe
         "retrylimit3",
         "maxfiles",
     }
+
+
+MEGABYTE_LINES = {  # one line of a megabyte, in the shapes that make a backtracking pattern try every split
+    "spaces after an assignment": "LIMIT = a" + " " * 2**20 + "!",
+    "spaces after a with": "with a" + " " * 2**20 + "!",
+    "one word": "a" * 2**20,
+    "a dotted word": "a." * 2**19,
+    "quotes": '"' * 2**20,
+    "a table row": "|" + " " * 2**20,
+}
+
+
+@pytest.mark.parametrize("shape", list(MEGABYTE_LINES))
+def test_every_rule_over_lines_is_linear_in_a_megabyte_line(shape: str) -> None:
+    line = MEGABYTE_LINES[shape]
+    lines = ["def f():", line, "    return x"]
+
+    def apply() -> list[object]:
+        return [
+            craft.definition(line),
+            craft.with_value(line, "1") == line,
+            craft.linked_names(line, "limit"),
+            craft.field_name(line),
+            craft.entry_names(lines),
+            craft.with_entry(lines, ["a"], "b", json=False),
+            craft.convention_pairs(lines, [line, "    with get() as a:"]),
+            craft.import_of("a", lines),
+            craft.names_near(lines, "function", "limit"),
+            list(craft.called_names(line)),
+            len(craft.identifiers(line)),
+        ]
+
+    found, took = within(20, apply)  # the statement pattern was cubic: hours on this line
+    assert len(found) == 11
+    assert took < 10
