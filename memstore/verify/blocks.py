@@ -39,7 +39,7 @@ _STATEMENT_LINES = 40  # a statement is read whole up to this many lines
 _SCOPE_LINES = 400  # the most lines of an enclosing definition read
 _DEFINITION = re.compile(
     r"(?:async\s+)?(?:def|class|function|func|fn)\s+([A-Za-z_$][\w$]*)|(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)"
-    r"|\[([^\]]+)\]$|(?:static\s+|async\s+|get\s+|set\s+)*([A-Za-z_$][\w$]*)\s*\([^)]*\)?\s*\{$"
+    r"|\[([^\]]++)\]$|(?:static\s+|async\s+|get\s+|set\s+)*([A-Za-z_$][\w$]*+)\s*+\((?:[^)]*+\)\s*+\{|[^)]*\{)$"
 )
 
 

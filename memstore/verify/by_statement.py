@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 
 from memstore.model import Citation, Memory, MemoryDraft
+from memstore.validation import MAX_SNIPPET_CHARS
 from memstore.verify.citations import CitationCheck, CitationStatus
 from memstore.verify.codebase import Codebase
 from memstore.verify.pycode import Said, agrees, assigned_names, names, said_of
@@ -92,7 +93,27 @@ def _defined_then(statement: Stated, readable: Sequence[CitationCheck], codebase
     return False if known else None
 
 
-_ASSIGNED = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)\s*(?P<value>.+?)\s*,?\s*(?:#.*)?$")
+# ``NAME = value`` up to the value; possessive, so a run of spaces is crossed once. The value's end
+# is found by hand (`_assigned`): a lazy value before ``\s*,?\s*(?:#.*)?$`` tried every split of
+# every run of spaces after it (cubic: 1,500 spaces took 30 s).
+_ASSIGNED = re.compile(r"\s*+(?P<name>[A-Za-z_]\w*+)\s*+(?::[^=]++)?=(?!=)(?P<space>\s*+)")
+
+
+def _assigned(line: str) -> tuple[str, str] | None:
+    """The name and the value of a one-line assignment ``NAME = value`` (a trailing comma and a
+    comment aside), or None: in one pass, whatever the line."""
+    head = _ASSIGNED.match(line)
+    if head is None or "\n" in line:
+        return None
+    start = head.end()
+    if start == len(line):  # nothing after the sign but spaces: the value is the last of them
+        return (head["name"], line[-1]) if head["space"] else None
+    comment = line.find("#", start + 1)
+    end = len(line) if comment < 0 else comment
+    end = len(line[:end].rstrip())
+    if line[end - 1 : end] == "," and end - 1 > start:
+        end = len(line[: end - 1].rstrip())
+    return head["name"], line[start : max(start + 1, end)]
 
 
 def _renamed(
@@ -110,10 +131,10 @@ def _renamed(
         return None
     old = statement.param if statement.what is What.DEFAULT else statement.name.rpartition(".")[2]
     for check in readable:
-        assigned = _ASSIGNED.match(check.text or "") if check.text and "\n" not in check.text else None
+        assigned = _assigned(check.text) if check.text else None
         new: str | None = None
-        if assigned is not None and assigned["name"] != old and old:
-            new = assigned["name"] if agrees(statement, Said(assigned["value"].rstrip(",)"), 0)) else None
+        if assigned is not None and assigned[0] != old and old:
+            new = assigned[0] if agrees(statement, Said(assigned[1].rstrip(",)"), 0)) else None
         if new is None and statement.what is What.VALUE:
             new = _new_name_holding(statement, check, codebase)
         if new is None or not old:
@@ -178,6 +199,9 @@ def _within(check: CitationCheck, line: int | None) -> bool:
 def _cite(check: CitationCheck, line: int | None, codebase: Codebase) -> Citation:
     """The citation of ``check`` now: on ``line`` when a statement was read there, else where it stands."""
     assert check.line is not None
+    text = check.text if line is None else codebase.read(check.path).lines[line - 1]
+    if text is not None and len(text) > MAX_SNIPPET_CHARS:  # a minified line: the line number says where
+        text = None
     if line is None:
-        return Citation(check.path, check.line, check.end_line, snippet=check.text, commit=codebase.commit)
-    return Citation(check.path, line, snippet=codebase.read(check.path).lines[line - 1], commit=codebase.commit)
+        return Citation(check.path, check.line, check.end_line, snippet=text, commit=codebase.commit)
+    return Citation(check.path, line, snippet=text, commit=codebase.commit)

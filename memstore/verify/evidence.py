@@ -33,7 +33,7 @@ __all__ = ["Evidence", "Region", "evidence_of"]
 _REGION_LINES = 80  # the most lines of code read for one citation, then or now
 
 
-_BRACES = re.compile(r"(\w+)\{([\w.,\s-]{1,200})\}")
+_BRACES = re.compile(r"(?<!\w)(\w++)\{([\w.,\s-]{1,200})\}")  # from a word's start only: linear
 
 
 @dataclass(frozen=True)
@@ -261,7 +261,7 @@ def _definitions(then: Region, now: Region, lines: tuple[str, ...], key: str) ->
         if at is not None:
             first, last = statement_span(lines, at, at, now.language)
             found.append("\n".join(lines[first : min(last, first + 20) + 1]))
-    return "\n".join(found)
+    return "\n".join(found)[:_REGION_CHARS]  # read as a region is: a minified line is cut
 
 
 _FROM_IMPORT = re.compile(r"^\s*from\s+(\.*)([\w.]*)\s+import\s+\(?([\w\s,]+)\)?", re.MULTILINE)

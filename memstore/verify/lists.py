@@ -182,10 +182,12 @@ def _listed_lines(lines: tuple[str, ...]) -> list[Collection]:
     return found
 
 
-_ITEM = r"(?:`[^`\n]{1,60}`|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|[\w.\-:\\@]+(?:\(\))?)"
+# A bare item starts where a word does (a search tried every position inside a long word), and runs
+# of spaces are crossed once: linear in the fact.
+_ITEM = r"(?:`[^`\n]{1,60}`|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|(?<![\w.\-:\\@])[\w.\-:\\@]+(?:\(\))?)"
 _ENUMERATION = re.compile(
-    rf"{_ITEM}(?:\s*(?:,|;)\s*{_ITEM}){{1,40}}(?:\s*,?\s*(?:and|or|plus|as well as)\s+{_ITEM})?"
-    rf"|{_ITEM}(?:\s*,\s*{_ITEM}){{0,40}}\s*,?\s*(?:and|or)\s+{_ITEM}"
+    rf"{_ITEM}(?:\s*+(?:,|;)\s*+{_ITEM}){{1,40}}(?:\s*+,?\s*+(?:and|or|plus|as well as)\s+{_ITEM})?"
+    rf"|{_ITEM}(?:\s*+,\s*+{_ITEM}){{0,40}}\s*+,?\s*+(?:and|or)\s+{_ITEM}"
 )
 
 
@@ -206,7 +208,7 @@ def enumerations_of(reading: Reading) -> list[Enumeration]:
 
 
 _PARAMETERS = re.compile(
-    r"(?i)(?:\b(?:takes|accepts|parameters|arguments|signature|with|is|are)\b[^()\n]{0,30}|(?P<callee>[\w.]+)`?\s*)`?"
+    r"(?i)(?:\b(?:takes|accepts|parameters|arguments|signature|with|is|are)\b[^()\n]{0,30}|(?<![\w.])(?P<callee>[\w.]+)`?\s*)`?"
     r"\((?P<inner>[^()\n]{0,300})\)`?"
 )
 _PARAMETER = re.compile(r"\s*(\*{0,2}[A-Za-z_]\w*)\s*(?:[:=][^,]*)?\s*")

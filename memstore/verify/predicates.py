@@ -93,8 +93,8 @@ def refuted_claim(fact: str, paths: Sequence[str], codebase: Codebase) -> Findin
 def _literal_in_text(name: str, paths: Sequence[str], codebase: Codebase) -> bool:
     """Whether a cited file that is not Python sets ``name`` to a literal on a line of its own, at
     the top of the file's structure (no condition of its own around it: a setting)."""
-    setting = re.compile(
-        rf"^\s*{re.escape(name)}\s*[:=]\s*(?:\"[^\"]*\"|'[^']*'|-?\d[\w.]*|true|false)\s*,?\s*(?:#.*)?$"
+    setting = re.compile(  # possessive: a run of spaces is crossed once, not split every way (quadratic)
+        rf"\s*+{re.escape(name)}\s*+[:=]\s*+(?:\"[^\"]*+\"|'[^']*+'|-?\d[\w.]*+|true|false)\s*+,?\s*+(?:#.*)?$"
     )
     return any(
         not path.endswith((".py", ".pyi")) and any(setting.match(line) for line in codebase.read(path).lines)

@@ -255,7 +255,12 @@ def lower_bound(spec: str) -> str | None:
     return match.group(1) if match else None
 
 
-_SETTING = re.compile(r"^\s*(?:[-*]\s+)?([A-Za-z_][\w.-]*)\s*[:=]\s*(?P<value>[^\s#;][^#;]*?)\s*(?:[#;].*)?$")
+# The value runs to a comment or the end, its trailing spaces aside: spelled out possessively, since
+# a lazy value before ``\s*`` tried every run of spaces once per character before it (quadratic).
+_SETTING = re.compile(
+    r"\s*+(?:[-*]\s++)?([A-Za-z_][\w.-]*+)\s*+[:=]\s*+"
+    r"(?P<value>[^\s#;](?:[^\s#;]++|\s++(?=[^\s#;]))*+)\s*+(?:[#;].*)?$"
+)
 
 
 def _line_values(lines: tuple[str, ...], base: int) -> list[Slot]:

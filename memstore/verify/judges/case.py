@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import Protocol
 
 from memstore.model import Citation, Kind, Memory, MemoryDraft
+from memstore.validation import MAX_SNIPPET_CHARS
 from memstore.verify.citations import CitationCheck
 from memstore.verify.claims import Claim, claims_of
 from memstore.verify.codebase import Codebase
@@ -133,9 +134,11 @@ class Case:
 
 
 def reanchored(check: CitationCheck, commit: str | None) -> Citation:
-    """The citation of a check where its text stands now, with that text and the commit."""
+    """The citation of a check where its text stands now, with that text and the commit (a text
+    longer than a citation may record, a minified line say, is left out: the lines say where)."""
     assert check.line is not None
-    return Citation(check.path, check.line, check.end_line, snippet=check.text, commit=commit)
+    text = check.text if check.text is None or len(check.text) <= MAX_SNIPPET_CHARS else None
+    return Citation(check.path, check.line, check.end_line, snippet=text, commit=commit)
 
 
 class Judge(Protocol):

@@ -1,0 +1,198 @@
+"""One long line never hangs the verifier: every pattern that reads code is linear in the line, and
+every pattern at all stays at most quadratic on a text as long as a fact may be."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+import memstore.agents
+import memstore.harness.scenarios
+import memstore.verify
+from memstore import Citation, Kind, Memory, Surface
+from memstore.validation import MAX_FACT_CHARS, MAX_SNIPPET_CHARS
+from memstore.verify import GitCodebase, VerdictStatus, verify_memory
+from memstore.verify.blocks import definition_names, definition_span, parents
+from memstore.verify.codebase import MAX_FILE_BYTES
+from memstore.verify.evidence import Region
+from memstore.verify.history import HistoryBuilder
+from memstore.verify.slots import slots_of
+from memstore.verify.tokens import language_of, tokenize
+from tests.deadline import within
+from tests.verify.conftest import Build
+
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+N = MAX_FILE_BYTES - 1024  # the longest line a file the verifier reads can hold
+
+# Runs that make a backtracking pattern try every split: spaces between an assignment and what
+# follows it, words, digits, brackets, quotes.
+LINES = {
+    "spaces after an assignment": "LIMIT_RENAMED = 5" + " " * N + "!",
+    "spaces after a setting": "limit = 5" + " " * N + "#!",
+    "a bullet's spaces": "- limit: 5" + " " * N + ";!",
+    "one word": "a" * N,
+    "words and braces": "a{" * (N // 2),
+    "dollars": "$" * N,
+    "a call never closed": "function f(" + " " * N + "x",
+    "versions": "1." * (N // 2),
+    "quotes": '"' * N,
+    "items": "a, " * (N // 3),
+}
+
+
+def _memory(fact: str, path: str, line: int, commit: str) -> Memory:
+    return Memory(
+        id="mem_test", repo="acme/app", kind=Kind.FACT, subject="limit", fact=fact,
+        citations=(Citation(path, line, commit=commit),), reason="Seen in a change.",
+        author="ana", surface=Surface.CODING_AGENT, created_at=T0, refreshed_at=T0,
+    )  # fmt: skip
+
+
+FACTS = (
+    "`LIMIT` is set to `5`.",
+    "`LIMIT` is read from the environment, on Windows only.",
+    "The options are `a`, `b` and `c`; `f` takes (a, b, c).",
+    "`LIMIT` is deprecated and no longer used.",
+)
+
+
+@pytest.mark.parametrize("path", ["app.py", "app.toml", "README.md", "app.js"])
+@pytest.mark.parametrize("shape", list(LINES))
+def test_a_megabyte_line_is_judged_in_bounded_time(build: Build, shape: str, path: str) -> None:
+    line = LINES[shape]
+    b = HistoryBuilder()
+    b.write(path, f"LIMIT = 5\n{line}\n")
+    b.commit("old", label="old")
+    b.write(path, f"LIMIT = 6\n{line}x\nOTHER = 1\n")  # the long line changed too: re-anchored, or judged
+    b.commit("new", label="new")
+    built = build(b, bare=True)
+
+    def judge() -> list[VerdictStatus]:
+        codebase = GitCodebase(built.path, built.commits["new"])
+        memories = [_memory(f, path, n, built.commits["old"]) for f in FACTS for n in (1, 2)]
+        return [verify_memory(m, codebase).status for m in memories]
+
+    statuses, _ = within(20, judge)  # linear work on a megabyte takes a second or two; backtracking, hours
+    assert len(statuses) == 2 * len(FACTS)
+
+
+def test_an_assignment_with_1500_spaces_inside_is_judged_at_once(build: Build) -> None:
+    b = HistoryBuilder()
+    b.write("app.py", "LIMIT = 5\n")
+    b.commit("old", label="old")
+    b.write("app.py", "LIMIT_RENAMED = min(5," + " " * 1500 + "LIMIT_MAX)\n")
+    b.commit("new", label="new")
+    built = build(b, bare=True)
+
+    def judge() -> tuple[VerdictStatus, str]:
+        memory = _memory("`LIMIT` is set to `5`.", "app.py", 1, built.commits["old"])
+        verdict = verify_memory(memory, GitCodebase(built.path, "main"))
+        return verdict.status, verdict.judge
+
+    found, took = within(10, judge)  # 30 s before: the statement judge's pattern was cubic in the spaces
+    assert found == (VerdictStatus.CONTRADICTED, "stated")  # LIMIT is gone; the line is read, not renamed
+    assert took < 2
+
+
+def _readers(line: str, path: str) -> Iterator[tuple[str, Callable[[], object]]]:
+    """Each reader of code the judges call, on a file of one line and an indented line below it.
+    They are handed at most a stored snippet's length (a region of a file is cut at 40,000
+    characters), the line is cut to that."""
+    line = line[:MAX_SNIPPET_CHARS]
+    lines = (line, "    x = 1")
+    language = language_of(path)
+    yield "tokens", lambda: len(tokenize(line, language))
+    yield "slots", lambda: len(slots_of(tuple(tokenize(line, language)), (line,), language))
+    yield "blocks", lambda: (definition_names(lines, 1), definition_span(lines, ("f",)), len(parents(lines, 1)))
+    yield "region words", lambda: len(Region(path, language, 0, 1, lines).stems)
+
+
+@pytest.mark.parametrize("path", ["app.py", "app.toml", "README.md", "app.js"])
+@pytest.mark.parametrize("shape", list(LINES))
+def test_each_reader_of_code_is_linear_in_the_longest_text_it_is_handed(shape: str, path: str) -> None:
+    readers = dict(_readers(LINES[shape], path))
+
+    def read() -> dict[str, float]:
+        took = {}
+        for name, reader in readers.items():
+            started = time.perf_counter()
+            reader()
+            took[name] = time.perf_counter() - started
+        return took
+
+    took, _ = within(20, read)
+    assert {name: t for name, t in took.items() if t > 2} == {}
+
+
+# Texts as long as a fact may be, in the shapes that make patterns backtrack.
+SHAPES = (
+    " " * MAX_FACT_CHARS + "!",
+    "a" * MAX_FACT_CHARS + "!",
+    "_" * MAX_FACT_CHARS + "!",
+    "0" * MAX_FACT_CHARS + "!",
+    "1." * (MAX_FACT_CHARS // 2) + "!",
+    "." * MAX_FACT_CHARS + "!",
+    "$" * MAX_FACT_CHARS + "!",
+    "a, " * (MAX_FACT_CHARS // 3) + "!",
+    "a-" * (MAX_FACT_CHARS // 2) + "!",
+    "x = a" + " " * MAX_FACT_CHARS + "!",
+    "x = a" + " " * MAX_FACT_CHARS + "#\n!",
+    "with a" + " " * MAX_FACT_CHARS + "!",
+    "takes (" + "a" * MAX_FACT_CHARS + "!",
+    "f(" * (MAX_FACT_CHARS // 2) + "!",
+)
+
+
+def _held(value: object, depth: int = 0) -> Iterator[object]:
+    """``value`` and what it holds, two levels down (a tuple of dataclasses holding patterns)."""
+    yield value
+    if depth >= 2:
+        return
+    if isinstance(value, tuple | list):
+        items: Iterable[object] = value
+    elif isinstance(value, dict):
+        items = value.values()
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [getattr(value, f.name) for f in dataclasses.fields(value)]
+    else:
+        return
+    for item in items:
+        yield from _held(item, depth + 1)
+
+
+def _patterns() -> Iterator[tuple[str, re.Pattern[str]]]:
+    """Every compiled pattern a module of the verifier, the agents or the scenario miner keeps."""
+    seen: set[int] = set()
+    for package in (memstore.verify, memstore.agents, memstore.harness.scenarios):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            for name, value in vars(importlib.import_module(info.name)).items():
+                for held in _held(value):
+                    if isinstance(held, re.Pattern) and isinstance(held.pattern, str) and id(held) not in seen:
+                        seen.add(id(held))
+                        yield f"{info.name}.{name}", held
+
+
+def test_every_pattern_is_at_most_quadratic_on_a_fact_long_text() -> None:
+    """A fact is at most MAX_FACT_CHARS long: a quadratic pattern costs a fraction of a second on
+    it, a cubic one minutes (code lines, which are longer, are read by linear patterns: above)."""
+
+    def slowest() -> dict[str, float]:
+        slow = {}
+        for name, pattern in _patterns():
+            for text in SHAPES:
+                started = time.perf_counter()
+                pattern.search(text), pattern.match(text), pattern.fullmatch(text)
+                took = time.perf_counter() - started
+                if took > 1.0:
+                    slow[f"{name} on {text[:8]!r}..."] = round(took, 2)
+        return slow
+
+    slow, _ = within(120, slowest)
+    assert slow == {}
