@@ -12,6 +12,14 @@ store write is committed and logged as it happens.
 
 As the SDK does, the process's own descriptors 0 and 1 are pointed at ``/dev/null`` and
 standard error while it serves, so stray output of a library cannot corrupt the wire.
+
+What a client can make the server hold is bounded (the SDK reads a line of any length, and a
+sandboxed agent's relay starts a server per connection): a request is at most
+`MAX_REQUEST_BYTES`; a longer one is answered with a JSON-RPC error as soon as the bound is
+passed and the rest of its line is read and dropped, a chunk at a time. Requests read and not
+yet answered hold at most `MAX_PENDING_BYTES`; past that the server reads nothing more until
+answers go out, so a client that sends without reading its answers waits instead of growing the
+server. Answers already written are not the server's to hold: a full pipe stops its writer.
 """
 
 from __future__ import annotations
@@ -28,7 +36,19 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
-__all__ = ["serve_stdio"]
+__all__ = ["MAX_PENDING_BYTES", "MAX_REQUEST_BYTES", "serve_stdio"]
+
+# The largest legitimate request is a store_memory call: 200 + 4,000 + 4,000 characters of subject,
+# fact and reason and 20 citations of a 4,096-character path, about 90,000 characters; written as
+# JSON with every character escaped as a surrogate pair (12 bytes) it is about 1.1 MB. The bound
+# leaves that room three times over.
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+MAX_PENDING_BYTES = MAX_REQUEST_BYTES  # requests read and not yet answered (one more waits to be let in)
+_DROP_CHUNK = 64 * 1024  # what is read at a time of a line being dropped
+_TOO_LARGE = (
+    f"the request is longer than {MAX_REQUEST_BYTES:,} bytes (one JSON-RPC message per line): "
+    "it was read to its end and dropped"
+)
 
 _BAD_TEXT = "the request holds text that is not valid Unicode (a lone surrogate); send UTF-8 text"
 
@@ -51,6 +71,35 @@ def _refusal(line: bytes) -> bytes | None:
         result = {"content": [{"type": "text", "text": message}], "isError": True}
         return _dump({"jsonrpc": "2.0", "id": request_id, "result": result})
     return _dump({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32602, "message": message}})
+
+
+class _Pending:
+    """The bytes of requests read and not yet answered, by request id: a request is let through
+    while they stay within the budget, or when none is pending (a request is never refused for
+    its size here: `MAX_REQUEST_BYTES` has bounded it already)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.held = 0
+        self._sizes: dict[object, list[int]] = {}
+        self._freed = anyio.Event()
+
+    async def take(self, request_id: object, size: int) -> None:
+        while self.held and self.held + size > self.budget:
+            await self._freed.wait()
+        self._sizes.setdefault(request_id, []).append(size)
+        self.held += size
+
+    def release(self, request_id: object) -> None:
+        """An answer to ``request_id`` went out (or the client cancelled it: no answer will)."""
+        sizes = self._sizes.get(request_id)
+        if not sizes:
+            return
+        self.held -= sizes.pop(0)
+        if not sizes:
+            del self._sizes[request_id]
+        self._freed.set()
+        self._freed = anyio.Event()
 
 
 def _dump(data: dict[str, Any]) -> bytes:
@@ -82,6 +131,7 @@ async def _serve(server: MCPServer, wire_in: BinaryIO, wire_out: BinaryIO) -> No
     write_stream, write_reader = create_context_streams[SessionMessage](0)
     lock = anyio.Lock()
     closed = anyio.Event()
+    pending = _Pending(MAX_PENDING_BYTES)
 
     def write(data: bytes) -> None:
         wire_out.write(data)
@@ -94,12 +144,21 @@ async def _serve(server: MCPServer, wire_in: BinaryIO, wire_out: BinaryIO) -> No
             except (BrokenPipeError, ConnectionResetError, OSError, ValueError):
                 closed.set()
 
+    async def read_line(limit: int) -> bytes:
+        return await anyio.to_thread.run_sync(wire_in.readline, limit, abandon_on_cancel=True)
+
     async def reader() -> None:
         async with read_writer:
             while not closed.is_set():
-                line = await anyio.to_thread.run_sync(wire_in.readline, abandon_on_cancel=True)
+                line = await read_line(MAX_REQUEST_BYTES + 1)
                 if not line:
                     break
+                if len(line) > MAX_REQUEST_BYTES and not line.endswith(b"\n"):
+                    await send(_dump({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": _TOO_LARGE}}))
+                    del line
+                    while (rest := await read_line(_DROP_CHUNK)) and not rest.endswith(b"\n"):
+                        pass
+                    continue
                 if not line.strip():
                     continue
                 try:
@@ -109,6 +168,12 @@ async def _serve(server: MCPServer, wire_in: BinaryIO, wire_out: BinaryIO) -> No
                     if answer is not None:
                         await send(answer)
                     continue
+                size = len(line)
+                del line  # what was read is held as the message now, not twice while it waits
+                if isinstance(message, types.JSONRPCRequest):
+                    await pending.take(message.id, size)
+                elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+                    pending.release((message.params or {}).get("requestId"))
                 await read_writer.send(SessionMessage(message))
 
     async def writer() -> None:
@@ -116,6 +181,8 @@ async def _serve(server: MCPServer, wire_in: BinaryIO, wire_out: BinaryIO) -> No
             async for outgoing in write_reader:
                 text = outgoing.message.model_dump_json(by_alias=True, exclude_unset=True)
                 await send(text.encode("utf-8", "replace") + b"\n")
+                if isinstance(outgoing.message, types.JSONRPCResponse | types.JSONRPCError):
+                    pending.release(outgoing.message.id)  # written: the client has it, or its pipe
                 if closed.is_set():
                     break
 

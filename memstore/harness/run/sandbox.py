@@ -286,7 +286,10 @@ class Relay:
     ``memstore mcp`` server process (outside the sandbox, beside the store), the connection as
     its standard input and output."""
 
-    MAX_SERVERS = 8  # servers running at once: an agent opening them without end waits for none
+    # Servers running at once: an agent opening them without end waits for none. Each holds at
+    # most one request being read and `memstore.mcp.stdio.MAX_PENDING_BYTES` of requests waiting
+    # for their answers (4 MiB each): what the relay's servers buffer for an agent is bounded.
+    MAX_SERVERS = 8
 
     def __init__(self, server_argv: Sequence[str]) -> None:
         self.server_argv = list(server_argv)
