@@ -116,7 +116,7 @@ def test_a_request_past_the_bound_is_an_error_and_the_server_holds_no_more_of_it
         assert connection.reply() == {"jsonrpc": "2.0", "id": 3, "result": {}}
 
 
-def test_a_request_just_under_the_bound_is_served(relay: Relay) -> None:
+def test_a_request_of_exactly_the_bound_is_served(relay: Relay) -> None:
     """The bound leaves the largest legitimate request room: a store_memory call of exactly 4 MiB,
     padded in its reason, is read whole and answered by the tool (which refuses the
     reason's length), not by the transport."""
