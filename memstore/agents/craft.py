@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memstore.agents.statements import statement
 from memstore.verify.claims import Claim, ClaimKind, _stem, claims_of, words
 
 __all__ = [
@@ -56,12 +57,6 @@ _INSTRUCTION = re.compile(
 _FIELD = re.compile(
     r"""^\s*(?:"(?P<json>[A-Za-z_]\w*)"\s*:|(?P<py>[A-Za-z_]\w*)\s*:\s*[A-Za-z"'\[]|(?P<sql>[a-z_]\w*)\s+[A-Z]+\b)"""
 )
-# ``with EXPR as NAME:`` and ``NAME = EXPR`` are read by hand (`_statement`): the pattern they
-# replace put a lazy expression before ``\s*;?\s*$`` and tried every split of every run of
-# spaces after it (cubic: minutes on one line of a few thousand spaces).
-_SPACES = re.compile(r"\s*+")
-_WORD = re.compile(r"\w++")
-_KEYWORD = re.compile(r"(?:const|let|var)\s++")
 _CALL_ROOT = re.compile(r"^(?:await\s+|new\s+)?(?P<root>[A-Za-z_]\w*)")
 _IMPORT = re.compile(r"^\s*(?:import\b|from\s+\S+\s+import\b|(?:const|let|var)\s+.+=\s*require\()")
 
@@ -230,80 +225,6 @@ def with_entry(lines: list[str], siblings: list[str], entry: str, *, json: bool)
     return None
 
 
-def _statement(line: str) -> tuple[str, str, str] | None:
-    """(indent, form and bound name, expression) of ``with EXPR as NAME:`` or ``NAME = EXPR`` (a
-    trailing ``;`` aside), read in one pass over the line."""
-    if "\n" in line:
-        return None
-    start = _skip(line, 0)
-    found = _with(line, start)
-    if found is not None:
-        return line[:start], "with " + found[1], found[0]
-    keyword = _KEYWORD.match(line, start)
-    found = (_assignment(line, keyword.end()) if keyword else None) or _assignment(line, start)
-    return None if found is None else (line[:start], "= " + found[0], found[1])
-
-
-def _skip(line: str, at: int) -> int:
-    """Where the run of spaces that starts at ``at`` ends."""
-    found = _SPACES.match(line, at)
-    return found.end() if found is not None else at
-
-
-def _back(line: str, at: int) -> int:
-    """Where the run of spaces that ends at ``at`` begins."""
-    return len(line[:at].rstrip())
-
-
-def _tail(line: str) -> int:
-    """Where the line's trailing ``\\s*;?\\s*`` begins."""
-    at = _back(line, len(line))
-    return _back(line, at - 1) if line[at - 1 : at] == ";" else at
-
-
-def _with(line: str, start: int) -> tuple[str, str] | None:
-    """(expression, name) of ``with EXPR as NAME:`` from ``start``: the name and ``as`` read back
-    from the end of the line, the expression the shortest that leaves them."""
-    if not line.startswith("with", start):
-        return None
-    after = _skip(line, start + 4)
-    colon = _tail(line)
-    if after == start + 4 or line[colon - 1 : colon] != ":":
-        return None
-    name_end = _back(line, colon - 1)
-    name = _WORD.match(line[name_end - 1 :: -1]) if name_end else None  # the name, read backwards
-    name_start = name_end - (len(name.group()) if name is not None else 0)
-    as_end = _back(line, name_start)
-    if name_start == name_end or as_end == name_start or as_end < 2 or line[as_end - 2 : as_end] != "as":
-        return None
-    before = _back(line, as_end - 2)
-    if before == as_end - 2:
-        return None
-    if after < before:
-        return line[after:before], line[name_start:name_end]
-    if before <= start + 4 and as_end - 2 - (start + 4) >= 3:  # ``with   as x:``: a space is the expression
-        return line[as_end - 4], line[name_start:name_end]
-    return None
-
-
-def _assignment(line: str, start: int) -> tuple[str, str] | None:
-    """(name, expression) of ``NAME = EXPR`` from ``start``, the expression not starting with ``=``."""
-    name = _WORD.match(line, start)
-    if name is None:
-        return None
-    sign = _skip(line, name.end())
-    if line[sign : sign + 1] != "=":
-        return None
-    spaces = _skip(line, sign + 1)
-    if spaces < len(line) and line[spaces] != "=":
-        begin = spaces
-    elif spaces > sign + 1:  # the expression starts with the last space before it
-        begin = spaces - 1
-    else:
-        return None
-    return name.group(), line[begin : max(begin + 1, _tail(line))]
-
-
 def convention_pairs(target: list[str], examples: list[str]) -> list[tuple[int, str, str, str]]:
     """Lines of ``target`` to make like ``examples``: a statement binding the same name through
     another call (``with psycopg.connect(DSN) as connection:`` where the examples say ``with
@@ -312,12 +233,12 @@ def convention_pairs(target: list[str], examples: list[str]) -> list[tuple[int, 
     root, new call root)."""
     shown: dict[str, tuple[str, str]] = {}
     for line in examples:
-        parsed = _statement(line)
+        parsed = statement(line)
         if parsed is not None and not _IMPORT.match(line):
             shown.setdefault(parsed[1], (line.strip(), parsed[2]))
     pairs = []
     for index, line in enumerate(target):
-        parsed = _statement(line)
+        parsed = statement(line)
         if parsed is None or _IMPORT.match(line) or parsed[1] not in shown:
             continue
         indent, _, expression = parsed
