@@ -28,6 +28,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
 import anyio
@@ -84,14 +85,22 @@ class _Pending:
         self._sizes: dict[object, list[int]] = {}
         self._freed = anyio.Event()
 
-    async def take(self, request_id: object, size: int) -> None:
-        while self.held and self.held + size > self.budget:
-            await self._freed.wait()
-        self._sizes.setdefault(request_id, []).append(size)
-        self.held += size
+    async def admit(self, message: types.JSONRPCMessage, size: int) -> None:
+        """Wait until a request of ``size`` bytes fits; a cancellation frees its request's bytes."""
+        if isinstance(message, types.JSONRPCRequest):
+            while self.held and self.held + size > self.budget:
+                await self._freed.wait()
+            self._sizes.setdefault(message.id, []).append(size)
+            self.held += size
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            self.release((message.params or {}).get("requestId"))  # no answer will come
+
+    def answered(self, message: types.JSONRPCMessage) -> None:
+        """``message`` was written: if it answers a request, that request's bytes are free."""
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self.release(message.id)
 
     def release(self, request_id: object) -> None:
-        """An answer to ``request_id`` went out (or the client cancelled it: no answer will)."""
         sizes = self._sizes.get(request_id)
         if not sizes:
             return
@@ -100,6 +109,25 @@ class _Pending:
             del self._sizes[request_id]
         self._freed.set()
         self._freed = anyio.Event()
+
+
+async def _next_line(wire_in: BinaryIO, send: Callable[[bytes], Awaitable[None]]) -> bytes:
+    """The next line of at most `MAX_REQUEST_BYTES` (empty at the end of the input). A longer one
+    is answered with an error as soon as the bound is passed, then read to its end and dropped."""
+
+    async def read_line(limit: int) -> bytes:
+        return await anyio.to_thread.run_sync(wire_in.readline, limit, abandon_on_cancel=True)
+
+    while True:
+        line = await read_line(MAX_REQUEST_BYTES + 1)
+        if len(line) <= MAX_REQUEST_BYTES or line.endswith(b"\n"):
+            return line
+        del line
+        await send(_dump({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": _TOO_LARGE}}))
+        while (rest := await read_line(_DROP_CHUNK)) and not rest.endswith(b"\n"):
+            pass
+        if not rest:
+            return b""
 
 
 def _dump(data: dict[str, Any]) -> bytes:
@@ -144,21 +172,12 @@ async def _serve(server: MCPServer, wire_in: BinaryIO, wire_out: BinaryIO) -> No
             except (BrokenPipeError, ConnectionResetError, OSError, ValueError):
                 closed.set()
 
-    async def read_line(limit: int) -> bytes:
-        return await anyio.to_thread.run_sync(wire_in.readline, limit, abandon_on_cancel=True)
-
     async def reader() -> None:
         async with read_writer:
             while not closed.is_set():
-                line = await read_line(MAX_REQUEST_BYTES + 1)
+                line = await _next_line(wire_in, send)
                 if not line:
                     break
-                if len(line) > MAX_REQUEST_BYTES and not line.endswith(b"\n"):
-                    await send(_dump({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": _TOO_LARGE}}))
-                    del line
-                    while (rest := await read_line(_DROP_CHUNK)) and not rest.endswith(b"\n"):
-                        pass
-                    continue
                 if not line.strip():
                     continue
                 try:
@@ -170,10 +189,7 @@ async def _serve(server: MCPServer, wire_in: BinaryIO, wire_out: BinaryIO) -> No
                     continue
                 size = len(line)
                 del line  # what was read is held as the message now, not twice while it waits
-                if isinstance(message, types.JSONRPCRequest):
-                    await pending.take(message.id, size)
-                elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
-                    pending.release((message.params or {}).get("requestId"))
+                await pending.admit(message, size)
                 await read_writer.send(SessionMessage(message))
 
     async def writer() -> None:
@@ -181,8 +197,7 @@ async def _serve(server: MCPServer, wire_in: BinaryIO, wire_out: BinaryIO) -> No
             async for outgoing in write_reader:
                 text = outgoing.message.model_dump_json(by_alias=True, exclude_unset=True)
                 await send(text.encode("utf-8", "replace") + b"\n")
-                if isinstance(outgoing.message, types.JSONRPCResponse | types.JSONRPCError):
-                    pending.release(outgoing.message.id)  # written: the client has it, or its pipe
+                pending.answered(outgoing.message)  # written: the client has it, or its pipe
                 if closed.is_set():
                     break
 
