@@ -1,17 +1,20 @@
 """Running an agent's process with every resource bounded: time, output, and what it leaves behind.
 
 A command agent is a program the harness did not write. It may hang, print without end,
-leave a background child holding its pipes, or hand back a FIFO where a file should be. Here
-it runs in a process group of its own; at the deadline, and again as soon as it exits, the
-whole group is killed; its standard output and error are drained by one select loop that keeps
-only the last `OUTPUT_CAP` bytes of each; and its result file is read only if it is a regular
-file, and only up to a size. Whatever it does, the harness gets an answer within the timeout
-plus a short grace, and never holds more than a few megabytes for it.
+leave a background child holding its pipes (in its process group, in a session of its own, or
+a daemon forked twice), or hand back a FIFO where a file should be. Here it runs below a
+supervisor (`memstore.harness.run.reaper`, a child subreaper) in a process group of its own: as
+soon as it exits, and at the deadline, every process descended from it is killed, wherever it
+went, then the whole group; its standard output and error are drained by one select loop that
+keeps only the last `OUTPUT_CAP` bytes of each; and its result file is read only if it is a
+regular file, and only up to a size. Whatever it does, the harness gets an answer within the
+timeout plus a short grace, and never holds more than a few megabytes for it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import selectors
 import shutil
@@ -34,6 +37,8 @@ _GRACE = 1.0  # seconds to drain the pipes after the process exits, before they 
 # util-linux's setpriv sets the parent-death signal, which survives the exec into the agent.
 _SETPRIV = shutil.which("setpriv")
 _DIE_WITH_PARENT = [_SETPRIV, "--pdeathsig", "KILL", "--"] if _SETPRIV and sys.platform == "linux" else []
+_REAPER = [sys.executable, "-I", "-S", str(Path(__file__).with_name("reaper.py"))]
+_STOP_GRACE = 5.0  # seconds the supervisor has to kill what is below it before its group is killed
 _CHUNK = 64 * 1024
 
 
@@ -85,6 +90,28 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         process.kill()
 
 
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Ask the supervisor to kill every process below it (it then kills itself), give it
+    `_STOP_GRACE` seconds, then kill its group."""
+    with contextlib.suppress(ProcessLookupError):
+        process.send_signal(signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=_STOP_GRACE)
+    _kill_group(process)
+
+
+def _startable(program: str, cwd: str | Path, env: Mapping[str, str]) -> None:
+    """Raise as `subprocess.Popen` would for a program that cannot be found: the supervisor
+    starts it, and could only report its absence as an exit status."""
+    if "/" in program:
+        path = os.path.join(cwd, program)
+        found = os.path.isfile(path) and os.access(path, os.X_OK)
+    else:
+        found = shutil.which(program, path=env.get("PATH", os.defpath)) is not None
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, f"No such file or directory: {program!r}", program)
+
+
 def run_bounded(
     argv: Sequence[str],
     *,
@@ -92,15 +119,19 @@ def run_bounded(
     env: Mapping[str, str],
     timeout: float,
     output_cap: int = OUTPUT_CAP,
+    max_file_bytes: int | None = None,
 ) -> Finished:
-    """Run ``argv`` to completion or to ``timeout`` seconds, whichever comes first.
+    """Run ``argv`` to completion or to ``timeout`` seconds, whichever comes first; with
+    ``max_file_bytes``, no file it writes may grow past that many bytes (``RLIMIT_FSIZE``).
 
     Raises:
         OSError: when the program cannot be started at all.
     """
+    _startable(argv[0], cwd, env)
     started = time.monotonic()
+    limit = [] if max_file_bytes is None else [f"--fsize={max_file_bytes}"]
     process = subprocess.Popen(
-        [*_DIE_WITH_PARENT, *argv],
+        [*_DIE_WITH_PARENT, *_REAPER, *limit, *argv],
         cwd=cwd,
         env=dict(env),
         stdin=subprocess.DEVNULL,
@@ -115,7 +146,7 @@ def run_bounded(
         process, {process.stdout.fileno(): stdout_tail, process.stderr.fileno(): stderr_tail}, started + timeout
     )
     if process.poll() is None:
-        _kill_group(process)
+        _stop(process)
     returncode = process.wait()
     process.stdout.close()
     process.stderr.close()
@@ -132,7 +163,7 @@ def run_bounded(
 
 def _drain(process: subprocess.Popen[bytes], tails: dict[int, _Tail], deadline: float) -> bool:
     """Read the process's pipes into their tails until it exits (its group killed then) or the
-    deadline passes (the group killed, and True returned); stop listening a grace period after
+    deadline passes (what is below it and its group killed, and True returned); stop listening a grace period after
     either, whatever still holds a pipe."""
     timed_out, exited_at = False, None
     with selectors.DefaultSelector() as selector:
@@ -145,8 +176,9 @@ def _drain(process: subprocess.Popen[bytes], tails: dict[int, _Tail], deadline: 
                 exited_at = now
                 _kill_group(process)  # a child left behind holding the pipes goes too
             if exited_at is None and now >= deadline:
-                timed_out, exited_at = True, now
-                _kill_group(process)
+                timed_out = True
+                _stop(process)  # every process below the supervisor, then its group
+                exited_at = time.monotonic()
             if exited_at is not None and now >= exited_at + _GRACE:
                 break  # something outside the group still holds a pipe: stop listening
             wait = (exited_at + _GRACE if exited_at is not None else deadline) - now

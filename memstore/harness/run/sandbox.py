@@ -23,8 +23,9 @@ An agent under evaluation is a program the harness did not write. In the sandbox
 
 Where bubblewrap is missing or cannot make namespaces, ``--agent-sandbox auto`` falls back to
 running the agent directly, in its working copy, with the same scrubbed environment, timeout,
-process-group kill and output cap. That is weaker (a process of the same user can read what
-that user can read), and it is reported as such in the run's summary and report.
+output cap and kill of every process it started (`memstore.harness.run.reaper`). That is
+weaker (a process of the same user can read what that user can read), and it is reported as such
+in the run's summary and report.
 """
 
 from __future__ import annotations
@@ -243,7 +244,7 @@ def run_isolated(
     """Run a program that executes what an agent wrote (a scenario's check command, a test suite
     importing the agent's modules) the way the agent ran: in bubblewrap when the run's sandbox
     gives it (never with the network), else directly; either way with the scrubbed environment,
-    a private ``$HOME`` and ``$TMPDIR``, its process group killed at ``timeout``.
+    a private ``$HOME`` and ``$TMPDIR``, every process it started killed at ``timeout``.
 
     Raises:
         OSError: when the program cannot be started.

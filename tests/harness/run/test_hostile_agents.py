@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -111,6 +114,55 @@ def test_an_agent_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -
     assert session["task_success"] is None
 
 
+ESCAPER = """
+import os, subprocess, sys, time
+escaped = [subprocess.Popen(["setsid", "sleep", "300"]).pid]  # a session of its own
+read, write = os.pipe()
+if os.fork() == 0:  # a daemon: forked twice, its parent gone, reparented away from the agent
+    os.setsid()
+    if os.fork() == 0:
+        os.write(write, str(os.getpid()).encode())
+        time.sleep(300)
+    os._exit(0)
+os.close(write)
+escaped.append(int(os.read(read, 20)))
+os.wait()
+open(sys.argv[1], "w").write(" ".join(map(str, escaped)))
+if sys.argv[2] == "hang":
+    time.sleep(300)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:  # a zombie is dead
+            return stat.read().rsplit(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("ending", ["exits", "hang"])
+def test_without_the_sandbox_a_setsid_child_and_a_daemon_die_with_the_session(tmp_path: Path, ending: str) -> None:
+    """Without bubblewrap (no pid namespace) the agent's process group is not all it left: a child
+    in a session of its own and a double-forked daemon are killed too, whether the agent exits or
+    is killed at its timeout."""
+    pids = tmp_path / "escaped"
+    agent = _agent(tmp_path, ESCAPER) + f" {pids} {ending}"
+    started = time.monotonic()
+    try:
+        output = run_arms(["api-version-moved"], [Arm(agent, "memory://")], runtime=AgentRuntime(
+            sandbox=SandboxMode.OFF, timeout=5.0))  # fmt: skip
+        escaped = [int(p) for p in pids.read_text().split()]
+        assert len(escaped) == 2
+        assert [pid for pid in escaped if _alive(pid)] == []
+    finally:
+        for pid in [int(p) for p in pids.read_text().split()] if pids.exists() else []:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    assert time.monotonic() - started < 60
+    assert len(output.sessions) == 1
+
+
 def test_an_in_process_agent_that_raises_fails_its_session(monkeypatch: pytest.MonkeyPatch) -> None:
     from memstore.harness.run import agents
 
@@ -208,7 +260,8 @@ def test_eval_keeps_every_arm_when_one_agent_fails_every_session(tmp_path: Path)
 
 @pytest.mark.slow
 def test_an_agent_that_kills_its_worker_costs_only_its_own_units(tmp_path: Path) -> None:
-    agent = _agent(tmp_path, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
+    worker = "int(open(f'/proc/{os.getppid()}/stat').read().rsplit(') ', 1)[1].split()[1])"  # above its supervisor
+    agent = _agent(tmp_path, f"import os, signal\nos.kill({worker}, signal.SIGKILL)\n")
     arms = [Arm(agent, "memory://"), Arm("no-memory", "memory://")]
     # Outside the sandbox (inside it, the agent's pid namespace has no worker to kill)
     output = run_arms(["api-version-moved", "api-version-control"], arms, workers=2, runtime=UNBOXED)
