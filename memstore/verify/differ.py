@@ -33,11 +33,12 @@ class Differ:
         self._proc: subprocess.Popen[bytes] | None = None
         self._marker = f"=memstore-end-{secrets.token_hex(8)}=\n".encode()
 
-    def diff(self, old: str, new: str) -> bytes:
+    def diff(self, old: str, new: str, *, cap: int | None = None) -> bytes:
         """What ``git diff OPTIONS OLD NEW`` prints, for two commit ids of the repository.
 
         Raises:
-            RepositoryError: when git cannot start, or ends (an id that is not a commit)."""
+            RepositoryError: when git cannot start, or ends (an id that is not a commit), or the
+                diff is longer than ``cap`` bytes (git is stopped: no more of it is read)."""
         proc = self._running()
         assert proc.stdin is not None
         assert proc.stdout is not None
@@ -47,15 +48,22 @@ class Differ:
             header = proc.stdout.readline()
             if header != f"{new}\n".encode():
                 raise OSError(f"no diff from {old} to {new}")
-            lines = []
-            while (line := proc.stdout.readline()) != self._marker:
+            lines, size = [], 0
+            while (line := proc.stdout.readline(self._limit(cap, size))) != self._marker:
                 if not line:
                     raise OSError("git diff-tree ended early")
                 lines.append(line)
+                size += len(line)
+                if cap is not None and size > cap:
+                    raise OSError(f"the diff from {old} to {new} is longer than the {cap:,} bytes read")
         except OSError as exc:
             self.close()
             raise RepositoryError(f"git diff-tree in {self.path}: {exc}") from exc
         return b"".join(lines)
+
+    def _limit(self, cap: int | None, size: int) -> int:
+        """The most of the next line to read: one byte past ``cap``, or the whole marker."""
+        return -1 if cap is None else cap + 1 - size + len(self._marker)
 
     def _running(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:

@@ -282,6 +282,28 @@ class Workspace:
             self._git("symbolic-ref", "HEAD", ref)
         return True
 
+    def discard(self) -> list[str]:
+        """Drop what was written into the work tree, unread: everything but ``.git`` is removed (at
+        any depth, never through a link), what an agent planted for git is undone (`secure`), and
+        git checks the commit's files out again. What `secure` undid, one line each."""
+        removed = True
+        while removed:  # entries removed while the folder is listed may hide others: list again
+            removed = False
+            with os.scandir(self.path) as listing:
+                for entry in listing:
+                    if entry.name == ".git":
+                        continue
+                    with contextlib.suppress(OSError):
+                        if entry.is_dir(follow_symlinks=False):
+                            remove_tree(Path(entry.path))
+                        else:
+                            os.unlink(entry.path)
+                        removed = True
+        self._texts.clear()
+        undone = self.secure()
+        self._git("checkout", "-q", "-f")
+        return undone
+
     def abandon(self, into: str = "main") -> None:
         """Go back to ``into``, leaving the task branch unmerged."""
         self._git("checkout", "-q", "-f", into)
@@ -319,11 +341,12 @@ class Workspace:
         """The unified diff a pull request from ``head`` into ``base`` shows (from their merge base)."""
         return self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", f"{base}...{head}")
 
-    def diff(self, old: str, new: str) -> str:
-        """Git's own ``-U0`` diff between two commits: what changed, line by line."""
+    def diff(self, old: str, new: str, *, cap: int | None = None) -> str:
+        """Git's own ``-U0`` diff between two commits: what changed, line by line; with ``cap``,
+        refused (`RepositoryError`) past that many bytes, read no further."""
         options = ("--no-color", "--no-ext-diff", "--no-textconv", "-M", "-U0")
         if _FULL_ID.fullmatch(old) and _FULL_ID.fullmatch(new):
-            return self._differ(("-p", *options)).diff(old, new).decode(errors="replace")
+            return self._differ(("-p", *options)).diff(old, new, cap=cap).decode(errors="replace")
         return self._git("diff", *options, old, new)
 
     def _differ(self, options: tuple[str, ...]) -> Differ:

@@ -75,3 +75,17 @@ def test_an_id_that_is_no_commit_fails_and_the_next_diff_starts_afresh(history: 
     with pytest.raises(RepositoryError):
         differ.diff(a, "1" * 40)
     assert differ.diff(a, b) == _git(repo, "diff", *PATCH[1:], a, b)
+
+
+def test_a_diff_past_its_cap_is_refused_unread_and_the_next_starts_afresh(history: tuple[Path, list[str]]) -> None:
+    """A cap bounds what is read of a diff: past it git is stopped, the diff refused; one line
+    longer than the cap is refused too, never read whole."""
+    repo, (a, b, _c) = history
+    whole = _git(repo, "diff", *PATCH[1:], a, b)
+    differ = Differ(repo, PATCH)
+    assert differ.diff(a, b, cap=len(whole)) == whole
+    with pytest.raises(RepositoryError, match=f"longer than the {len(whole) - 1:,} bytes read"):
+        differ.diff(a, b, cap=len(whole) - 1)
+    with pytest.raises(RepositoryError, match="longer than the 10 bytes read"):
+        differ.diff(a, b, cap=10)  # within the first line
+    assert differ.diff(a, b) == whole

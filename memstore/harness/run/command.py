@@ -37,8 +37,9 @@ The result file is checked against the published JSON Schema
         {"op": "store", "subject": "...", "fact": "...", "citations": ["path:line"],
          "reason": "...", "supersedes": "mem_..." | null}]}
 
-The command runs under `memstore.harness.run.process.run_bounded`: its process group is killed at
-the timeout and when it exits, its output is capped, and the result is read only if it is a
+The command runs under `memstore.harness.run.process.run_bounded`: every process it started is
+killed at the timeout and when it exits, its output is capped, no file it writes may pass the
+session's write budget (`memstore.harness.run.writes`), and the result is read only if it is a
 regular file of bounded size. A command that fails, times out, or writes a result that does
 not match the schema fails its own session (an ``agent_error`` event, with the reason) and
 nothing of the result is applied; the run goes on.
@@ -72,6 +73,7 @@ from memstore.harness.run.sandbox import (
 )
 from memstore.harness.run.scratch import scratch
 from memstore.harness.run.task_contract import relay_config, task_document, validate_result
+from memstore.harness.run.writes import MAX_FILE_BYTES
 from memstore.model import Kind, Memory
 
 __all__ = ["DEFAULT_TIMEOUT", "CommandAgent", "validate_result"]
@@ -143,7 +145,9 @@ class CommandAgent:
                 )
             try:
                 with tools.guarded(events if launch is not None else None):
-                    finished = run_bounded(argv, cwd=workdir, env=env, timeout=self.runtime.timeout)
+                    finished = run_bounded(
+                        argv, cwd=workdir, env=env, timeout=self.runtime.timeout, max_file_bytes=MAX_FILE_BYTES
+                    )
             except OSError as exc:
                 tools.infrastructure_error(f"cannot run {self.argv[0]}: {exc}")
                 return

@@ -47,6 +47,7 @@ from pathlib import Path
 from memstore.errors import ConfigurationError
 from memstore.harness.run.process import Finished, run_bounded
 from memstore.harness.run.scratch import scratch, scratch_base
+from memstore.harness.run.writes import MAX_FILE_BYTES
 
 __all__ = [
     "ALLOWED_ENV",
@@ -267,7 +268,7 @@ def run_isolated(
             command = wrap(
                 command, workdir=workdir, session_dir=Path(folder), relay_dir=None, runtime=quiet, env=scrubbed
             )
-        return run_bounded(command, cwd=workdir, env=scrubbed, timeout=timeout)
+        return run_bounded(command, cwd=workdir, env=scrubbed, timeout=timeout, max_file_bytes=MAX_FILE_BYTES)
 
 
 def _hiding(paths: Sequence[Path]) -> list[str]:

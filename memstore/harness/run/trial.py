@@ -2,8 +2,8 @@
 
 Each session: the clock moves, the harness's audit of the store (`audit.py`) checks expiry, the store
 hands the agent its memories (``search`` with the task's own words where the store can,
-``recent`` otherwise), the agent works behind the boundary (`memstore.harness.run.boundary`),
-and then a coding change is committed, diffed with git, checked and merged.
+``recent`` otherwise), the agent works behind the boundary (`memstore.harness.run.boundary`) within its write budget
+(`working.py`), and then a coding change is committed, diffed with git, checked and merged.
 
 The loop never reads grading data: what it sees goes, as it happens, to the trial's grading
 (`Grading`; the harness's own is `memstore.harness.grading.trial.TrialGrading`, found by name
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memstore.access import Actor
-from memstore.harness.run.agents import Agent, arm_role, make_agent
+from memstore.harness.run.agents import arm_role, make_agent
 from memstore.harness.run.audit import Breach, StoreAudit, breach_counts
 from memstore.harness.run.boundary import AgentSession, Gateway, Limits, PullRequest, TaskView, Tools, Usage
 from memstore.harness.run.events import EventKind
@@ -35,6 +35,8 @@ from memstore.harness.run.records import FailureRecord, row
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.scratch import scratch
 from memstore.harness.run.stores import trial_store
+from memstore.harness.run.working import work
+from memstore.harness.run.writes import DIFF_CAP
 from memstore.harness.scenarios.model import Scenario, Task
 from memstore.harness.trees import remove_tree
 from memstore.harness.world import Template, World, build_template
@@ -172,14 +174,6 @@ def transcript_slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", name).strip("._")[:80] or "_"
 
 
-def _work(agent: Agent, session: AgentSession) -> None:
-    """Let the agent work; an agent that raises fails its own session (an ``agent_error``)."""
-    try:
-        agent.work(session)
-    except Exception as exc:
-        session.tools.record(EventKind.AGENT_ERROR, "", f"the agent raised {type(exc).__name__}: {str(exc)[:300]}")
-
-
 def searches(store: MemoryStore) -> bool:
     """Whether ``store`` ranks memories by a query (``search``) rather than only by recency."""
     return "search" in getattr(store, "capabilities", frozenset()) and hasattr(store, "search")
@@ -315,7 +309,7 @@ class _Trial:
         if task.surface is Surface.CODING_AGENT:
             self.workspace.start(f"task/{task.key}")
         t0 = time.perf_counter()
-        _work(self.agent, session)
+        work(self.agent, session, self.workspace)  # past its write budget: an agent error, discarded
         agent_seconds = time.perf_counter() - t0
         diff, merged = self.conclude(task, gateway)
         events = self._follow(task, key, gateway, breaches)
@@ -349,7 +343,7 @@ class _Trial:
         if commit is None:
             self.workspace.abandon()
             return "", False
-        diff = self.workspace.diff(base, commit)
+        diff = self.workspace.diff(base, commit, cap=DIFF_CAP)
         passed = self.grading.passes(task, diff, self.unit.runtime)
         self.secure(gateway)  # the check ran the agent's code too
         if passed:

@@ -8,7 +8,9 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from click.testing import CliRunner
@@ -161,6 +163,94 @@ def test_without_the_sandbox_a_setsid_child_and_a_daemon_die_with_the_session(tm
                 os.kill(pid, signal.SIGKILL)
     assert time.monotonic() - started < 60
     assert len(output.sessions) == 1
+
+
+T = TypeVar("T")
+WRITER = """
+import os, sys
+count, size = int(sys.argv[1]), int(sys.argv[2])
+os.makedirs("junk", exist_ok=True)
+line = b"x" * 99 + b"\\n"
+for n in range(count):
+    with open(f"junk/{n}.txt", "wb") as f:
+        f.write(line * (size // 100))
+open(os.environ["MEMSTORE_RESULT"], "w").write("{}")
+"""
+
+
+def _peak_growth_kib(work: Callable[[], T]) -> tuple[T, int]:
+    """What ``work`` returns, and how far this process's peak resident memory rose above what it
+    held when it began (``VmHWM`` reset through ``clear_refs``)."""
+    Path("/proc/self/clear_refs").write_text("5")
+    status = Path("/proc/self/status")
+    before = int(status.read_text().split("VmRSS:")[1].split()[0])
+    done = work()
+    return done, int(status.read_text().split("VmHWM:")[1].split()[0]) - before
+
+
+@pytest.mark.parametrize(
+    ("count", "size", "reason"),
+    [
+        (100, 1024 * 1024, "wrote more than 16,777,216 bytes into its working copy (the session's write budget)"),
+        (10_001, 100, "wrote more than 10,000 files into its working copy (the session's write budget)"),
+    ],
+    ids=["100MB", "10001-files"],
+)
+def test_an_agent_writing_past_its_budget_is_an_agent_error_and_nothing_of_it_is_read(
+    tmp_path: Path, count: int, size: int, reason: str
+) -> None:
+    """100 MB (or 10,001 files) written into the working copy: the session is an agent error with
+    the reason, the change is dropped unread (not committed, diffed or checked), the run takes
+    seconds and the harness's peak memory grows by less than 48 MiB (it read a 100 MB diff)."""
+    agent = _agent(tmp_path, WRITER) + f" {count} {size}"
+    started = time.monotonic()
+    output, grown = _peak_growth_kib(lambda: run_arms(["api-version-moved"], [Arm(agent, "memory://")]))
+    assert time.monotonic() - started < 60
+    assert grown < 48 * 1024, grown
+    errors = _errors(output, Arm(agent, "memory://").name)
+    assert [e.split(";")[0] for e in errors] == [reason]
+    assert [(s["agent_error"], s["merged"]) for s in output.sessions] == [(True, False)]
+
+
+def test_one_file_past_the_budget_is_cut_where_the_budget_ends(tmp_path: Path) -> None:
+    """No file of the agent grows past 16 MiB and a byte (RLIMIT_FSIZE: the write fails, EFBIG,
+    where SIGXFSZ is ignored as Python ignores it), so a single 100 MB file is past the budget
+    too, and discarded."""
+    agent = _agent(tmp_path, WRITER) + f" 1 {100 * 1024 * 1024}"
+    output = run_arms(["api-version-moved"], [Arm(agent, "memory://")])
+    errors = _errors(output, Arm(agent, "memory://").name)
+    assert errors[0].startswith("exit status 1: ")
+    assert errors[0].endswith("OSError: [Errno 27] File too large\n")
+    assert errors[-1].startswith("wrote more than 16,777,216 bytes into its working copy")
+    assert [(s["agent_error"], s["merged"]) for s in output.sessions] == [(True, False)]
+
+
+def test_what_a_session_past_its_budget_wrote_is_gone_before_the_next_session(tmp_path: Path) -> None:
+    """A review session writes 100 MB (nothing of a review is committed, but the tree is the next
+    session's): the coding session after it finds the working copy as the repository has it."""
+    seen = tmp_path / "seen"
+    source = WRITER.replace(
+        "count, size =",
+        f"task = __import__('json').load(open(os.environ['MEMSTORE_TASK']))['task']\n"
+        f"if task['surface'] != 'code_review':\n"
+        f"    open({str(seen)!r}, 'w').write(' '.join(sorted(os.listdir('.'))))\n"
+        f"    open(os.environ['MEMSTORE_RESULT'], 'w').write('{{}}')\n"
+        f"    sys.exit(0)\n"
+        f"count, size =",
+    )
+    agent = _agent(tmp_path, source) + f" 100 {1024 * 1024}"
+    output = run_arms(["files-change-together"], [Arm(agent, "memory://")], runtime=UNBOXED)  # it writes `seen`
+    errors = _errors(output, Arm(agent, "memory://").name)
+    assert [e.split(";")[0] for e in errors] == [
+        "wrote more than 16,777,216 bytes into its working copy (the session's write budget)"
+    ]
+    listed = seen.read_text().split()
+    assert ".git" in listed
+    assert "junk" not in listed
+    assert [(s["surface"], s["agent_error"]) for s in output.sessions] == [
+        ("code_review", True),
+        ("coding_agent", False),
+    ]
 
 
 def test_an_in_process_agent_that_raises_fails_its_session(monkeypatch: pytest.MonkeyPatch) -> None:
