@@ -198,7 +198,7 @@ class Tools:
             if kept is not None:
                 kept[key] = verdict
         g.counts["verify_reads"] += len(memory.citations)
-        g.record(EventKind.VERDICT, memory.id, verdict.status.value)
+        g.record(EventKind.VERDICT, memory.id, verdict.summary())  # "valid", or "valid flagged:override,..."
         return verdict
 
     def use(self, memory: Memory) -> None:
