@@ -10,10 +10,9 @@ exercised, with what would exercise it) is a skipped test with that reason, and 
 ``--memstore-strict``; a failed run's folder is kept and its path printed. The ``memstore_run`` fixture gives
 the same run to tests of one's own.
 
-Options (all under ``--memstore-``): the stores, agents, scenarios and a sample of their tasks,
-trials, seed, workers, the baseline to gate against, the stores that are negative controls
-(``--memstore-negative-control URI``: a store built to break the contract, gated on its breaches
-being caught), strictness, and where to keep the run folder. A kept folder
+Options (``--memstore-``, a bad one a usage error): stores, agents, scenarios, a sample, trials,
+seed, workers, the baseline, negative controls (stores built to break the contract, gated on the
+audit catching them), strictness, and where to keep the run folder. A kept folder
 (``--memstore-report DIR``) is never resumed: a run of an earlier session there is replaced,
 and the terminal says so (a cached folder in CI would otherwise pass a store whose code changed
 on results it no longer earns), and a folder holding anything else is a usage error. Only
@@ -23,6 +22,7 @@ nothing in a pytest session that does not use it.
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import tempfile
 import uuid
@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from memstore.errors import MemstoreError
 
 if TYPE_CHECKING:
     from memstore.harness.analysis.model import ArmResult, RunResults
@@ -79,6 +81,18 @@ class EvalRun:
         return self.results.arms[self.arm(agent)]
 
 
+def _at_least(least: int) -> Any:
+    """An option's type: a whole number of at least ``least`` (argparse reports the rest as usage)."""
+
+    def parse(text: str) -> int:
+        value = int(text) if text.lstrip("-").isdigit() else None
+        if value is None or value < least:
+            raise argparse.ArgumentTypeError(f"a whole number of at least {least}, not {text!r}")
+        return value
+
+    return parse
+
+
 _FLAG: dict[str, Any] = {"action": "store_true", "default": False}
 _MANY: dict[str, Any] = {"action": "append", "default": []}
 _OPTIONS: tuple[tuple[str, dict[str, Any], str], ...] = (
@@ -90,11 +104,11 @@ _OPTIONS: tuple[tuple[str, dict[str, Any], str], ...] = (
      "command:CMD...); repeat for several (default: the four built-in agents)"),
     ("scenarios", {**_MANY, "metavar": "PATH"}, "scenario file or folder to run; repeat for several (default: "
      "the shipped library)"),
-    ("sample", {"type": int, "default": 0, "metavar": "N"}, "run about N tasks drawn from the scenarios, "
+    ("sample", {"type": _at_least(0), "default": 0, "metavar": "N"}, "run about N tasks drawn from the scenarios, "
      "seeded and stratified (default: every task)"),
-    ("trials", {"type": int, "default": 1, "metavar": "N"}, "trials per scenario (default: 1)"),
+    ("trials", {"type": _at_least(1), "default": 1, "metavar": "N"}, "trials per scenario (default: 1)"),
     ("seed", {"type": int, "default": 0, "metavar": "S"}, "run seed (default: 0)"),
-    ("workers", {"type": int, "default": None, "metavar": "N"}, "processes (default: 2, one per 4 units: a "
+    ("workers", {"type": _at_least(1), "default": None, "metavar": "N"}, "processes (default: 2, one per 4 units: a "
      "small run runs in pytest's process)"),
     ("baseline", {"type": Path, "default": Path("reports/baseline"), "metavar": "RUN"}, "run folder (or "
      "results.json) to gate regressions against, task by task (default: reports/baseline)"),
@@ -170,9 +184,7 @@ def _planned(run_config: RunConfig) -> list[tuple[str, str]]:
     """The suite's gates, (arm, key), from the arms' roles and their agents' declarations (no unit runs)."""
     from memstore.harness.report.suite import PlannedArm, plan
     from memstore.harness.run.agents import arm_role, make_agent
-    from memstore.harness.run.runner import check_config
 
-    check_config(run_config)  # an agent or store that cannot be used is an error at collection
     arms = []
     for arm in run_config.arms:
         agent = make_agent(arm.agent)
@@ -278,14 +290,19 @@ def _asked(config: pytest.Config) -> _Asked:
     found = config.stash.get(_ASKED, None)
     if found is not None:
         return found
+    from memstore.harness.run.runner import check_config
     from memstore.harness.runfolder.results import load_baseline
     from memstore.harness.scenarios.data import scenario_set_hash
 
-    run_config = _run_config(config)
     baseline, note = None, ""
     baseline_file = config.getoption("--memstore-baseline")
-    if baseline_file and baseline_file.exists():
-        baseline = load_baseline(baseline_file)
+    try:  # a bad option is the user's to fix: one line, as argparse gives, never an INTERNALERROR
+        run_config = _run_config(config)
+        check_config(run_config)  # an agent or store that cannot be used is an error at collection
+        baseline = load_baseline(baseline_file) if baseline_file and baseline_file.exists() else None
+    except (MemstoreError, ValueError) as exc:
+        raise pytest.UsageError(f"memstore: {exc}") from exc
+    if baseline is not None:
         if baseline.results.run["scenario_set_hash"] != scenario_set_hash(run_config.scenarios):
             baseline, note = None, f"the baseline {baseline_file} ran another scenario set: no regression gate"
     else:

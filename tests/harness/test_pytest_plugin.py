@@ -157,6 +157,25 @@ def test_a_store_that_cannot_be_opened_is_an_error_at_collection(tmp_path: Path)
     assert "PASSED" not in done.stdout
 
 
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--memstore-trials", "0"], "argument --memstore-trials: a whole number of at least 1, not '0'"),
+        (["--memstore-sample", "-3"], "argument --memstore-sample: a whole number of at least 0, not '-3'"),
+        (["--memstore-workers", "many"], "argument --memstore-workers: a whole number of at least 1, not 'many'"),
+        (["--memstore-store", "bogus:"], "ERROR: memstore: unknown store URI 'bogus:'"),
+        (["--memstore-agent", "nonsense"], "ERROR: memstore: unknown agent 'nonsense'"),
+        (["--memstore-scenarios=/nonexistent"], "ERROR: memstore: /nonexistent:1:1: cannot read"),
+    ],
+)
+def test_a_bad_option_is_a_usage_error_of_one_line(tmp_path: Path, options: list[str], said: str) -> None:
+    done = _pytest(tmp_path / "project", *options)
+    assert done.returncode == 4  # pytest's usage error
+    assert said in done.stderr
+    assert "INTERNALERROR" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
 PROBE = """
 import pathlib
 
