@@ -8,6 +8,7 @@ from) goes to ``timings.json``.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 from collections.abc import Mapping
@@ -156,14 +157,13 @@ def write_run(
     )
     try:
         for name, frame in frames.items():
-            with whole(folder / f"{name}.csv.gz") as path:
-                frame.to_csv(
-                    path,
-                    index=False,
-                    float_format="%.6g",
-                    lineterminator="\n",
-                    compression={"method": "gzip", "mtime": 0},
-                )
+            # gzip's header names the file: the table's own name, never the temporary one
+            with (
+                whole(folder / f"{name}.csv.gz") as path,
+                path.open("wb") as raw,
+                gzip.GzipFile(filename=f"{name}.csv", mode="wb", fileobj=raw, mtime=0) as packed,
+            ):
+                frame.to_csv(packed, index=False, float_format="%.6g", lineterminator="\n")
         comparisons = tuple(compare_within(frames, seed=config.seed))
         results = RunResults(
             run={**metadata(config, arms), **(extra or {})},
