@@ -17,9 +17,10 @@ most 13 files and 64 KB), and a real agent's own leftovers (bytecode caches, a t
 cache, its trajectory) are some hundreds of files and a few megabytes. 16 MiB and 10,000 files
 is some hundred times what a scenario needs, and bounds what the harness spends on a change it
 keeps: a 60 MiB change cost it 321 MiB of memory to commit, diff and check (measured), so one
-within the budget costs about 90 MiB and a second. A single file may not grow past the byte budget either: the agent's command and
-the check that runs its code run with ``RLIMIT_FSIZE`` just past it (`MAX_FILE_BYTES`, set by
-`memstore.harness.run.reaper`), in their temporary folders too.
+within the budget costs about 90 MiB and a second. A single file may not grow past the byte
+budget either: the agent's command and the check that runs its code run with ``RLIMIT_FSIZE``
+just past it (`MAX_FILE_BYTES`, set by `memstore.harness.run.reaper`), in their temporary
+folders too.
 """
 
 from __future__ import annotations
