@@ -116,7 +116,14 @@ def newcombe_paired_ci(
     d = p1 - p2
     delta = math.sqrt(max((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0.0))
     epsilon = math.sqrt(max((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2, 0.0))
-    return max(d - delta, -1.0), min(d + epsilon, 1.0)
+    low, high = d - delta, d + epsilon
+    if only_a == only_b == 0:
+        # No discordant pair: phi is 1 and, with both margins at one half, method 10 shrinks to a
+        # point. The difference is still bounded only by how often the arms may disagree: at most
+        # the Wilson upper bound of 0 disagreements in n, either way.
+        _, reach = wilson_ci(0, n, confidence)
+        low, high = min(low, -reach), max(high, reach)
+    return max(low, -1.0), min(high, 1.0)
 
 
 def two_proportion_ztest(k1: int, n1: int, k2: int, n2: int) -> TestResult:

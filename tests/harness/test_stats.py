@@ -170,6 +170,15 @@ def test_newcombes_paired_interval_is_never_of_zero_width_and_matches_wald_on_a_
     assert (round(low, 3), round(high, 3)) == (-0.123, 0.025)
 
 
+def test_newcombes_interval_without_a_discordant_pair_is_the_reach_of_no_disagreement() -> None:
+    # One pair both arms pass, one both fail: method 10 alone gives the point (0, 0) (phi = 1
+    # with both margins at one half). Nothing was seen to differ, yet two pairs cannot rule
+    # out a difference: the interval is the Wilson bound of 0 disagreements in 2, either way.
+    low, high = newcombe_paired_ci(1, 0, 0, 1)
+    assert (round(low, 3), round(high, 3)) == (-0.658, 0.658)
+    assert [round(x, 3) for x in newcombe_paired_ci(5, 0, 0, 5)] == [-0.278, 0.278]
+
+
 @given(st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.integers(0, 60))
 @settings(max_examples=300, deadline=None)
 def test_newcombes_paired_interval_holds_the_difference(both: int, only_a: int, only_b: int, neither: int) -> None:
