@@ -39,7 +39,9 @@ def _add(store: str, *extra: str, subject: str = "Routes live under [/api]") -> 
     result = _cli("memories", "add", "--store", store, "--as", "ana", "--repo", "acme/api", "--subject", subject,
                   "--fact", "The [bold]prefix[/bold] is `/api` :thumbs_up:", "--json", *extra)  # fmt: skip
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)["id"]  # type: ignore[no-any-return]
+    assert "\x1b" not in result.stderr  # a warning quotes what it saw, escaped
+    assert "\u202e" not in result.stderr
+    return json.loads(result.stdout)["id"]  # type: ignore[no-any-return]
 
 
 def test_markup_in_data_is_shown_as_written(tmp_path: Path, repo: Path) -> None:
@@ -64,6 +66,17 @@ def test_control_characters_in_data_never_reach_the_terminal(tmp_path: Path) -> 
         assert "\x1b" not in output
         assert "\u202e" not in output
     assert "clear \\x1b[2J screen \\u202e reversed" in shown.output
+
+
+def test_a_hidden_character_in_a_new_memory_is_a_warning_that_shows_it_escaped(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'm.db'}"
+    added = _cli("memories", "add", "--store", store, "--as", "ana", "--repo", "acme/api", "--subject",
+                 "clear \u202e reversed", "--fact", "The prefix is `/api`.", "--cite", "a.py:1", "--json")  # fmt: skip
+    assert added.exit_code == 0, added.output
+    memory_id = json.loads(added.stdout)["id"]
+    assert (
+        added.stderr == f"warning: {memory_id} carries instructions to the reader: hidden in the subject: '\\u202e'\n"
+    )
 
 
 def test_reading_a_mistyped_store_creates_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
