@@ -3,10 +3,10 @@ gate that names the promise it breaks, and pass the reference stores and the ide
 (the hand-written scenarios alone kill them all; the mined ones, which add minutes, kill none
 that they do not).
 
-The mutants run on `KILLING`, five of the nineteen hand-written scenarios that between them
-hold, for every mutant, a scenario that kills it (read off a run of all nineteen on every
+The mutants run on `KILLING`, five of the twenty hand-written scenarios that between them
+hold, for every mutant, a scenario that kills it (read off a run of all twenty on every
 mutant: ``evals/bench/mutation_suite.py`` runs that whole table); the reference stores and the
-identity wrapper run on all nineteen, where a false failure would show."""
+identity wrapper run on all twenty, where a false failure would show."""
 
 from __future__ import annotations
 

@@ -14,8 +14,10 @@ from memstore.harness.analysis.compare import MIN_EFFECT, OUTCOMES, Comparison, 
 from memstore.harness.analysis.model import ArmResult, Role, RunResults
 from memstore.harness.analysis.sequential import rate_cs
 from memstore.harness.report.gate import Gate, Outcome, decided, shown_p
+from memstore.harness.stats import wilson_ci
 
 __all__ = [
+    "FEWEST_UNITS",
     "HARM_OUTCOMES",
     "anytime",
     "baseline_gate",
@@ -245,9 +247,19 @@ def verifying_arms(results: RunResults) -> list[str]:
     return [name for name, arm in results.arms.items() if declared.get(name) and arm.role is not Role.NEGATIVE_CONTROL]
 
 
-def baseline_gate(c: Comparison, tasks: int) -> Gate:
-    """No regression against the baseline on one metric: failed when significant, passed where the
-    interval rules out a regression of `MIN_EFFECT`, inconclusive otherwise."""
+# The fewest units on which a rate could ever rule out a regression of `MIN_EFFECT`: with no unit
+# worse than in the baseline, the interval still reaches the Wilson bound of 0 in n, which falls
+# under 5 points at 73 (`memstore.harness.stats.newcombe_paired_ci`).
+FEWEST_UNITS = next(n for n in range(1, 10_000) if wilson_ci(0, n)[1] < MIN_EFFECT)
+
+
+def baseline_gate(c: Comparison, tasks: int) -> Gate | None:
+    """No regression against the baseline on one metric: failed when significant; passed where the
+    interval rules out a regression of `MIN_EFFECT`, or the baseline leaves no room for one (a rate
+    of 0 cannot fall); inconclusive otherwise, with the tasks that would decide. A metric measured
+    on fewer than `FEWEST_UNITS` units (the six planted memories of instructions-in-memories)
+    could never pass: it is gated only when significantly worse, and otherwise stays a row of the
+    comparisons, not a gate that no sample could decide."""
     message = (
         f"{c.verdict.value}: {c.a_value:.3f} now vs {c.b_value:.3f} in the baseline "
         f"(diff {c.diff:+.3f} [{c.low:+.3f}, {c.high:+.3f}], adjusted p = {shown_p(c.p_adjusted)}; {c.method})"
@@ -256,8 +268,14 @@ def baseline_gate(c: Comparison, tasks: int) -> Gate:
     title, key = f"{judged}: {c.metric} not regressed", f"baseline[{c.metric}]"
     if c.worse:
         return Gate(title, Outcome.FAILED, message, arm=judged, key=key)
+    room = 1 - c.b_value if lower_is_better(c.metric) else c.b_value
+    if room < MIN_EFFECT:
+        message += f"; {c.b_value:.3f} in the baseline leaves no room for a regression of {MIN_EFFECT:.0%}"
+        return Gate(title, Outcome.PASSED, message, arm=judged, key=key)
     if _harm_excluded(c):
         return Gate(title, Outcome.PASSED, message, arm=judged, key=key)
+    if c.n < FEWEST_UNITS:
+        return None
     need = _tasks_to_exclude_harm(c, tasks)
     message += f"; a regression of {MIN_EFFECT:.0%} or more is not ruled out"
     needed = _more(need, tasks, "rule it out")

@@ -185,5 +185,5 @@ def gates(results: RunResults, baseline: list[Comparison] | None = None) -> list
         found += verifier_gates(
             results.arms[name], name, tasks=tasks_of(results), sequential=anytime(results) is not None
         )
-    found += [baseline_gate(c, tasks_of(results)) for c in baseline or []]
+    found += [g for c in baseline or [] if (g := baseline_gate(c, tasks_of(results))) is not None]
     return found

@@ -9,6 +9,7 @@ import pandas as pd
 from memstore.harness.analysis.compare import UNPAIRED, Verdict, compare_runs
 from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults
 from memstore.harness.report import gates
+from memstore.harness.report.effects import FEWEST_UNITS
 from memstore.harness.runfolder.results import load_baseline
 
 ARM = "jit-verify/sqlite"
@@ -89,3 +90,34 @@ def test_a_baseline_folder_with_its_sessions_is_paired_and_a_results_file_alone_
     assert not load_baseline(tmp_path / "bare").paired
     assert load_baseline(tmp_path / "run").sessions is not None
     assert len(load_baseline(tmp_path / "run").sessions) == 20  # type: ignore[arg-type]
+
+
+def _gates_of(base: list[bool], now_outcomes: list[bool]) -> dict[str, tuple[str, str]]:
+    then, then_sessions = _run(base)
+    now, now_sessions = _run(now_outcomes)
+    paired = compare_runs(now, then, current_sessions=now_sessions, baseline_sessions=then_sessions)
+    return {g.key: (g.outcome.value, g.message) for g in gates(now, paired) if g.key.startswith("baseline[")}
+
+
+def test_a_rate_of_nothing_in_the_baseline_cannot_regress_and_passes() -> None:
+    found = _gates_of([False] * 20, [False] * 20)  # 0 of 20 then and now: nothing to lose
+    assert found["baseline[task_success_rate]"][0] == "passed"
+    assert "0.000 in the baseline leaves no room for a regression of 5%" in found["baseline[task_success_rate]"][1]
+
+
+def test_too_few_units_to_ever_rule_out_a_regression_make_no_gate_but_a_significant_one_still_fails() -> None:
+    assert FEWEST_UNITS == 73  # 0 worse of 73 reaches under 5 points (Wilson), of 72 it does not
+    assert _gates_of([True] * 6, [True] * 6) == {}  # 6 of 6 then and now: no sample of 6 could pass
+    assert _gates_of([True] * 72, [True] * 72) == {}
+    same = _gates_of([True] * 73, [True] * 73)
+    assert same["baseline[task_success_rate]"][0] == "passed"  # identical on 73 tasks: decided
+    worse = _gates_of([True] * 10, [False] * 10)  # every task of 10 lost: McNemar p = 0.002
+    assert worse["baseline[task_success_rate]"][0] == "failed"
+
+
+def test_an_undecided_regression_on_enough_tasks_is_inconclusive_with_the_tasks_it_would_take() -> None:
+    base = [i % 2 == 0 for i in range(80)]
+    found = _gates_of(base, _flipped(base, 3))  # 3 worse of 80: not significant, not ruled out
+    outcome, message = found["baseline[task_success_rate]"]
+    assert outcome == "inconclusive"
+    assert "a regression of 5% or more is not ruled out" in message
