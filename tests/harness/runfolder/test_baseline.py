@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -33,7 +34,7 @@ def _run(successes: list[bool]) -> tuple[RunResults, pd.DataFrame]:
     )
     rate = Rate(sum(successes), len(successes))
     arm = ArmResult("jit-verify", "sqlite", Role.TREATMENT, {"task_success_rate": rate, "answer_accuracy": rate})
-    return RunResults({"seed": 0, "scenario_set_hash": "x"}, {ARM: arm}), sessions
+    return RunResults({"seed": 0, "scenario_set_hash": "x", "tasks": len(successes)}, {ARM: arm}), sessions
 
 
 def _flipped(base: list[bool], how_many: int) -> list[bool]:
@@ -105,10 +106,21 @@ def test_a_rate_of_nothing_in_the_baseline_cannot_regress_and_passes() -> None:
     assert "0.000 in the baseline leaves no room for a regression of 5%" in found["baseline[task_success_rate]"][1]
 
 
-def test_too_few_units_to_ever_rule_out_a_regression_make_no_gate_but_a_significant_one_still_fails() -> None:
+def test_a_rare_metric_of_a_large_run_is_gated_only_when_significantly_worse() -> None:
     assert FEWEST_UNITS == 73  # 0 worse of 73 reaches under 5 points (Wilson), of 72 it does not
-    assert _gates_of([True] * 6, [True] * 6) == {}  # 6 of 6 then and now: no sample of 6 could pass
-    assert _gates_of([True] * 72, [True] * 72) == {}
+    then, then_sessions = _run([True] * 200)
+    now, now_sessions = _run([True] * 200)
+    paired = compare_runs(now, then, current_sessions=now_sessions, baseline_sessions=then_sessions)
+    # a rate over 6 rare units of the 200 tasks, 6 of 6 then and now (Newcombe: [-0.39, +0.39])
+    rare = [replace(c, n=6, low=-0.39, high=0.39) for c in paired if c.metric == "answer_accuracy"]
+    assert [g.outcome.value for g in gates(now, rare) if g.key.startswith("baseline[")] == []
+    worse = [replace(c, n=6, verdict=Verdict.REGRESSED, a_value=0.0, b_value=1.0) for c in rare]
+    assert [g.outcome.value for g in gates(now, worse) if g.key.startswith("baseline[")] == ["failed"]
+
+
+def test_a_small_run_keeps_its_baseline_gates_inconclusive_with_the_tasks_that_would_decide() -> None:
+    small = _gates_of([True] * 6, [True] * 6)  # 6 of 6 then and now, on 6 tasks
+    assert small["baseline[task_success_rate]"][0] == "inconclusive"
     same = _gates_of([True] * 73, [True] * 73)
     assert same["baseline[task_success_rate]"][0] == "passed"  # identical on 73 tasks: decided
     worse = _gates_of([True] * 10, [False] * 10)  # every task of 10 lost: McNemar p = 0.002
