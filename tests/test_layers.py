@@ -1,9 +1,13 @@
-"""The house's layers: no import cycle anywhere in the package, and the harness's stages import one
-way (docs/design.md, "Stages"): scenarios -> world -> run -> grading -> analysis -> runfolder ->
-report -> evaluate, each importing only the stages below it.
+"""The house's layers: no import cycle anywhere in the package, and every room of it imports one
+way (docs/design.md, "Rooms"): the core, verify, transfer, mcp, the backends, the harness's stages
+(its leaves, scenarios, world, run, grading, analysis, runfolder, report, sequential, evaluate, the
+pytest plugin), the agents, testing, and the commands on top, each importing only the rooms below it.
 
-Every import counts: at module level, inside a function, under ``TYPE_CHECKING``. A built-in
-found by name through a registry (``"package.module:attr"``) is not an import.
+Every import counts: at module level, inside a function, under ``TYPE_CHECKING``. So does a
+string that names a module of the package: a ``"package.module:attr"`` reference is an import all
+the same (a built-in found by name), and a dotted module name may not climb either (within its
+room it may name a package of templates or prompts). An entry-point group's name
+(``"memstore.agents"``) names a group of the plug-in table, not a module.
 
 `KNOWN_CLIMBS` and `LAZY` are the debts still in the code, listed one by one so that the list
 can only shrink: a new climb or a new import inside a function fails here, and so does a listed
@@ -14,26 +18,66 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "memstore"
 
-STAGES = (
-    "memstore.harness.scenarios",
-    "memstore.harness.world",
-    "memstore.harness.run",
-    "memstore.harness.grading",
-    "memstore.harness.analysis",
-    "memstore.harness.runfolder",
-    "memstore.harness.report",
-    "memstore.harness.evaluate",
-    "memstore.harness.pytest_run",
-    "memstore.harness.pytest_plugin",
+# The rooms, from the ground up; a module imports (or names) only modules of its own room or below.
+ROOMS: tuple[tuple[str, ...], ...] = (
+    (  # the core: the memory model, the store protocol, the registry class and the plug-in table
+        "memstore",
+        "memstore.errors",
+        "memstore.ids",
+        "memstore.clock",
+        "memstore.registry",
+        "memstore.validation",
+        "memstore.model",
+        "memstore.access",
+        "memstore.store",
+    ),
+    ("memstore.verify",),
+    ("memstore.transfer",),
+    ("memstore.mcp",),
+    ("memstore.backends",),
+    ("memstore.harness.stats", "memstore.harness.trees"),  # the harness's leaves: any stage may use them
+    ("memstore.harness.scenarios",),
+    ("memstore.harness.world",),
+    ("memstore.harness.run",),
+    ("memstore.harness.grading",),
+    ("memstore.harness.analysis",),
+    ("memstore.harness.runfolder",),
+    ("memstore.harness.report",),
+    ("memstore.harness.sequential",),
+    ("memstore.harness.evaluate",),
+    ("memstore.harness.pytest_run",),
+    ("memstore.harness.pytest_plugin",),
+    ("memstore.agents",),
+    ("memstore.testing",),
+    ("memstore.commands", "memstore.cli", "memstore.__main__"),
 )
-LEAVES = ("memstore.harness.stats", "memstore.harness.trees")  # import nothing of the harness; any stage may use them
+LEAVES = ("memstore.harness.stats", "memstore.harness.trees")  # import nothing of the harness
 
-# Imports from a lower stage to a higher one, still to be turned around: none.
-KNOWN_CLIMBS: set[tuple[str, str]] = set()
+# Imports and names from a lower room to a higher one, still to be turned around.
+KNOWN_CLIMBS: set[tuple[str, str]] = {
+    ("memstore.store", "memstore.backends.agentmem"),
+    ("memstore.store", "memstore.backends.mcp"),
+    ("memstore.store", "memstore.backends.mem0"),
+    ("memstore.store", "memstore.backends.memcite"),
+    ("memstore.store", "memstore.backends.memory"),
+    ("memstore.store", "memstore.backends.naive"),
+    ("memstore.store", "memstore.backends.postgresql"),
+    ("memstore.store", "memstore.backends.ranked"),
+    ("memstore.store", "memstore.backends.sqlite"),
+    ("memstore.store", "memstore.testing.mutants"),
+    ("memstore.mcp.forkserver", "memstore.backends.sqlite"),
+    ("memstore.mcp.forkserver", "memstore.cli"),
+    ("memstore.mcp.forkserver", "memstore.commands.mcp"),
+    ("memstore.harness.run.agents", "memstore.agents.stubs"),
+    ("memstore.harness.run.agents", "memstore.agents.llm"),
+    ("memstore.harness.run.agents", "memstore.testing.agent_mutants"),
+    ("memstore.harness.run.trial", "memstore.harness.grading.trial"),
+}
 
 # Imports of memstore modules inside functions, each a deliberate choice for what it costs.
 _PLUGIN = "memstore.harness.pytest_plugin"  # loaded by every pytest run where memstore is installed:
@@ -56,6 +100,9 @@ LAZY: set[tuple[str, str]] = {
     ("memstore.mcp.forkserver", "memstore.cli"),
 }
 
+# Entry-point groups whose names are also module names: a group, not an import.
+GROUPS = frozenset({"memstore.agents", "memstore.backends"})
+
 
 def _modules() -> dict[str, Path]:
     found = {}
@@ -69,44 +116,80 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
+def _resolve(name: str, module: str, modules: dict[str, Path]) -> str | None:
+    """The package module ``name`` loads (the longest of its prefixes that is one), None for none or itself."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name if name and name != module else None
+
+
+def _targets(module: str, node: ast.Import | ast.ImportFrom, modules: dict[str, Path]) -> list[str]:
     """The memstore modules an import statement loads."""
     if isinstance(node, ast.Import):
         names = [alias.name for alias in node.names]
     else:
         if node.level:
             base = module.split(".")
-            if MODULES[module].name != "__init__.py":
+            if modules[module].name != "__init__.py":
                 base = base[:-1]
             base = base[: len(base) - node.level + 1]
             prefix = ".".join([*base, *([node.module] if node.module else [])])
         else:
             prefix = node.module or ""
-        names = [f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in MODULES else prefix for a in node.names]
-    found = []
-    for name in names:
-        while name and name not in MODULES:
-            name = name.rpartition(".")[0]
-        if name and name != module:
-            found.append(name)
-    return found
+        names = [f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in modules else prefix for a in node.names]
+    return [found for name in names if (found := _resolve(name, module, modules)) is not None]
 
 
-def _imports() -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
-    """Every module's imports of other memstore modules, and those made inside a function."""
-    edges: dict[str, set[str]] = {m: set() for m in MODULES}
+_NAMED = re.compile(r"^memstore(?:\.[A-Za-z_]\w*)+(?P<attr>:[A-Za-z_][\w.]*)?$")
+
+
+def named(module: str, source: str, modules: dict[str, Path] | None = None) -> tuple[set[str], set[str]]:
+    """The package modules a module's strings name: by ``"package.module:attr"`` (a reference, as an
+    import is), and by a dotted module name (an entry-point group's name aside; a package of
+    templates or prompts is named so in its own room)."""
+    modules = MODULES if modules is None else modules
+    references, names = set(), set()
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        found = _NAMED.match(node.value)
+        if found is None or node.value in GROUPS:
+            continue
+        target = _resolve(node.value.partition(":")[0], module, modules)
+        if target is not None:
+            (references if found["attr"] else names).add(target)
+    return references, names
+
+
+def edges_of(module: str, source: str, modules: dict[str, Path] | None = None) -> tuple[set[str], set[str], set[str]]:
+    """What one module imports or names by reference, what else its strings name, and what it
+    imports inside a function (of the package's modules)."""
+    modules = MODULES if modules is None else modules
+    tree = ast.parse(source)
+    edges, names = named(module, source, modules)
+    inside: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            edges.update(_targets(module, node, modules))
+    for function in ast.walk(tree):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    inside.update(_targets(module, node, modules))
+    return edges, names, inside
+
+
+def _imports() -> tuple[dict[str, set[str]], set[tuple[str, str]], dict[str, set[str]]]:
+    """Every module's imports and references of other memstore modules, the imports made inside a
+    function, and every module's imports, references and names together."""
+    edges: dict[str, set[str]] = {}
     inside: set[tuple[str, str]] = set()
+    every: dict[str, set[str]] = {}
     for module, path in MODULES.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                edges[module].update(_targets(module, node))
-        for function in ast.walk(tree):
-            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-                for node in ast.walk(function):
-                    if isinstance(node, ast.Import | ast.ImportFrom):
-                        inside.update((module, target) for target in _targets(module, node))
-    return edges, inside
+        edges[module], names, lazy = edges_of(module, path.read_text(encoding="utf-8"))
+        every[module] = edges[module] | names
+        inside.update((module, target) for target in lazy)
+    return edges, inside, every
 
 
 _GRAPH = functools.cache(_imports)  # parsed on first use, not when the module is collected (in every worker)
@@ -134,7 +217,7 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
                     index[child] = low[child] = len(index)
                     stack.append(child)
                     on_stack.add(child)
-                    work.append((child, iter(sorted(edges[child]))))
+                    work.append((child, iter(sorted(edges.get(child, ())))))
                 elif child in on_stack:
                     low[node] = min(low[node], index[child])
                 continue
@@ -154,28 +237,35 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def stage_of(module: str) -> int | None:
-    """The position of ``module``'s stage in `STAGES`, None for a module outside them."""
-    for position, stage in enumerate(STAGES):
-        if module == stage or module.startswith(stage + "."):
-            return position
-    return None
+def room_of(module: str) -> int | None:
+    """The position of ``module``'s room in `ROOMS` (its longest member that holds it), None for none."""
+    best: tuple[int, int] | None = None
+    for position, room in enumerate(ROOMS):
+        for member in room:
+            holds = module == member or (member != "memstore" and module.startswith(member + "."))
+            if holds and (best is None or len(member) > best[1]):
+                best = (position, len(member))
+    return None if best is None else best[0]
 
 
 def climbs(edges: dict[str, set[str]]) -> set[tuple[str, str]]:
-    """The imports that run from a stage to a higher one."""
+    """The imports and names that run from a room to a higher one."""
     found = set()
     for module, targets in edges.items():
-        low = stage_of(module)
+        low = room_of(module)
         for target in targets:
-            high = stage_of(target)
+            high = room_of(target)
             if low is not None and high is not None and high > low:
                 found.add((module, target))
     return found
 
 
+def _without_debts(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    return {m: {t for t in targets if (m, t) not in KNOWN_CLIMBS} for m, targets in edges.items()}
+
+
 def test_no_import_cycle_anywhere_in_the_package() -> None:
-    assert _cycles(_GRAPH()[0]) == []
+    assert _cycles(_without_debts(_GRAPH()[0])) == []
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
@@ -183,16 +273,44 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_the_stages_import_one_way() -> None:
-    found = climbs(_GRAPH()[0])
-    assert found - KNOWN_CLIMBS == set(), "new imports that climb a stage"
+def test_every_module_is_in_a_room() -> None:
+    assert [m for m in MODULES if room_of(m) is None] == []
+    assert [member for room in ROOMS for member in room if member not in MODULES] == []
+
+
+def test_the_rooms_import_one_way() -> None:
+    found = climbs(_GRAPH()[2])
+    assert found - KNOWN_CLIMBS == set(), "new imports (or names) that climb a room"
     assert KNOWN_CLIMBS - found == set(), "climbs that are gone: take them off KNOWN_CLIMBS"
 
 
-def test_a_climb_is_seen() -> None:
-    edges = {"memstore.harness.world": {"memstore.harness.report.gates"}, "memstore.harness.report.gates": set()}
-    assert climbs(edges) == {("memstore.harness.world", "memstore.harness.report.gates")}
-    assert climbs({"memstore.harness.report.gates": {"memstore.harness.world"}}) == set()
+def _planted(tmp_path: Path, module: str, source: str) -> dict[str, set[str]]:
+    """The edges of a module planted in a copy of the package's module list (its source in ``tmp_path``)."""
+    path = tmp_path / (module.rpartition(".")[2] + ".py")
+    path.write_text(source, encoding="utf-8")
+    modules = {**MODULES, module: path}
+    edges, names, _ = edges_of(module, path.read_text(encoding="utf-8"), modules)
+    return {module: edges | names}
+
+
+def test_a_string_that_names_a_higher_room_is_a_climb(tmp_path: Path) -> None:
+    module = "memstore.harness.run.planted"
+    source = 'GRADING = "memstore.harness.grading.trial:TrialGrading"\nSTUBS = "memstore.agents.stubs"\n'
+    assert climbs(_planted(tmp_path, module, source)) == {
+        (module, "memstore.harness.grading.trial"),
+        (module, "memstore.agents.stubs"),
+    }
+    # a group of the plug-in table, a lower room's name, a sentence that mentions a module: no climb
+    harmless = 'GROUP = "memstore.agents"\nDOWN = "memstore.store:open_store"\nTEXT = "see memstore.cli:main"\n'
+    assert climbs(_planted(tmp_path, module, harmless)) == set()
+
+
+def test_an_import_from_a_higher_room_is_a_climb(tmp_path: Path) -> None:
+    planted = _planted(tmp_path, "memstore.verify.planted", "def f():\n    from memstore.commands import eval\n")
+    assert climbs(planted) == {("memstore.verify.planted", "memstore.commands.eval")}
+    upward = _planted(tmp_path, "memstore.backends.planted", "import memstore.harness.world\n")
+    assert climbs(upward) == {("memstore.backends.planted", "memstore.harness.world")}
+    assert climbs(_planted(tmp_path, "memstore.testing.planted", "import memstore.agents.stubs\n")) == set()
 
 
 def test_statistics_is_a_leaf() -> None:
@@ -203,11 +321,6 @@ def test_statistics_is_a_leaf() -> None:
 def test_imports_inside_functions_are_the_listed_ones() -> None:
     assert set() == _GRAPH()[1] - LAZY, "new imports inside functions: import at the top (or list a deliberate one)"
     assert set() == LAZY - _GRAPH()[1], "lazy imports that are gone: take them off LAZY"
-
-
-def test_every_stage_exists() -> None:
-    for stage in STAGES:
-        assert stage in MODULES, stage
 
 
 MAX_MODULE_LINES = 400
