@@ -225,24 +225,20 @@ def _cost(pattern: re.Pattern[str], text: str) -> float:
 
 
 def test_every_pattern_is_at_most_quadratic_on_a_fact_long_text() -> None:
-    """A fact is at most MAX_FACT_CHARS long: a quadratic pattern costs a fraction of a second on
-    it, a cubic one minutes (code lines, which are longer, are read by linear patterns: above).
-    Read as growth, not against a clock: a pattern that takes more than 50 ms on a whole text is
-    timed on a quarter of it too (before and after); quadratic grows 16 times, cubic 64, and
-    the bound of 32 leaves a twofold swing of the machine's load."""
+    """A fact is at most MAX_FACT_CHARS long: the slowest quadratic pattern costs about 0.25 s on
+    it on an idle core, a cubic one minutes (1,500 spaces cost the old assignment pattern 30 s;
+    code lines, which are longer, are read by linear patterns: above). The bound of 5 s leaves a
+    twentyfold slowdown from the machine's load; growth ratios were tried and are too noisy on
+    times of milliseconds."""
 
-    def steepest() -> dict[str, str]:
-        steep = {}
+    def slowest() -> dict[str, float]:
+        slow = {}
         for name, pattern in _patterns():
             for shape in SHAPES:
                 whole = _shaped(shape, MAX_FACT_CHARS)
-                if (took := _cost(pattern, whole)) <= 0.05:
-                    continue
-                quarter = max(_cost(pattern, _shaped(shape, MAX_FACT_CHARS // 4 - i)) for i in (0, 1))
-                took = min(took, _cost(pattern, _shaped(shape, MAX_FACT_CHARS - 1)))
-                if took > 32 * quarter:
-                    steep[f"{name} on {whole[:8]!r}..."] = f"{quarter:.3f} s on a quarter, {took:.3f} s on the whole"
-        return steep
+                if (took := _cost(pattern, whole)) > 5.0:
+                    slow[f"{name} on {whole[:8]!r}..."] = round(took, 2)
+        return slow
 
-    steep, _ = within(120, steepest)  # a cubic pattern takes minutes on the whole: killed here
-    assert steep == {}
+    slow, _ = within(240, slowest)  # a cubic pattern takes minutes: killed here
+    assert slow == {}
