@@ -2,8 +2,10 @@
 
 Each command opens the library object and makes one library call, and is imported only when it
 runs (or when the help lists it): ``memstore mcp`` does not load the harness, nor ``memstore eval``
-the MCP SDK. Errors are translated
-here, once, for every command: memstore's own errors and the operating system's become one
+the MCP SDK. The commands are entry points of the ``memstore.commands`` group (`memstore.plugins`),
+memstore's own declared in its ``pyproject.toml``: a package adds a command the same way.
+
+Errors are translated here, once, for every command: memstore's own errors and the operating system's become one
 line and exit status 2, and so does running out of memory (an input larger than the memory
 memstore may use); a run folder the machine failed to write (`OutputError`: a full disk) is one
 line and exit status 4, as the run did not finish; Ctrl-C or SIGTERM exit 130; anything else is
@@ -13,32 +15,19 @@ exit status 4 (3 is a run whose gates the sample could not decide: `memstore.har
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import Any
 
 import click
 
-from memstore import __version__
+from memstore import __version__, plugins
 from memstore.commands._shared import CommandError
 from memstore.errors import MemstoreError, OutputError
+from memstore.registry import Registry
 
-__all__ = ["main"]
+__all__ = ["COMMANDS", "main"]
 
-
-#: Each command's name and where it is defined (``module:attribute``, under ``memstore.commands``).
-COMMANDS = {
-    "compare": "reports:compare",
-    "eval": "eval:eval_command",
-    "mcp": "mcp:mcp_command",
-    "memories": "memories:memories",
-    "merge": "merge:merge_command",
-    "metrics": "metrics:metrics_command",
-    "mine": "mine:mine_command",
-    "report": "reports:report",
-    "scenarios": "scenarios:scenarios",
-    "verify": "verify:verify",
-}
+COMMANDS: Registry[click.Command] = plugins.COMMANDS  # memstore's own: its ``memstore.commands`` entry points
 
 
 class _Boundary(click.Group):
@@ -46,14 +35,12 @@ class _Boundary(click.Group):
     imported when first asked for."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return COMMANDS.names()
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        where = COMMANDS.get(cmd_name)
-        if where is None:
-            return None
-        module, attr = where.split(":")
-        command: click.Command = getattr(importlib.import_module(f"memstore.commands.{module}"), attr)
+        command = COMMANDS.find(cmd_name)
+        if command is not None and not isinstance(command, click.Command):
+            raise click.ClickException(f"the command plug-in {cmd_name!r} is not a click command: {command!r}")
         return command
 
     def invoke(self, ctx: click.Context) -> Any:

@@ -1,17 +1,25 @@
-"""One registry for what memstore plugs in by name: store backends, agents, metrics and charts.
-
-Backends and agents are factories found by name; metrics and charts register themselves with a
-decorator (`memstore.harness.analysis.registry.metric`, `memstore.harness.report.charts.chart`)
-when their module is imported, so their registries import the built-in modules and every module
-of their entry-point group (``memstore.metrics``, ``memstore.charts``) on first use (`Registry.load`).
+"""One registry class for what memstore plugs in by name; `memstore.plugins` holds one per kind.
 
 A `Registry` turns a name into a factory, looking in this order:
 
 1. a factory registered in this process (``@registry.register(name)``, a decorator);
-2. a built-in, named by its ``module:attr`` reference (imported when first asked for, so a
-   built-in costs nothing until it is used and no import edge runs back up the stages);
-3. an entry point in the registry's group (``[project.entry-points."memstore.backends"]``);
-4. a ``package.module:attr`` reference written where the name goes.
+2. an entry point of the registry's group (``[project.entry-points."memstore.backends"]``):
+   memstore's own built-ins are entry points of its own distribution, declared in its
+   ``pyproject.toml`` like any plug-in's, so no module of the package names them;
+3. a ``package.module:attr`` reference written where the name goes (for the kinds that take one).
+
+The rules of the entry points (pluggy's ``load_setuptools_entrypoints``, with names kept apart):
+
+- memstore's own entries are its built-ins, first and in the order ``pyproject.toml`` declares
+  them; other distributions' follow, sorted by name;
+- a plug-in may not take a built-in's name: the built-in is used, and ``memstore plugins`` shows
+  the other as shadowed;
+- two plug-ins that declare one name are refused when that name is asked for, naming both;
+- a group that holds none of memstore's own entries means memstore is not installed (a checkout
+  on ``PYTHONPATH`` alone): refused, with the fix.
+
+Metrics, charts and gates register themselves with a decorator when their module is imported:
+their entry points name modules, and `Registry.load` imports them, once, in that order.
 
 Runs with several workers start fresh interpreters: `portable` gives what was registered in
 this process as ``module:qualname`` references, `restore` registers them again in a worker, and
@@ -22,18 +30,22 @@ is refused before the run starts.
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from importlib.metadata import entry_points
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, distributions
 from typing import Any, Generic, TypeVar
 
 from memstore.errors import ConfigurationError
 
-__all__ = ["REFERENCE", "Registry", "import_reference"]
+__all__ = ["DISTRIBUTION", "REFERENCE", "Entries", "Registry", "import_reference", "source_of"]
 
 F = TypeVar("F")
 REFERENCE = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_][\w.]*)$")
+DISTRIBUTION = "memstore"  # the distribution whose entry points are the built-ins
 
 
 def import_reference(reference: str, kind: str) -> Any:
@@ -59,43 +71,152 @@ def import_reference(reference: str, kind: str) -> Any:
     return target
 
 
+_SCANNED: dict[tuple[tuple[str, int], ...], tuple[int, dict[str, list[EntryPoint]]]] = {}
+_SCANS = [0]  # scans made: a registry's sorted entries are of one scan
+
+
+def _modified(folder: str) -> int:
+    try:
+        return os.stat(folder or ".").st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _scan() -> tuple[int, dict[str, list[EntryPoint]]]:
+    """Every installed entry point by group, with the scan's number. A scan of every distribution
+    takes milliseconds: it is read again only when ``sys.path`` or one of its folders changed (a
+    distribution installed, or a test's added), as `importlib.metadata` itself caches by them."""
+    key = tuple((folder, _modified(folder)) for folder in sys.path)
+    found = _SCANNED.get(key)
+    if found is None:
+        groups: dict[str, list[EntryPoint]] = {}
+        seen: set[str] = set()
+        for dist in distributions():  # the first of each name on sys.path, as `entry_points()` takes them
+            name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
+            if name in seen:
+                continue
+            seen.add(name)
+            for entry in dist.entry_points:
+                groups.setdefault(entry.group, []).append(entry)
+        _SCANS[0] += 1
+        found = (_SCANS[0], groups)
+        _SCANNED.clear()
+        _SCANNED[key] = found
+    return found
+
+
+def source_of(entry: EntryPoint) -> str:
+    """Who declares ``entry``: ``built-in`` for memstore's own distribution, else that distribution's name."""
+    dist = getattr(entry, "dist", None)
+    name = dist.name if dist is not None else "?"
+    return "built-in" if name == DISTRIBUTION else name
+
+
+@dataclass(frozen=True)
+class Entries:
+    """One group's entry points, the rules applied (see the module docstring).
+
+    Attributes:
+        chosen: name -> the entry point used for it (built-ins first in declared order, then the rest by name).
+        clashes: name -> the plug-ins that each declare it (none of them is used).
+        shadowed: plug-ins that declare a built-in's name (not used).
+    """
+
+    chosen: dict[str, EntryPoint]
+    clashes: dict[str, list[EntryPoint]]
+    shadowed: list[EntryPoint]
+
+
 class Registry(Generic[F]):
-    """Names to factories of one kind (``kind`` names it in messages: "store", "agent", ...)."""
+    """Names to factories of one kind (``kind`` names it in messages: "store", "agent", ...).
+
+    ``fold_case``: names are case-insensitive (URI schemes); ``by_module``: its entry points name
+    modules that register by decorator (`load`); ``by_reference``: a ``package.module:attr``
+    written where a name goes is imported (not for commands: a typo would import a module).
+    """
 
     def __init__(
-        self,
-        kind: str,
-        group: str,
-        built_in: Mapping[str, str],
-        *,
-        fold_case: bool = False,
-        modules: tuple[str, ...] = (),
+        self, kind: str, group: str, *, fold_case: bool = False, by_module: bool = False, by_reference: bool = True
     ) -> None:
-        self.kind, self.group, self.built_in = kind, group, dict(built_in)
+        self.kind, self.group = kind, group
         self.registered: dict[str, F] = {}
+        self.by_module, self.by_reference = by_module, by_reference
         self._fold = fold_case
-        self._modules = modules  # for kinds that register by decorator: the built-in modules to import
         self._loaded = False
-
-    def load(self) -> None:
-        """For a kind that registers itself by decorator (metrics, charts): import the built-in
-        modules, then every module the entry-point group names, once; what they register is then
-        in `registered`, in that order."""
-        if self._loaded:
-            return
-        self._loaded = True
-        for module in self._modules:
-            importlib.import_module(module)
-        for entry in sorted(self._entry_points().values(), key=lambda ep: ep.name):
-            try:
-                entry.load()
-            except (ImportError, AttributeError) as exc:
-                raise ConfigurationError(
-                    f"the {self.kind} plug-in {entry.name!r} ({entry.value}) cannot be loaded: {exc}"
-                ) from exc
+        self._sorted: tuple[int, Entries] | None = None  # (the scan it was sorted from, the entries)
 
     def _key(self, name: str) -> str:
         return name.lower() if self._fold else name
+
+    def entries(self) -> Entries:
+        """The group's entry points, by the rules of the module docstring.
+
+        Raises:
+            ConfigurationError: none of them is memstore's own (memstore is not installed).
+        """
+        scan, scanned = _scan()
+        if self._sorted is not None and self._sorted[0] == scan:
+            return self._sorted[1]
+        own: dict[str, EntryPoint] = {}
+        others: dict[str, list[EntryPoint]] = {}
+        for entry in scanned.get(self.group, []):
+            key = self._key(entry.name)
+            if source_of(entry) == "built-in":
+                own.setdefault(key, entry)
+            else:
+                others.setdefault(key, []).append(entry)
+        if not own:
+            raise ConfigurationError(
+                f"memstore's own {self.kind} plug-ins are not installed (no entry point of the {DISTRIBUTION} "
+                f"distribution in the {self.group!r} group): install memstore (`pip install -e .` in a checkout) "
+                "rather than running it from a folder on PYTHONPATH"
+            )
+        chosen = dict(own)
+        clashes, shadowed = {}, []
+        for key in sorted(others):
+            if key in own:
+                shadowed += others[key]
+            elif len({source_of(e) for e in others[key]}) > 1:
+                clashes[key] = others[key]
+            else:
+                chosen[key] = others[key][0]
+        found = Entries(chosen, clashes, shadowed)
+        self._sorted = (scan, found)
+        return found
+
+    def _entry(self, key: str) -> EntryPoint | None:
+        """The entry point for ``key``, None for none.
+
+        Raises:
+            ConfigurationError: two plug-ins declare it.
+        """
+        found = self.entries()
+        if key in found.clashes:
+            who = " and ".join(sorted(f"{source_of(e)} ({e.value})" for e in found.clashes[key]))
+            raise ConfigurationError(
+                f"the {self.kind} {key!r} is declared by {who}: uninstall one of them, or name the one you mean "
+                "as 'package.module:attr'"
+            )
+        return found.chosen.get(key)
+
+    def _load(self, entry: EntryPoint) -> Any:
+        try:
+            return entry.load()
+        except (ImportError, AttributeError) as exc:
+            raise ConfigurationError(
+                f"the {self.kind} plug-in {entry.name!r} ({entry.value}, from {source_of(entry)}) cannot be loaded: "
+                f"{exc}"
+            ) from exc
+
+    def load(self) -> None:
+        """For a kind that registers itself by decorator (metrics, charts, gates): import the
+        modules the entry points name, once, built-ins first; what they register is then in
+        `registered`, in that order."""
+        if self._loaded:
+            return
+        self._loaded = True
+        for entry in self.entries().chosen.values():
+            self._load(entry)
 
     def register(self, name: str) -> Callable[[F], F]:
         """A decorator registering ``factory`` as ``name``."""
@@ -120,30 +241,34 @@ class Registry(Generic[F]):
             else:
                 self.registered[key] = before
 
-    def _entry_points(self) -> dict[str, Any]:
-        return {self._key(ep.name): ep for ep in entry_points(group=self.group)}
-
     def knows(self, name: str) -> bool:
-        """Whether ``name`` is registered, built in or an entry point (the entry points, the slow
-        part, looked at last)."""
+        """Whether ``name`` is registered or an entry point's (two plug-ins' too: `find` refuses it)."""
         key = self._key(name)
-        return key in self.registered or key in self.built_in or key in self._entry_points()
+        found = self.entries()
+        return key in self.registered or key in found.chosen or key in found.clashes
+
+    def built_ins(self) -> list[str]:
+        """The names memstore's own distribution declares, in the order it declares them."""
+        return [key for key, entry in self.entries().chosen.items() if source_of(entry) == "built-in"]
 
     def names(self) -> list[str]:
         """Every name this registry knows, sorted (``module:attr`` references aside)."""
-        return sorted({*self.built_in, *self.registered, *self._entry_points()})
+        found = self.entries()
+        return sorted({*self.registered, *found.chosen, *found.clashes})
 
     def find(self, name: str) -> F | None:
-        """The factory for ``name``, or None when no source has it."""
+        """The factory for ``name``, or None when no source has it.
+
+        Raises:
+            ConfigurationError: two plug-ins declare it, or it cannot be imported.
+        """
         key = self._key(name)
         if key in self.registered:
             return self.registered[key]
-        if key in self.built_in:
-            return import_reference(self.built_in[key], self.kind)  # type: ignore[no-any-return]
-        plugins = self._entry_points()
-        if key in plugins:
-            return plugins[key].load()  # type: ignore[no-any-return]
-        if REFERENCE.match(name):
+        entry = self._entry(key)
+        if entry is not None:
+            return self._load(entry)  # type: ignore[no-any-return]
+        if self.by_reference and REFERENCE.match(name):
             return import_reference(name, self.kind)  # type: ignore[no-any-return]
         return None
 
@@ -157,7 +282,7 @@ class Registry(Generic[F]):
         for name in names:
             key = self._key(name)
             factory = self.registered.get(key)
-            if factory is None or key in self.built_in:
+            if factory is None:
                 continue
             module, qualname = getattr(factory, "__module__", ""), getattr(factory, "__qualname__", "")
             if not module or module == "__main__" or "<" in qualname or "." in qualname or not qualname:

@@ -1,7 +1,8 @@
 """The store protocol every memory store implements, and `open_store` to get one by URI.
 
-Backends are found through `BACKENDS` (`memstore.registry.Registry`); `memstore.backends`
-holds the functions to register and resolve them and the built-in backends themselves.
+Backends are found through `BACKENDS` (the plug-in table's store registry, `memstore.plugins`:
+memstore's own backends are entry points of its distribution); `memstore.backends` holds the
+functions to register and resolve them and the built-in backends themselves.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol, runtime_checkable
 
+from memstore import plugins
 from memstore.access import AccessPolicy, Actor
 from memstore.clock import Clock, SystemClock
 from memstore.errors import ConfigurationError
@@ -207,24 +209,7 @@ def open_store(
 
 
 BackendFactory = Callable[[str, StoreOptions], MemoryStore]
-BACKENDS: Registry[BackendFactory] = Registry(
-    "store",
-    "memstore.backends",
-    {
-        "agentmem": "memstore.backends.agentmem:open_agentmem",
-        "mcp": "memstore.backends.mcp:open_mcp",
-        "mem0": "memstore.backends.mem0:open_mem0",
-        "memcite": "memstore.backends.memcite:open_memcite",
-        "memory": "memstore.backends.memory:open_memory",
-        "mutant": "memstore.testing.mutants:open_mutant",
-        "naive": "memstore.backends.naive:open_naive",
-        "postgres": "memstore.backends.postgresql:open_postgresql",
-        "postgresql": "memstore.backends.postgresql:open_postgresql",
-        "ranked": "memstore.backends.ranked:open_ranked",
-        "sqlite": "memstore.backends.sqlite:open_sqlite",
-    },
-    fold_case=True,
-)
+BACKENDS: Registry[BackendFactory] = plugins.STORES  # the built-ins: memstore's ``memstore.backends`` entry points
 
 
 def scheme_of(uri: str) -> str:

@@ -21,6 +21,8 @@ import functools
 import re
 from pathlib import Path
 
+from memstore import plugins
+
 PACKAGE = Path(__file__).resolve().parents[1] / "memstore"
 
 # The rooms, from the ground up; a module imports (or names) only modules of its own room or below.
@@ -31,6 +33,7 @@ ROOMS: tuple[tuple[str, ...], ...] = (
         "memstore.ids",
         "memstore.clock",
         "memstore.registry",
+        "memstore.plugins",
         "memstore.validation",
         "memstore.model",
         "memstore.access",
@@ -60,28 +63,16 @@ LEAVES = ("memstore.harness.stats", "memstore.harness.trees")  # import nothing 
 
 # Imports and names from a lower room to a higher one, still to be turned around.
 KNOWN_CLIMBS: set[tuple[str, str]] = {
-    ("memstore.store", "memstore.backends.agentmem"),
-    ("memstore.store", "memstore.backends.mcp"),
-    ("memstore.store", "memstore.backends.mem0"),
-    ("memstore.store", "memstore.backends.memcite"),
-    ("memstore.store", "memstore.backends.memory"),
-    ("memstore.store", "memstore.backends.naive"),
-    ("memstore.store", "memstore.backends.postgresql"),
-    ("memstore.store", "memstore.backends.ranked"),
-    ("memstore.store", "memstore.backends.sqlite"),
-    ("memstore.store", "memstore.testing.mutants"),
     ("memstore.mcp.forkserver", "memstore.backends.sqlite"),
     ("memstore.mcp.forkserver", "memstore.cli"),
     ("memstore.mcp.forkserver", "memstore.commands.mcp"),
-    ("memstore.harness.run.agents", "memstore.agents.stubs"),
-    ("memstore.harness.run.agents", "memstore.agents.llm"),
-    ("memstore.harness.run.agents", "memstore.testing.agent_mutants"),
     ("memstore.harness.run.trial", "memstore.harness.grading.trial"),
 }
 
 # Imports of memstore modules inside functions, each a deliberate choice for what it costs.
 _PLUGIN = "memstore.harness.pytest_plugin"  # loaded by every pytest run where memstore is installed:
 _PLUGIN_NEEDS = (  # the harness only once its options are used
+    "runfolder.manifest",
     "runfolder.results",
     "pytest_run",
     "report.suite",
@@ -100,8 +91,7 @@ LAZY: set[tuple[str, str]] = {
     ("memstore.mcp.forkserver", "memstore.cli"),
 }
 
-# Entry-point groups whose names are also module names: a group, not an import.
-GROUPS = frozenset({"memstore.agents", "memstore.backends"})
+GROUPS = plugins.GROUPS  # entry-point groups: "memstore.agents" is a group of the plug-in table, not an import
 
 
 def _modules() -> dict[str, Path]:

@@ -4,7 +4,8 @@ The server is started with its command line and spoken to with the official MCP 
 (`mcp.Client`, over stdio), one connection per store, kept open on a thread of its own. A
 *mapping* says how the store protocol's five engine operations (`memstore.backends.foreign`)
 become the server's tools; it is a small class (`ToolMapping`) with the tool calls spelled
-out, and a mapping of one's own is named by ``package.module:Class``. Shipped:
+out. A mapping of one's own is named by ``package.module:Class``, or by a name of the
+``memstore.mcp_mappings`` entry-point group (`memstore.plugins`). Shipped:
 
 - ``server-memory``: the reference ``@modelcontextprotocol/server-memory`` (npm; install with
   ``npm install -g @modelcontextprotocol/server-memory``, command ``mcp-server-memory``), a
@@ -31,13 +32,14 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, ClassVar
 
+from memstore import plugins
 from memstore.backends import StoreOptions, TrialStore, per_trial
 from memstore.backends.foreign import BOOKKEEPING, ForeignStore, bookkeeping, from_bookkeeping
 from memstore.backends.mcp_client import McpConnection
 from memstore.backends.mcp_memstore import open_memstore_server
 from memstore.errors import ConfigurationError
 from memstore.model import Memory
-from memstore.registry import import_reference
+from memstore.registry import Registry
 from memstore.store import MemoryStore
 
 __all__ = ["MAPPINGS", "McpConnection", "McpStore", "ServerMemory", "ToolMapping", "open_mcp"]
@@ -188,7 +190,7 @@ class ServerMemory(ToolMapping):
         return self._entities(self.server.call("search_nodes", {"query": query}))
 
 
-MAPPINGS: dict[str, type[ToolMapping]] = {"server-memory": ServerMemory}
+MAPPINGS: Registry[type[ToolMapping]] = plugins.MCP_MAPPINGS  # ``server-memory``: memstore's ``memstore.mcp_mappings``
 
 
 class McpStore(ForeignStore):
@@ -253,12 +255,11 @@ def _params(uri: str) -> tuple[str, dict[str, str]]:
 def _parse(uri: str) -> tuple[type[ToolMapping], str | None, str | None]:
     """The mapping, the command line and the folder an ``mcp:`` URI names."""
     name, params = _params(uri)
-    mapping: Any = MAPPINGS.get(name)
-    if mapping is None and ":" in name:
-        mapping = import_reference(name, "MCP tool mapping")
+    mapping: Any = MAPPINGS.find(name)
     if mapping is None or not (isinstance(mapping, type) and issubclass(mapping, ToolMapping)):
+        shipped = ", ".join(sorted([*MAPPINGS.names(), MEMSTORE]))
         raise ConfigurationError(
-            f"store URI {uri!r}: no MCP tool mapping {name!r}; shipped: {', '.join(sorted([*MAPPINGS, MEMSTORE]))}, "
+            f"store URI {uri!r}: no MCP tool mapping {name!r}; shipped: {shipped}, "
             "or package.module:Class (a ToolMapping)"
         )
     return mapping, params.get("command"), params.get("folder")

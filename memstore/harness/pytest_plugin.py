@@ -150,8 +150,8 @@ def _wanted(config: pytest.Config) -> bool:
 
 def _run_config(config: pytest.Config) -> RunConfig:
     """The run the options describe (the same `RunConfig` ``memstore eval`` would make)."""
-    from memstore.harness.run.agents import BUILT_IN
     from memstore.harness.run.runner import RunConfig, fitted_workers, iter_arms
+    from memstore.harness.runfolder.manifest import DEFAULT_AGENTS
     from memstore.harness.scenarios.loader import load_library
     from memstore.harness.scenarios.sample import sample_tasks
 
@@ -171,7 +171,7 @@ def _run_config(config: pytest.Config) -> RunConfig:
         note = drawn.describe()
     run = RunConfig(
         scenarios=tuple(scenarios),
-        arms=tuple(iter_arms(config.getoption("--memstore-agent") or BUILT_IN, stores, negative)),
+        arms=tuple(iter_arms(config.getoption("--memstore-agent") or DEFAULT_AGENTS, stores, negative)),
         trials=config.getoption("--memstore-trials"),
         seed=seed,
         workers=workers or 2,

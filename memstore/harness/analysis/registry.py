@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from memstore import plugins
 from memstore.registry import Registry
 
 __all__ = [
@@ -133,13 +134,7 @@ class Slice:
     origin: str | None = None
 
 
-BUILT_IN = (
-    "memstore.harness.analysis.metrics",
-    "memstore.harness.analysis.consistency",
-    "memstore.harness.analysis.health",
-    "memstore.harness.analysis.usage",
-)
-METRICS: Registry[Metric] = Registry("metric", "memstore.metrics", {}, modules=BUILT_IN)
+METRICS: Registry[Metric] = plugins.METRICS  # the built-ins: memstore's ``memstore.metrics`` entry point (`shipped`)
 REGISTRY = METRICS.registered  # every metric, in registration order (the built-ins first)
 
 
@@ -200,6 +195,6 @@ def metric_table() -> str:
 
 
 def _load() -> None:
-    """The built-in metric modules and every ``memstore.metrics`` plug-in, imported once (their
-    decorators fill the registry; by name, as `memstore.registry` loads every built-in)."""
+    """Every module of the ``memstore.metrics`` entry-point group, memstore's own first, imported
+    once: their decorators fill the registry."""
     METRICS.load()

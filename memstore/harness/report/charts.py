@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memstore import plugins
 from memstore.harness.analysis.compare import Comparison, Verdict
 from memstore.harness.analysis.model import ArmResult, RunResults
 from memstore.harness.analysis.registry import Direction, Metric, metrics
@@ -56,7 +57,7 @@ class Chart:
     draw: Callable[[ChartData], str]
 
 
-CHART_REGISTRY: Registry[Chart] = Registry("chart", "memstore.charts", {})  # the built-ins are this module's
+CHART_REGISTRY: Registry[Chart] = plugins.CHARTS  # the built-ins are this module's (its ``shipped`` entry point)
 CHARTS = CHART_REGISTRY.registered  # every chart, in registration order
 
 

@@ -2,15 +2,18 @@
 
 An agent spec is one of:
 
-- a built-in name: ``no-memory``, ``trusting``, ``blind-trusting``, ``jit-verify`` (`memstore.agents.stubs`);
+- a built-in name: ``no-memory``, ``trusting``, ``blind-trusting``, ``jit-verify`` (the stubs);
 - ``command:CMD ARGS``: any program, run in the task's working copy (`memstore.harness.run.command`);
-- ``llm:SPEC``: the LLM agent (`memstore.agents.llm`);
-- ``mutant:NAME``: jit-verify with one part of its loop broken (`memstore.testing.agent_mutants`);
+- ``llm:SPEC``: the reference LLM agent;
+- ``mutant:NAME``: jit-verify with one part of its loop broken (the agent mutants of memstore's tests);
 - ``SCHEME:ARGUMENT`` for a scheme registered in `AGENT_SCHEMES` (or the ``memstore.agent_schemes``
   entry-point group): its factory is called as ``factory(argument, runtime)``;
 - a name registered in this process with `register_agent`;
 - a name in the ``memstore.agents`` entry-point group (name = agent, value = ``module:factory``);
 - ``package.module:factory``: a factory to import.
+
+The built-in names and schemes are entry points of memstore's own distribution, declared in its
+``pyproject.toml`` by the packages that own them (`memstore.plugins`): this stage names none.
 
 A name may carry the agent's own parameters: ``jit-verify[searches=1,reads=4]`` (`split_params`;
 ``--agent-param NAME=VALUE`` adds one to every agent of a run that takes parameters,
@@ -30,6 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol, runtime_checkable
 
+from memstore import plugins
 from memstore.errors import ConfigurationError
 from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.output import Arm
@@ -40,7 +44,6 @@ from memstore.registry import Registry
 __all__ = [
     "AGENTS",
     "AGENT_SCHEMES",
-    "BUILT_IN",
     "ENTRY_POINT_GROUP",
     "Agent",
     "AgentFactory",
@@ -54,7 +57,7 @@ __all__ = [
     "with_params",
 ]
 
-ENTRY_POINT_GROUP = "memstore.agents"
+ENTRY_POINT_GROUP = plugins.AGENTS.group
 
 
 @runtime_checkable
@@ -115,26 +118,8 @@ def with_params(spec: str, pairs: Iterable[str]) -> str:
 AgentFactory = Callable[[Mapping[str, str]], Agent]  # called with the parameters its spec carries
 SchemeFactory = Callable[[str, AgentRuntime | None], Agent]  # (what follows "scheme:", how it runs)
 
-AGENTS: Registry[AgentFactory] = Registry(
-    "agent",
-    ENTRY_POINT_GROUP,
-    {
-        "no-memory": "memstore.agents.stubs:NoMemoryAgent",
-        "trusting": "memstore.agents.stubs:TrustingAgent",
-        "blind-trusting": "memstore.agents.stubs:BlindTrustingAgent",
-        "jit-verify": "memstore.agents.stubs:JitVerifyAgent",
-    },
-)
-AGENT_SCHEMES: Registry[SchemeFactory] = Registry(
-    "agent scheme",
-    "memstore.agent_schemes",
-    {
-        "command": "memstore.harness.run.command:command_agent",
-        "llm": "memstore.agents.llm:llm_agent",
-        "mutant": "memstore.testing.agent_mutants:mutant_agent",
-    },
-)
-BUILT_IN = tuple(AGENTS.built_in)
+AGENTS: Registry[AgentFactory] = plugins.AGENTS  # the built-ins: memstore's ``memstore.agents`` entry points
+AGENT_SCHEMES: Registry[SchemeFactory] = plugins.AGENT_SCHEMES  # ``memstore.agent_schemes``
 _SCHEME = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*):(?P<rest>.*)$", re.DOTALL)
 
 
@@ -167,7 +152,7 @@ def make_agent(spec: str, *, runtime: AgentRuntime | None = None) -> Agent:
     name, params = split_params(spec)
     found = AGENTS.find(name)
     if found is None:
-        known = ", ".join([*AGENTS.built_in, *sorted(AGENTS.registered), "command:CMD", "package.module:factory"])
+        known = ", ".join([*AGENTS.names(), "command:CMD", "package.module:factory"])
         raise ConfigurationError(f"unknown agent {name!r}; known: {known}")
     made = found(params)
     if not isinstance(made, Agent):

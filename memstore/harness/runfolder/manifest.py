@@ -14,7 +14,7 @@ from typing import Any
 
 from memstore.backends import without_password
 from memstore.errors import ConfigurationError, RunFolderError, ScenarioError
-from memstore.harness.run.agents import BUILT_IN, split_params, with_params
+from memstore.harness.run.agents import split_params, with_params
 from memstore.harness.run.output import TABLES
 from memstore.harness.run.process import read_bounded
 from memstore.harness.run.records import FORMAT
@@ -41,7 +41,7 @@ __all__ = [
     "write_manifest",
 ]
 
-DEFAULT_AGENTS = BUILT_IN
+DEFAULT_AGENTS = ("no-memory", "trusting", "blind-trusting", "jit-verify")  # every stub, by its plug-in name
 DEFAULT_STORE = "sqlite:"
 MANIFEST = "manifest.json"
 _MANIFEST_CAP = 16 * 1024 * 1024

@@ -1,10 +1,10 @@
 """Metrics and charts from other packages: a module named in the ``memstore.metrics`` or
-``memstore.charts`` entry-point group is imported on first use, and what its decorators register
-joins the built-ins (in results.json, the reports, the comparisons: every reader asks the registry)."""
+``memstore.charts`` entry-point group of an installed distribution is imported on first use, and
+what its decorators register joins the built-ins (in results.json, the reports, the comparisons:
+every reader asks the registry)."""
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pandas as pd
@@ -13,6 +13,7 @@ import pytest
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis.registry import METRICS, Slice, metrics
 from memstore.harness.report.charts import CHART_REGISTRY, every_chart
+from tests.distributions import install
 
 PLUGIN = """
 from memstore.harness.analysis.registry import Direction, metric
@@ -31,17 +32,19 @@ def plugin_chart(data):
 
 
 @pytest.fixture
-def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "team_metrics.py").write_text(PLUGIN)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    for registry, group in ((METRICS, "memstore.metrics"), (CHART_REGISTRY, "memstore.charts")):
+def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registries with the built-ins loaded, to be loaded again (a plug-in's join them) and restored after."""
+    metrics(), every_chart()
+    for registry in (METRICS, CHART_REGISTRY):
         monkeypatch.setattr(registry, "registered", dict(registry.registered))
         monkeypatch.setattr(registry, "_loaded", False)
-        entry = EntryPoint(name="team", value="team_metrics", group=group)
-        monkeypatch.setattr(registry, "_entry_points", lambda entry=entry: {"team": entry})
 
 
-def test_a_metric_and_a_chart_of_another_package_join_the_built_ins(plugin: None) -> None:
+def test_a_metric_and_a_chart_of_another_package_join_the_built_ins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh: None
+) -> None:
+    groups = {"memstore.metrics": {"team": "team_metrics"}, "memstore.charts": {"team": "team_metrics"}}
+    install(tmp_path, "team-metrics", groups, monkeypatch, modules={"team_metrics": PLUGIN})
     names = [m.name for m in metrics()]
     assert names[-1] == "sessions_seen"
     assert len(names) == len(set(names)) > 40
@@ -53,10 +56,11 @@ def test_a_metric_and_a_chart_of_another_package_join_the_built_ins(plugin: None
     assert charts[-1].draw(None) == "<svg data-plugin='yes'></svg>"  # type: ignore[arg-type]
 
 
-def test_a_plugin_that_cannot_be_loaded_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(METRICS, "registered", dict(METRICS.registered))
-    monkeypatch.setattr(METRICS, "_loaded", False)
-    entry = EntryPoint(name="broken", value="no_such_metrics_module", group="memstore.metrics")
-    monkeypatch.setattr(METRICS, "_entry_points", lambda: {"broken": entry})
-    with pytest.raises(ConfigurationError, match=r"the metric plug-in 'broken' .* cannot be loaded"):
+def test_a_plugin_that_cannot_be_loaded_is_a_configuration_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh: None
+) -> None:
+    install(tmp_path, "broken-metrics", {"memstore.metrics": {"broken": "no_such_metrics_module"}}, monkeypatch)
+    with pytest.raises(
+        ConfigurationError, match=r"the metric plug-in 'broken' .* from broken-metrics\) cannot be loaded"
+    ):
         metrics()

@@ -105,7 +105,7 @@ def test_register_agent_is_a_decorator_and_roles_are_declared(monkeypatch: pytes
 
 
 def test_unknown_agents_name_the_ways_to_plug_one_in() -> None:
-    known = r"known: no-memory, trusting, blind-trusting, jit-verify, command:CMD, package\.module"
+    known = r"known: blind-trusting, jit-verify, no-memory, trusting, command:CMD, package\.module"
     with pytest.raises(ConfigurationError, match=known):
         make_agent("clever")
     with pytest.raises(ConfigurationError, match=r"cannot import agent module .no_such_module. \(no_such_module:"):
