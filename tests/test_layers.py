@@ -63,9 +63,6 @@ LEAVES = ("memstore.harness.stats", "memstore.harness.trees")  # import nothing 
 
 # Imports and names from a lower room to a higher one, still to be turned around.
 KNOWN_CLIMBS: set[tuple[str, str]] = {
-    ("memstore.mcp.forkserver", "memstore.backends.sqlite"),
-    ("memstore.mcp.forkserver", "memstore.cli"),
-    ("memstore.mcp.forkserver", "memstore.commands.mcp"),
     ("memstore.harness.run.trial", "memstore.harness.grading.trial"),
 }
 
@@ -86,9 +83,6 @@ LAZY: set[tuple[str, str]] = {
     *((_PLUGIN, f"memstore.harness.{name}") for name in _PLUGIN_NEEDS),
     ("memstore.harness.run.boundary", "memstore.mcp.server"),  # the MCP SDK, only for a session that asks for MCP
     ("memstore.harness.run.boundary", "memstore.mcp.service"),
-    # a fork of the fork server runs the command line; the module itself is run as a script that
-    # must import nothing but the standard library (its launcher)
-    ("memstore.mcp.forkserver", "memstore.cli"),
 }
 
 GROUPS = plugins.GROUPS  # entry-point groups: "memstore.agents" is a group of the plug-in table, not an import

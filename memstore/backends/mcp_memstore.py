@@ -103,6 +103,9 @@ def _refusal(result: Any, memory_id: str | None) -> MemstoreError:
     return _ERRORS.get(str(kind), StorageError)(text)
 
 
+_PRELOAD = ("memstore.backends.sqlite",)  # the servers' store by default: imported once, in the fork server
+
+
 class MemstoreServerStore:
     """A `MemoryStore` reached through ``memstore mcp`` servers (see the module docstring)."""
 
@@ -164,7 +167,9 @@ class MemstoreServerStore:
                 "--access", str(self.folder / "access.toml"), "--clock-file", str(self.folder / "clock"),
                 "--ids-seed", f"{self._seed}/{self._started}", "--expiry-days", repr(self.expiry / timedelta(days=1)),
             ]  # fmt: skip
-            argv = [*self.command, *args] if self.command is not None else ForkServer.shared().argv(args)
+            argv = (
+                [*self.command, *args] if self.command is not None else ForkServer.shared(preload=_PRELOAD).argv(args)
+            )
             server = self._servers[key] = McpConnection(argv, {}, self.folder / "server.log")
         return server
 

@@ -5,8 +5,11 @@ user, surface and repository it acts for, since a server fixes who acts when it 
 ``memstore mcp`` process spends about a second importing the MCP SDK. Here one process imports
 it all once (``serve``), and each server is a fork of it: a launcher (``run``: this file run as
 a script, the standard library only) hands the fork server its own standard input and output
-over a Unix socket (``SCM_RIGHTS``) with the command line, and the fork runs ``memstore`` on
-them exactly as the command would. An MCP client sees an ordinary stdio server: the launcher is
+over a Unix socket (``SCM_RIGHTS``) with the command line, and the fork runs the ``memstore``
+program on them exactly as the command would. The program is found as the installed console
+script of that name (an entry point, as the shell finds it on ``PATH``), not by importing the
+command line: this room names nothing above it, and what it preloads beyond the MCP server's own
+modules its caller names. An MCP client sees an ordinary stdio server: the launcher is
 the process it started, and it lives until the fork ends, so closing the client's pipes ends
 both.
 
@@ -14,8 +17,8 @@ The fork server ends when its standard input closes (its parent went away); its 
 folder only its user may enter. Written by hand: ``multiprocessing``'s fork server runs Python
 functions, not a command on given descriptors.
 
-    python -m memstore.mcp.forkserver serve SOCKET          # the fork server (prints "ready")
-    python -I -S forkserver.py run SOCKET mcp --store ...   # one server, on this process's stdio
+    python -m memstore.mcp.forkserver serve SOCKET PROGRAM [MODULE...]  # the fork server (prints "ready")
+    python -I -S forkserver.py run SOCKET mcp --store ...               # one server, on this process's stdio
 """
 
 from __future__ import annotations
@@ -32,11 +35,13 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from typing import ClassVar
 
 __all__ = ["ForkServer", "main"]
 
-_PRELOAD = ("memstore.cli", "memstore.commands.mcp", "memstore.backends.sqlite")
+PROGRAM = "memstore"  # the console script a fork runs
+SERVER = ("memstore.mcp.server", "memstore.mcp.stdio", "memstore.mcp.http")  # what every MCP server imports
 _MESSAGE = 1 << 16  # the command line's bytes at most
 
 
@@ -51,7 +56,7 @@ class ForkServer:
     _shared: ClassVar[dict[int, ForkServer]] = {}
     _lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self) -> None:
+    def __init__(self, program: str = PROGRAM, preload: tuple[str, ...] = ()) -> None:
         base = "/tmp" if os.path.isdir("/tmp") else None  # short: a socket's path has 108 bytes
         self.folder = tempfile.mkdtemp(prefix="memstore-fork-", dir=base)
         self.socket = os.path.join(self.folder, "s")
@@ -62,7 +67,7 @@ class ForkServer:
             if name in os.environ:
                 env[name] = os.environ[name]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "memstore.mcp.forkserver", "serve", self.socket],
+            [sys.executable, "-m", "memstore.mcp.forkserver", "serve", self.socket, program, *SERVER, *preload],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -76,12 +81,14 @@ class ForkServer:
         atexit.register(self.close)
 
     @classmethod
-    def shared(cls) -> ForkServer:
-        """The fork server of this process (a new one in a process forked from one that had one)."""
+    def shared(cls, program: str = PROGRAM, preload: tuple[str, ...] = ()) -> ForkServer:
+        """The fork server of this process (a new one in a process forked from one that had one),
+        running ``program`` with ``preload`` imported beside the MCP server's modules (the first
+        caller's, for as long as it serves)."""
         with cls._lock:
             found = cls._shared.get(os.getpid())
             if found is None or found.process.poll() is not None:
-                found = cls._shared[os.getpid()] = cls()
+                found = cls._shared[os.getpid()] = cls(program, preload)
             return found
 
     def argv(self, args: list[str]) -> list[str]:
@@ -100,10 +107,22 @@ class ForkServer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _serve(path: str) -> int:
+def _program(name: str) -> Callable[[], object]:
+    """The function of the console script ``name``, as installed (the ``memstore`` command's)."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group="console_scripts", name=name)
+    if not found:
+        raise SystemExit(f"memstore fork server: no installed program {name!r}")
+    function: Callable[[], object] = next(iter(found)).load()
+    return function
+
+
+def _serve(path: str, program: str, preload: list[str]) -> int:
     import importlib
 
-    for module in _PRELOAD:  # what every server needs, imported once; the forks share it
+    main = _program(program)
+    for module in preload:  # what every server needs, imported once; the forks share it
         importlib.import_module(module)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the kernel
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -116,10 +135,10 @@ def _serve(path: str) -> int:
             return 0  # the parent closed our input: it is gone or done
         if listener.fileno() in ready:
             connection, _ = listener.accept()
-            _fork(listener, connection)
+            _fork(listener, connection, program, main)
 
 
-def _fork(listener: socket.socket, connection: socket.socket) -> None:
+def _fork(listener: socket.socket, connection: socket.socket, program: str, main: Callable[[], object]) -> None:
     """One server: the command line and three descriptors from ``connection``, run in a fork."""
     fds: list[int] = []
     try:
@@ -143,10 +162,9 @@ def _fork(listener: socket.socket, connection: socket.socket) -> None:
                 os.dup2(fd, target)
                 os.close(fd)
             # ``connection`` stays open to the end: the launcher waits for it to close.
-            from memstore.cli import main
-
+            sys.argv = [program, *argv]
             try:
-                main(args=argv, prog_name="memstore")
+                main()
                 status = 0
             except SystemExit as exit_:
                 status = exit_.code if isinstance(exit_.code, int) else 1
@@ -182,11 +200,11 @@ def _run(path: str, argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) == 2 and args[0] == "serve":
-        return _serve(args[1])
+    if len(args) >= 3 and args[0] == "serve":
+        return _serve(args[1], args[2], args[3:])
     if len(args) >= 2 and args[0] == "run":
         return _run(args[1], args[2:])
-    print("usage: forkserver.py serve SOCKET | run SOCKET ARG...", file=sys.stderr)
+    print("usage: forkserver.py serve SOCKET PROGRAM [MODULE...] | run SOCKET ARG...", file=sys.stderr)
     return 2
 
 
