@@ -59,7 +59,6 @@ class EvalRun:
     evaluation: Evaluation
     baseline: Baseline | None
     gates: list[Gate] = field(default_factory=list)
-    baseline_note: str = ""  # why there is no regression gate, when there is none
 
     @property
     def results(self) -> RunResults:
@@ -335,7 +334,7 @@ def _the_run(config: pytest.Config) -> EvalRun:
         if kept is None:
             config.add_cleanup(lambda: None if config.stash.get(_FAILED, []) else shutil.rmtree(folder, True))
         evaluation = run_afresh(run_config, folder, baseline)
-    found = EvalRun(evaluation, baseline, evaluation.gates, asked.note)
+    found = EvalRun(evaluation, baseline, evaluation.gates)
     config.stash[_RUN] = found
     return found
 

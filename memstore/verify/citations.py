@@ -326,12 +326,6 @@ def _forms(codebase: Codebase, path: str) -> frozenset[str]:
     return _code_forms(codebase, path)[1]
 
 
-def _package(path: str) -> str:
-    """The top-level folder of a path, ``src/`` aside ('' for a file at the top)."""
-    parts = path.removeprefix("src/").split("/")
-    return parts[0] if len(parts) > 1 else ""
-
-
 def _common_parts(a: str, b: str) -> int:
     return sum(1 for x, y in zip(a.split("/"), b.split("/"), strict=False) if x == y)
 

@@ -75,10 +75,6 @@ class Region:
                 found.update(stem(match.group(1) + part.strip()) for part in match.group(2).split(","))
         return found
 
-    @cached_property
-    def comments(self) -> str:
-        return " ".join(t.value for t in tokenize(self.text, self.language) if t.kind is TokenKind.COMMENT)
-
 
 @dataclass(frozen=True)
 class Evidence:

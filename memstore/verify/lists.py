@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memstore.verify.mentions import Mention, MentionKind
 from memstore.verify.reading import Reading
 from memstore.verify.tokens import Language, Token, TokenKind
 from memstore.verify.words import STOP
@@ -248,8 +247,3 @@ def _item_like(item: str) -> bool:
         and item.lower() not in STOP
         and (item[0] in "`'\"" or re.fullmatch(r"[\w.\-:\\@]+(?:\(\))?", item) is not None)
     )
-
-
-def items_named(reading: Reading) -> list[Mention]:
-    """The names and strings of a fact, in order (what a list in it can be made of)."""
-    return [m for m in reading.mentions if m.kind in {MentionKind.NAME, MentionKind.STRING}]

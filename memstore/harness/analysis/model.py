@@ -216,8 +216,3 @@ class RunResults:
             confusion=dict(data.get("confusion", {})),
             healing={arm: [float(v) for v in curve] for arm, curve in data.get("healing", {}).items()},
         )
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """A dataclass as a plain dict (for JSON)."""
-    return asdict(value)

@@ -335,15 +335,10 @@ class Tools:
 
     # -- memory over MCP ------------------------------------------------------------------------
 
-    def mcp_config(self, events_file: Path) -> dict[str, object] | None:
-        """The ``mcpServers`` configuration of this session's ``memstore mcp`` server, logging its
-        operations to ``events_file``; None when the trial's store cannot be shared with a server
-        process (a store in memory)."""
-        launch = self._gateway.mcp
-        return None if launch is None else launch.config(events_file)
-
     def mcp_command(self, events_file: Path) -> list[str] | None:
-        """The command line of this session's ``memstore mcp`` server (the ``mcp_config`` one)."""
+        """The command line of this session's ``memstore mcp`` server, logging its operations to
+        ``events_file``; None when the trial's store cannot be shared with a server process (a
+        store in memory)."""
         launch = self._gateway.mcp
         if launch is None:
             return None

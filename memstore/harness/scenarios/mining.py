@@ -55,12 +55,6 @@ FACT_KINDS = ("constant", "default", "definition", "signature", "base", "depende
 KINDS = (*FACT_KINDS, "adversarial", "near-miss", "literal")
 
 
-def _package(path: str) -> str:
-    """The top-level package a path belongs to, ``src/`` aside."""
-    parts = PurePosixPath(path.removeprefix("src/")).parts
-    return parts[0] if len(parts) > 1 else ""
-
-
 def _candidates(path: str, after: set[str]) -> list[str]:
     """Where a file is at --to by its path: the same path, with or without a ``src/`` prefix."""
     options = [path, f"src/{path}", path.removeprefix("src/")]
