@@ -25,7 +25,6 @@ __all__ = [
     "no_harm_gates",
     "tasks_of",
     "verifier_gates",
-    "verifying_arms",
 ]
 
 HARM_OUTCOMES = ("task_success_rate", "merge_rate", "answer_accuracy", "review_precision")
@@ -238,13 +237,6 @@ def _units_to_clear(p: float, bar: float, how: str, z: float = 1.645) -> float |
         return None
     spread = max(p * (1 - p), bar * (1 - bar) / 4)  # a rate of 0 or 1 still has the spread of its bar
     return z * z * spread / (gap * gap)
-
-
-def verifying_arms(results: RunResults) -> list[str]:
-    """The arms whose agent declares that it verifies memories before using them (``verifies``),
-    as the run's metadata records it."""
-    declared = {a.get("name"): bool(a.get("verifies")) for a in results.run.get("arms", []) if isinstance(a, dict)}
-    return [name for name, arm in results.arms.items() if declared.get(name) and arm.role is not Role.NEGATIVE_CONTROL]
 
 
 # The fewest units on which a rate could ever rule out a regression of `MIN_EFFECT`: with no unit

@@ -17,13 +17,14 @@ invariants (one gate per promise: no leaks, no expiry breaches, nothing forgotte
 handed out after it was retired or superseded...), the no-harm gate for every treatment arm, the
 harm-seen gate for every harm probe (bad memory measurably harms an agent that trusts it), the
 verifier's bars for every arm whose agent declares that it verifies, and, given a baseline, one
-gate per comparison with it. `tests/harness/report/test_reports.py` feeds each gate a run where
-it must fail, and one where it cannot decide.
+gate per comparison with it. Each family is registered with `@gate` (`families`), memstore's
+own here, a plug-in's in its own module, and says which arms it judges by what they declare.
+`tests/harness/report/test_reports.py` feeds each gate a run where it must fail, and one where
+it cannot decide.
 """
 
 from __future__ import annotations
 
-from memstore.harness.analysis.compare import Comparison
 from memstore.harness.analysis.model import ArmResult, Role, RunResults
 from memstore.harness.report.effects import (
     HARM_OUTCOMES,
@@ -33,8 +34,8 @@ from memstore.harness.report.effects import (
     no_harm_gates,
     tasks_of,
     verifier_gates,
-    verifying_arms,
 )
+from memstore.harness.report.families import GateRun, gate, gates
 from memstore.harness.report.gate import Gate, Outcome, decided
 from memstore.harness.run.promises import PROMISES
 
@@ -47,7 +48,6 @@ __all__ = [
     "invariant_gates",
     "no_harm_gates",
     "verifier_gates",
-    "verifying_arms",
 ]
 
 
@@ -163,27 +163,44 @@ def _caught(name: str, arm: ArmResult) -> list[Gate]:
 def invariant_gates(results: RunResults) -> list[Gate]:
     """No arm's store breaks a promise of the store contract (leaks and expiry among them); a
     negative control's breaks it and is caught."""
-    return [
-        g
-        for name, arm in results.arms.items()
-        for g in (_caught(name, arm) if arm.role is Role.NEGATIVE_CONTROL else _invariants(name, arm, results))
-    ]
+    return [g for name in results.arms for g in _contract(GateRun(results), name)]
 
 
-def gates(results: RunResults, baseline: list[Comparison] | None = None) -> list[Gate]:
-    """Every run's gates: integrity, the store contract (or a negative control's breaches caught),
-    every treatment arm not worse than the control, every harm probe harmed, the verifier's bars
-    for every arm that verifies, and no regression against the baseline."""
-    found = []
-    for name, arm in results.arms.items():
-        found += _integrity(name, arm)
-        found += _caught(name, arm) if arm.role is Role.NEGATIVE_CONTROL else _invariants(name, arm, results)
-    control = bool(results.arms_of(Role.CONTROL))
-    found += no_harm_gates(results) if control else []
-    found += [harm_seen_gate(results, [name]) for name in results.arms_of(Role.HARM_PROBE)] if control else []
-    for name in verifying_arms(results):
-        found += verifier_gates(
-            results.arms[name], name, tasks=tasks_of(results), sequential=anytime(results) is not None
-        )
-    found += [g for c in baseline or [] if (g := baseline_gate(c, tasks_of(results))) is not None]
-    return found
+@gate("integrity", each_arm=True)
+def _integrity_of(run: GateRun, name: str) -> list[Gate]:
+    """The arm measured something: sessions without an agent or infrastructure error, every unit ran, no tampering."""
+    return _integrity(name, run.results.arms[name])
+
+
+@gate("contract", each_arm=True)
+def _contract(run: GateRun, name: str) -> list[Gate]:
+    """The store contract: one gate per promise, or a negative control's breaches caught."""
+    arm = run.results.arms[name]
+    return _caught(name, arm) if arm.role is Role.NEGATIVE_CONTROL else _invariants(name, arm, run.results)
+
+
+@gate("no_harm")
+def _no_harm(run: GateRun) -> list[Gate]:
+    """Every treatment arm not worse than the control (given a control)."""
+    return no_harm_gates(run.results) if run.results.arms_of(Role.CONTROL) else []
+
+
+@gate("harm_seen")
+def _harm_seen(run: GateRun) -> list[Gate]:
+    """Every harm probe measurably harmed by bad memory (given a control)."""
+    if not run.results.arms_of(Role.CONTROL):
+        return []
+    return [harm_seen_gate(run.results, [name]) for name in run.results.arms_of(Role.HARM_PROBE)]
+
+
+@gate("verifier", declares="verifies")
+def _verifier(run: GateRun, name: str) -> list[Gate]:
+    """The verifier's bars, for an arm whose agent declares that it verifies memories before use."""
+    results = run.results
+    return verifier_gates(results.arms[name], name, tasks=tasks_of(results), sequential=anytime(results) is not None)
+
+
+@gate("baseline")
+def _baseline(run: GateRun) -> list[Gate]:
+    """No regression against the baseline, one gate per metric compared (given a baseline)."""
+    return [g for c in run.baseline if (g := baseline_gate(c, tasks_of(run.results))) is not None]
