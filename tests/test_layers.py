@@ -33,6 +33,7 @@ ROOMS: tuple[tuple[str, ...], ...] = (
         "memstore.ids",
         "memstore.clock",
         "memstore.registry",
+        "memstore.uri",
         "memstore.plugins",
         "memstore.validation",
         "memstore.model",
