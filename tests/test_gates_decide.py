@@ -114,7 +114,7 @@ def test_a_sequential_run_stops_when_every_gate_is_decided_and_says_where(
 
     looks: list[int] = []
 
-    def decided_at_second_look(config: object, output: object, ran: list[str]) -> bool:
+    def decided_at_second_look(config: object, output: object, ran: list[str], *chosen: object) -> bool:
         looks.append(len(ran))
         return len(looks) % 2 == 0
 

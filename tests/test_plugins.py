@@ -6,6 +6,7 @@ on ``sys.path``, as pip installs one), not entry-point objects handed to the reg
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from pathlib import Path
@@ -149,3 +150,14 @@ def test_commands_are_never_imported_from_a_reference() -> None:
     result = CliRunner().invoke(main, ["os.path:join"])
     assert result.exit_code == 2
     assert re.search(r"No such command 'os\.path:join'", result.output)
+
+
+def test_no_module_of_the_package_names_a_built_in() -> None:
+    """The built-ins are declared in pyproject.toml only: no string in the code is one's reference."""
+    values = {value for group, entries in DECLARED.items() if group in GROUPS for value in entries.values()}
+    found = []
+    for path in sorted((ROOT / "memstore").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in values:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value}")
+    assert found == []

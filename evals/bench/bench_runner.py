@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.run.runner import Arm, RunConfig, run
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file, load_library
@@ -22,7 +23,7 @@ ARMS = tuple(Arm(agent, "sqlite:") for agent in ("no-memory", "trusting", "jit-v
 
 def timed(label: str, config: RunConfig) -> float:
     start = time.perf_counter()
-    output = run(config)
+    output = run(config, grading=TrialGrading)
     seconds = time.perf_counter() - start
     sessions = len(output.sessions)
     tasks = sum(len(s.tasks) for s in config.scenarios)

@@ -15,7 +15,7 @@ same thing wherever it starts::
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -24,10 +24,12 @@ import pandas as pd
 from memstore.errors import OutputError
 from memstore.harness.analysis.compare import Comparison, compare_runs
 from memstore.harness.analysis.model import RunResults
+from memstore.harness.compose import Parts, choose
 from memstore.harness.report import Gate, gates, write_reports
 from memstore.harness.report.gate import Decision, decide
+from memstore.harness.run.declared import Declared, check_config, declared
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner import RunConfig, check_config, merge_outputs, units
+from memstore.harness.run.runner import RunConfig, merge_outputs, units
 from memstore.harness.runfolder.lock import hold
 from memstore.harness.runfolder.results import Baseline, check_same_scenarios, write_run
 from memstore.harness.runfolder.shards import read_shard, run_in_folder, shard_path
@@ -112,10 +114,11 @@ def kept_apart(config: RunConfig, out: Path) -> RunConfig:
 
 def _checked(
     config: RunConfig, out: Path, baseline: Baseline | None, force: bool, progress: Progress | None
-) -> RunConfig:
-    """``config`` kept apart from its agents, after everything that can be refused was refused."""
+) -> tuple[RunConfig, dict[str, Declared]]:
+    """``config`` kept apart from its agents, after everything that can be refused was refused;
+    what its arms declare (`check_config`: each agent made once, each store opened once)."""
     config = kept_apart(config, out)
-    check_config(config)
+    arms = check_config(config)
     if baseline is not None:
         check_same_scenarios(
             {"scenario_set_hash": scenario_set_hash(config.scenarios)},
@@ -126,7 +129,7 @@ def _checked(
     problems = check_labels(config.scenarios, progress=(lambda d, t: progress("build", d, t)) if progress else None)
     if problems:
         raise ScenarioError(problems)
-    return config
+    return config, arms
 
 
 def evaluate(
@@ -138,6 +141,7 @@ def evaluate(
     progress: Progress | None = None,
     retry_errors: bool = False,
     starting: Callable[[RunConfig], None] | None = None,
+    parts: Parts | None = None,
 ) -> Evaluation:
     """Run ``config`` and write its run folder ``out`` (shards, tables, results.json, reports).
 
@@ -148,24 +152,33 @@ def evaluate(
     labels do not hold on the repository they build. ``starting(config)`` is called then, before
     the first unit runs (the command writes the run's manifest there). The folder is held
     throughout (`memstore.harness.runfolder.lock`): another process using it is refused.
+    ``parts``: the grading and the gates (`memstore.harness.compose.choose` by default), handed
+    down to the stages that use them, with what the arms declared.
 
     Raises:
         ConfigurationError: an agent, a store or a baseline that cannot be used.
         RunFolderError: ``out`` is in use by another process.
         ScenarioError: a scenario that does not build as its labels say.
     """
+    parts = parts or choose()
     with hold(out):
-        config = _checked(config, out, baseline, force, progress)
+        config, arms = _checked(config, out, baseline, force, progress)
         if starting is not None:
             starting(config)
         started = time.perf_counter()
         shown = (lambda d, t: progress("run", d, t)) if progress else None
         if config.sequential:
-            config, output, stopped = run_sequential(config, out / "shards", shown, retry_errors=retry_errors)
-            extra = stopped.metadata(output, config)
-            return assemble(config, out, output, time.perf_counter() - started, baseline=baseline, extra=extra)
-        whole: RunOutput = run_in_folder(config, out / "shards", shown, retry_errors=retry_errors)
-        return assemble(config, out, whole, time.perf_counter() - started, baseline=baseline)
+            config, output, stopped = run_sequential(
+                config, out / "shards", shown, parts=parts, arms=arms, retry_errors=retry_errors
+            )
+            seconds = time.perf_counter() - started
+            extra = stopped.metadata(output, arms)
+            return assemble(config, out, output, seconds, arms=arms, parts=parts, baseline=baseline, extra=extra)
+        whole: RunOutput = run_in_folder(
+            config, out / "shards", shown, grading=parts.grading, retry_errors=retry_errors
+        )
+        seconds = time.perf_counter() - started
+        return assemble(config, out, whole, seconds, arms=arms, parts=parts, baseline=baseline)
 
 
 def run_part(
@@ -180,13 +193,14 @@ def run_part(
     """Run the ``part=(k, n)``-th of ``config``'s units into ``out/shards`` (for several machines:
     `memstore merge` assembles the parts); its rows."""
     with hold(out):
-        config = _checked(config, out, None, False, progress)
+        config, _ = _checked(config, out, None, False, progress)
         if starting is not None:
             starting(config)
         return run_in_folder(
             config,
             out / "shards",
             (lambda d, t: progress("run", d, t)) if progress else None,
+            grading=choose().grading,
             retry_errors=retry_errors,
             part=part,
         )
@@ -198,23 +212,27 @@ def assemble(
     output: RunOutput,
     seconds: float,
     *,
+    arms: Mapping[str, Declared] | None = None,
+    parts: Parts | None = None,
     baseline: Baseline | None = None,
     extra: dict[str, object] | None = None,
 ) -> Evaluation:
     """Write the run folder's tables, results.json (with ``extra`` in its metadata) and reports
-    from the units' rows.
+    from the units' rows. ``arms``: what the arms declared when the run was checked (declared
+    here again when not given: a merge); ``parts``: the gates (`choose` by default).
 
     Raises:
         OutputError: a file could not be written (a full disk); each is whole, the one before or the new one.
     """
     try:
-        results, tables = write_run(out, config, output, seconds=seconds, extra=extra)
+        arms = arms if arms is not None else declared(config)
+        results, tables = write_run(out, config, output, arms=arms, seconds=seconds, extra=extra)
         against = []
         if baseline is not None:
             against = compare_runs(
                 results, baseline.results, current_sessions=tables["sessions"], baseline_sessions=baseline.sessions
             )
-        gate_list = gates(results, against)
+        gate_list = gates(results, against, families=(parts or choose()).gates)
         write_reports(out, results, tables, gate_list)
     except OSError as exc:
         where = f" ({Path(exc.filename).name})" if exc.filename else ""

@@ -17,7 +17,7 @@ simulated paired outcomes with known effects.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,11 @@ from memstore.harness.analysis.anytime import anytime_intervals, sequential_orde
 from memstore.harness.analysis.compare import compare_within
 from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import RunResults
-from memstore.harness.report.gates import gates
+from memstore.harness.compose import Parts
+from memstore.harness.report.families import GateFamily, gates
+from memstore.harness.run.declared import Declared
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner import RunConfig, declared, merge_outputs
+from memstore.harness.run.runner import RunConfig, merge_outputs
 from memstore.harness.runfolder.results import frames_of
 from memstore.harness.runfolder.shards import run_in_folder
 
@@ -46,10 +48,10 @@ class Stopped:
     reason: str
     planned: int  # scenarios it could have run
 
-    def metadata(self, output: RunOutput, config: RunConfig) -> dict[str, Any]:
+    def metadata(self, output: RunOutput, arms: Mapping[str, Declared]) -> dict[str, Any]:
         """What the run's metadata keeps of it (``run["sequential"]``), with the intervals the
-        gates decide on."""
-        roles = {name: d.role for name, d in declared(config).items()}
+        gates decide on (``arms``: what the arms declare, their roles)."""
+        roles = {name: d.role for name, d in arms.items()}
         intervals = anytime_intervals(frames_of(output)["sessions"], self.order, roles)
         return {
             "sequential": {
@@ -63,11 +65,18 @@ class Stopped:
 
 
 def run_sequential(
-    config: RunConfig, shards: Path, progress: Callable[[int, int], None] | None = None, *, retry_errors: bool = False
+    config: RunConfig,
+    shards: Path,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    parts: Parts,
+    arms: Mapping[str, Declared],
+    retry_errors: bool = False,
 ) -> tuple[RunConfig, RunOutput, Stopped]:
     """Run ``config``'s scenarios in their sequential order until every gate is decided, the
     session budget is spent or every scenario ran; the config of what ran (its scenarios in the
-    library's order), its rows, and where it stopped."""
+    library's order), its rows, and where it stopped. ``parts``: the grading and the gates the
+    composition root chose; ``arms``: what the arms declare (`check_config`)."""
     by_name = {s.name: s for s in config.scenarios}
     order = sequential_order(by_name, config.seed)
     per_unit = {name: len(by_name[name].tasks) * config.trials for name in order}  # tasks per scenario
@@ -83,7 +92,8 @@ def run_sequential(
 
         left = None if config.max_cost is None else config.max_cost - _spent(output)
         part = replace(config, scenarios=tuple(by_name[n] for n in batch), max_cost=left)
-        output = merge_outputs([output, run_in_folder(part, shards, shown, retry_errors=retry_errors)])
+        found = run_in_folder(part, shards, shown, grading=parts.grading, retry_errors=retry_errors)
+        output = merge_outputs([output, found])
         ran += batch
         looks += 1
         if config.max_sessions and len(output.sessions) >= config.max_sessions:
@@ -92,7 +102,7 @@ def run_sequential(
         if config.max_cost is not None and _spent(output) >= config.max_cost:
             reason = f"--max-cost {config.max_cost:g} spent (${_spent(output):.2f})"
             break
-        if len(ran) < len(order) and _decided(config, output, ran):
+        if len(ran) < len(order) and _decided(config, output, ran, arms, parts.gates):
             reason = f"every gate decided after {looks} look(s)"
             break
     kept = set(ran)
@@ -116,18 +126,17 @@ def _batch(order: list[str], ran: list[str], per_unit: dict[str, int]) -> list[s
     return batch
 
 
-def _decided(config: RunConfig, output: RunOutput, ran: list[str]) -> bool:
+def _decided(
+    config: RunConfig, output: RunOutput, ran: list[str], arms: Mapping[str, Declared], families: Sequence[GateFamily]
+) -> bool:
     """Whether every gate of the rows so far is decided, on anytime-valid intervals."""
-    kept = set(ran)
-    final = replace(config, scenarios=tuple(s for s in config.scenarios if s.name in kept))
-    arms = declared(final)
     frames = frames_of(output)
     roles = {name: d.role for name, d in arms.items()}
     stopped = Stopped(tuple(ran), 0, "", len(config.scenarios))
     run = {
-        "tasks": len(frames["sessions"]) // max(len(final.arms), 1),
+        "tasks": len(frames["sessions"]) // max(len(config.arms), 1),
         "arms": [{"name": name, "verifies": d.verifies} for name, d in arms.items()],
-        **stopped.metadata(output, final),
+        **stopped.metadata(output, arms),
     }
     results = RunResults(run, compute(frames, roles), tuple(compare_within(frames, seed=config.seed)))
-    return all(g.decided for g in gates(results))
+    return all(g.decided for g in gates(results, families=families))

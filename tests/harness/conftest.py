@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.run.runner import Arm, RunConfig, RunOutput, run
 from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
 from memstore.harness.scenarios.data import scenarios_dir
@@ -24,7 +25,7 @@ def scenario(name: str) -> Scenario:
 
 def run_arms(names: list[str], arms: list[Arm], **options: object) -> RunOutput:
     config = RunConfig(scenarios=tuple(scenario(n) for n in names), arms=tuple(arms), **options)  # type: ignore[arg-type]
-    return run(config)
+    return run(config, grading=TrialGrading)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from memstore.harness.grading.actions import Actions, parse_diff
 from memstore.harness.grading.merge_checks import check_change
 from memstore.harness.run.audit import chances_text
 from memstore.harness.run.events import EventKind
+from memstore.harness.run.handoff import Played
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.promises import EXPIRY_PROMISES, LEAK_PROMISES
 from memstore.harness.run.records import (
@@ -31,7 +32,6 @@ from memstore.harness.run.records import (
     row,
 )
 from memstore.harness.run.sandbox import AgentRuntime
-from memstore.harness.run.trial import Played
 from memstore.harness.scenarios.model import SeedMemory, Task
 from memstore.harness.scenarios.values import read_value
 from memstore.harness.world import Template, World

@@ -9,7 +9,8 @@ bytes: the same seed gives the same ``results.json`` on every executor.
 - ``ray``: a local Ray instance with ``--workers`` CPUs, or a cluster: ``ray://HOST:PORT``, or
   ``RAY_ADDRESS`` in the environment (``pip install 'memstore[ray]'``). The units are put in
   Ray's object store once and every task reads them from there; the registrations of custom
-  agents and stores made in this process travel with each task; Ctrl-C cancels what is pending.
+  agents and stores made in this process, and the run's grading, travel with each task; Ctrl-C
+  cancels what is pending.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from memstore import backends
 from memstore.errors import ConfigurationError
 from memstore.harness.run import agents
+from memstore.harness.run.handoff import GradingFactory
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.trial import run_unit
 
@@ -54,12 +56,14 @@ def ray_address(spec: str) -> str | None:
     return os.environ.get("RAY_ADDRESS") or None
 
 
-def _batch(work: Sequence[Unit], batch: list[int], registered: Registrations) -> list[RunOutput]:
+def _batch(
+    work: Sequence[Unit], batch: list[int], registered: Registrations, grading: GradingFactory
+) -> list[RunOutput]:
     """A Ray task: the units of one batch, run in a Ray worker process."""
 
     agents.restore_registrations(registered[0])
     backends.restore_registrations(registered[1])
-    return [run_unit(work[position]) for position in batch]
+    return [run_unit(work[position], grading) for position in batch]
 
 
 class RayExecutor:
@@ -72,7 +76,12 @@ class RayExecutor:
         self.workers = workers
 
     def run(
-        self, work: Sequence[Unit], batches: list[list[int]], finish: Finish, registered: Registrations
+        self,
+        work: Sequence[Unit],
+        batches: list[list[int]],
+        finish: Finish,
+        registered: Registrations,
+        grading: GradingFactory,
     ) -> list[int]:
         import ray
 
@@ -84,7 +93,7 @@ class RayExecutor:
             ray.init(address=self.address, **options)
         task = ray.remote(max_retries=0)(_batch)
         shared: Any = ray.put(list(work))  # shipped once: every task reads the units from the object store
-        pending = {task.remote(shared, batch, registered): batch for batch in batches}
+        pending = {task.remote(shared, batch, registered, grading): batch for batch in batches}
         lost: list[int] = []
         try:
             while pending:

@@ -24,23 +24,19 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import Any, NamedTuple
 
 from memstore import backends
 from memstore.errors import Interrupted
 from memstore.harness.run import agents
-from memstore.harness.run.agents import agent_role, make_agent, split_params
-from memstore.harness.run.executors import RayExecutor, check_executor
+from memstore.harness.run.agents import agent_role, make_agent
+from memstore.harness.run.config import RunConfig
+from memstore.harness.run.declared import Declared, check_config, declared, registrations
+from memstore.harness.run.executors import RayExecutor, Registrations
+from memstore.harness.run.handoff import GradingFactory
 from memstore.harness.run.output import Arm, RunOutput, Unit
 from memstore.harness.run.records import Role
-from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.scratch import clean_stale, release_all
-from memstore.harness.run.stores import check_store_uri, store_profile
 from memstore.harness.run.trial import forget_templates, run_unit
-from memstore.harness.scenarios.model import Scenario
-from memstore.store import DEFAULT_EXPIRY
 
 __all__ = [
     "Arm",
@@ -55,32 +51,6 @@ __all__ = [
     "run",
     "units",
 ]
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """What to run."""
-
-    scenarios: tuple[Scenario, ...]
-    arms: tuple[Arm, ...]
-    trials: int = 1
-    seed: int = 0
-    workers: int = 1
-    limit: int = 50
-    expiry: timedelta = DEFAULT_EXPIRY
-    runtime: AgentRuntime = field(default_factory=AgentRuntime)  # how out-of-process agents run
-    agent_timeouts: tuple[tuple[str, float], ...] = ()  # per agent: (agent as given, seconds)
-    max_cost: float | None = None  # USD: no new unit starts once the run's agents spent this
-    executor: str = "local"  # local (a process pool), ray, or ray://HOST:PORT
-    sample: str = ""  # how the tasks were sampled from the scenarios named (`sample_tasks`), if they were
-    sequential: bool = False  # scenarios in a seeded order, stopping when every gate is decided (`harness.sequential`)
-    max_sessions: int = 0  # a sequential run stops after this many sessions (0: no cap)
-
-    def runtime_for(self, agent: str) -> AgentRuntime:
-        """How ``agent`` runs (its own timeout, where one was given)."""
-        given = dict(self.agent_timeouts)
-        timeout = given.get(agent, given.get(split_params(agent)[0]))
-        return self.runtime if timeout is None else self.runtime.with_timeout(timeout)
 
 
 UNITS_PER_WORKER = 4
@@ -114,54 +84,6 @@ def units(config: RunConfig) -> list[Unit]:
     ]
 
 
-def check_config(config: RunConfig) -> None:
-    """Refuse, before anything runs, agents and stores that cannot be used as given (in
-    workers too: what was registered in this process must be importable there).
-
-    Raises:
-        ConfigurationError: naming the agent or store and what is wrong with it.
-    """
-    check_executor(config.executor)
-    for arm in config.arms:
-        make_agent(arm.agent, runtime=config.runtime_for(arm.agent))
-        check_store_uri(arm.store)
-    if config.workers > 1 or config.executor != "local":
-        _registrations(config)
-
-
-class Declared(NamedTuple):
-    """What an arm's agent and store declare."""
-
-    role: Role
-    simulated: bool  # an agent's ``simulated``: the stubs are
-    verifies: bool  # an agent's ``verifies``: it says it verifies memories before use (the verifier's gates)
-    params: dict[str, Any]  # the parameters its agent runs with (an agent's ``params``), if it says
-    store: dict[str, Any]  # what its store declares (`memstore.harness.run.stores.store_profile`)
-
-
-def declared(config: RunConfig) -> dict[str, Declared]:
-    """What each arm's agent and store declare: its role, whether its agent is a simulation,
-    the parameters it runs with, and its store's profile."""
-    profiles = {uri: store_profile(uri) for uri in sorted({arm.store for arm in config.arms})}  # each opened once
-    found = {}
-    for arm in config.arms:
-        agent = make_agent(arm.agent, runtime=config.runtime_for(arm.agent))
-        role = agents.arm_role(agent, arm)
-        params = getattr(agent, "params", None)
-        simulated = bool(getattr(agent, "simulated", False))
-        verifies = bool(getattr(agent, "verifies", False))
-        found[arm.name] = Declared(role, simulated, verifies, dict(params or {}), profiles[arm.store])
-    return found
-
-
-def _registrations(config: RunConfig) -> tuple[dict[str, str], dict[str, str]]:
-    """This process's agent and store registrations the run uses, as worker-importable references."""
-    return (
-        agents.portable_registrations([arm.agent for arm in config.arms]),
-        backends.portable_registrations([arm.store for arm in config.arms]),
-    )
-
-
 @contextlib.contextmanager
 def _stop_on_sigterm() -> Iterator[None]:
     """Turn SIGTERM into `Interrupted` in the main thread, so clean-up runs as for Ctrl-C."""
@@ -180,16 +102,18 @@ def _stop_on_sigterm() -> Iterator[None]:
 
 
 _WORK: list[Unit] = []  # in a pool's worker: the run's units, handed over once when it started
+_GRADING: list[GradingFactory] = []  # in a pool's worker: the run's grading, handed over with them
 
 
-def _start_worker(parent: int, registered: tuple[dict[str, str], dict[str, str]], work: list[Unit]) -> None:
+def _start_worker(parent: int, registered: Registrations, work: list[Unit], grading: GradingFactory) -> None:
     """Worker start-up: register the parent's agents and stores, keep the run's units (batches
-    then name them by position: a scenario is pickled once per worker, not once per unit), and
-    die with the parent."""
+    then name them by position: a scenario is pickled once per worker, not once per unit) and
+    its grading, and die with the parent."""
     global _WORK
     agents.restore_registrations(registered[0])
     backends.restore_registrations(registered[1])
     _WORK = work
+    _GRADING[:] = [grading]
     _die_with_parent(parent)
 
 
@@ -214,7 +138,7 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _run_batch(batch: list[int]) -> list[RunOutput]:
-    return [run_unit(_WORK[position]) for position in batch]
+    return [run_unit(_WORK[position], _GRADING[0]) for position in batch]
 
 
 class _CostCapReached(Exception):
@@ -238,13 +162,13 @@ def _lost(unit: Unit) -> RunOutput:
 class _Pool:
     """A spawn process pool whose workers die with the run, and can be killed at once."""
 
-    def __init__(self, workers: int, registered: tuple[dict[str, str], dict[str, str]], work: list[Unit]) -> None:
+    def __init__(self, workers: int, registered: Registrations, work: list[Unit], grading: GradingFactory) -> None:
         # Fresh interpreters ("spawn"): a forked worker would share the parent's git readers and scratch folder.
         self.executor = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_start_worker,
-            initargs=(os.getpid(), registered, work),
+            initargs=(os.getpid(), registered, work, grading),
         )
 
     def kill(self) -> None:
@@ -260,11 +184,12 @@ def _in_pool(
     batches: list[list[int]],
     workers: int,
     finish: Callable[[int, RunOutput], None],
-    registered: tuple[dict[str, str], dict[str, str]],
+    registered: Registrations,
+    grading: GradingFactory,
 ) -> list[int]:
     """Run ``batches`` (positions in ``work``) on a pool; the positions lost when a worker died."""
     lost: list[int] = []
-    pool = _Pool(workers, registered, work)
+    pool = _Pool(workers, registered, work, grading)
     try:
         futures: dict[Future[list[RunOutput]], list[int]] = {
             pool.executor.submit(_run_batch, batch): batch for batch in batches
@@ -287,30 +212,33 @@ def _in_pool(
     return lost
 
 
-def _executor(config: RunConfig) -> Callable[..., list[int]]:
+def _executor(config: RunConfig, grading: GradingFactory) -> Callable[..., list[int]]:
     """How batches run: ``execute(work, batches, finish, registered, workers) -> lost positions``."""
     if config.executor == "local":
-        return lambda work, batches, finish, registered, workers: _in_pool(work, batches, workers, finish, registered)
+        return lambda work, batches, finish, registered, workers: _in_pool(
+            work, batches, workers, finish, registered, grading
+        )
     ray = RayExecutor(config.executor, config.workers)
-    return lambda work, batches, finish, registered, workers: ray.run(work, batches, finish, registered)
+    return lambda work, batches, finish, registered, workers: ray.run(work, batches, finish, registered, grading)
 
 
 def run(
     config: RunConfig,
     progress: Callable[[int, int], None] | None = None,
     *,
+    grading: GradingFactory,
     done: Callable[[Unit], RunOutput | None] | None = None,
     keep: Callable[[Unit, RunOutput], None] | None = None,
     part: tuple[int, int] | None = None,
 ) -> RunOutput:
-    """Run every unit of ``config``; ``progress(done, total)`` is called as units finish.
+    """Run every unit of ``config``, each trial graded by what ``grading`` makes (`handoff`: the
+    composition root chooses it); ``progress(done, total)`` is called as units finish.
 
     ``done(unit)`` gives the rows of a unit that already ran (it is not run again), or None;
     ``keep(unit, rows)`` is called as each unit finishes: the run folder's shards
     (`memstore.harness.runfolder.shards.run_in_folder`) use both, so an interrupted run resumes
     where it stopped. ``part=(k, n)`` runs only the k-th of n interleaved parts (for several
-    machines; `memstore merge` assembles them).
-    Failures are rows, not crashes (see the module docstring).
+    machines; `memstore merge` assembles them). Failures are rows, not crashes.
     """
     clean_stale()
     work = units(config)
@@ -338,7 +266,7 @@ def run(
         progress(finished, len(mine))
     try:
         with _stop_on_sigterm():
-            _execute(config, work, todo, finish)
+            _execute(config, work, todo, finish, grading)
     except _CostCapReached as reached:
         forget_templates()
         release_all()
@@ -356,19 +284,25 @@ def run(
     return merge_outputs([r for r in results if r is not None])
 
 
-def _execute(config: RunConfig, work: list[Unit], todo: list[int], finish: Callable[[int, RunOutput], None]) -> None:
+def _execute(
+    config: RunConfig,
+    work: list[Unit],
+    todo: list[int],
+    finish: Callable[[int, RunOutput], None],
+    grading: GradingFactory,
+) -> None:
     """Run the units at ``todo``: here, one by one, or in batches on the run's executor."""
     if config.workers <= 1 and config.executor == "local":
         for position in todo:
-            finish(position, run_unit(work[position]))
+            finish(position, run_unit(work[position], grading))
         return
     if not todo:
         return
     # Contiguous batches keep one scenario's trials in one process, so its template is built once there.
     size = max(1, len(todo) // (config.workers * 8))
     batches = [todo[i : i + size] for i in range(0, len(todo), size)]
-    registered = _registrations(config)
-    execute = _executor(config)
+    registered = registrations(config)
+    execute = _executor(config, grading)
     lost = execute(work, batches, finish, registered, config.workers)
     for position in sorted(lost):  # again, alone: a death now names its unit
         if execute(work, [[position]], finish, registered, 1):

@@ -6,9 +6,9 @@ hands the agent its memories (``search`` with the task's own words where the sto
 (`working.py`), and then a coding change is committed, diffed with git, checked and merged.
 
 The loop never reads grading data: what it sees goes, as it happens, to the trial's grading
-(`Grading`; the harness's own is `memstore.harness.grading.trial.TrialGrading`, found by name
-as the registries find their built-ins, so that this stage imports nothing above it), which
-decides whether a change passes its check and writes the rows.
+(`memstore.harness.run.handoff.Grading`), which decides whether a change passes its check and
+writes the rows. Which grading that is, the caller hands down (the composition root chooses it):
+this stage names none.
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ import re
 import tempfile
 import time
 import traceback
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from memstore.access import Actor
 from memstore.harness.run.agents import arm_role, make_agent
@@ -29,10 +27,10 @@ from memstore.harness.run.audit import Breach, StoreAudit, breach_counts
 from memstore.harness.run.boundary import AgentSession, Gateway, Limits, PullRequest, TaskView, Tools, Usage
 from memstore.harness.run.events import EventKind
 from memstore.harness.run.guard import StoreGuard
+from memstore.harness.run.handoff import Grading, GradingFactory, Played
 from memstore.harness.run.mcp_bridge import McpLaunch
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.records import FailureRecord, row
-from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.run.scratch import scratch
 from memstore.harness.run.stores import trial_store
 from memstore.harness.run.working import work
@@ -41,52 +39,20 @@ from memstore.harness.scenarios.model import Scenario, Task
 from memstore.harness.trees import remove_tree
 from memstore.harness.world import Template, World, build_template
 from memstore.model import Memory, Surface
-from memstore.registry import import_reference
 from memstore.store import MemoryStore
 from memstore.verify import Verdict
 from memstore.verify.workspace import Workspace
 
-__all__ = ["GRADING", "Grading", "Played", "run_unit"]
+__all__ = ["forget_templates", "retrieve", "run_unit", "searches", "transcript_slug"]
 
-GRADING = "memstore.harness.grading.trial:TrialGrading"
 _TEMPLATES: dict[str, Template] = {}
 
 
-@dataclass(frozen=True)
-class Played:
-    """What one session did, as the trial loop saw it (no grading data in it)."""
-
-    index: int
-    task: Task
-    key: Mapping[str, str]  # task, surface, user
-    role: str
-    handed: tuple[Memory, ...]
-    events: tuple[tuple[str, str, str], ...]  # (kind, memory id, detail) of the agent's own operations
-    findings: tuple[tuple[str, str], ...]
-    answer: str | None
-    diff: str  # the committed change ("" for none)
-    merged: bool | None  # None off the coding surface
-    contract: Mapping[str, int]  # breaches of each promise of the store contract
-    chances: Mapping[str, int]  # occasions the store had to break each promise (`StoreAudit.chances`)
-    counts: Mapping[str, int]  # verify_reads, searches, reads
-    usage: Mapping[str, Any]  # tokens, cost, model, transcript
-
-
-class Grading(Protocol):
-    """What the trial loop tells the trial's grading, as it happens (see the module docstring)."""
-
-    def begin(self) -> None: ...
-    def event(self, key: dict[str, str], kind: str, memory_id: str, detail: str) -> None: ...
-    def passes(self, task: Task, diff: str, runtime: AgentRuntime) -> bool: ...
-    def merged(self, files: set[str]) -> None: ...
-    def session(self, played: Played) -> None: ...
-    def finish(self) -> None: ...
-
-
-def run_unit(unit: Unit) -> RunOutput:
-    """One trial of one scenario in one arm; a unit that cannot run is a failure row, never a crash."""
+def run_unit(unit: Unit, grading: GradingFactory) -> RunOutput:
+    """One trial of one scenario in one arm, graded by what ``grading`` makes; a unit that cannot
+    run is a failure row, never a crash."""
     try:
-        return _run_unit(unit)
+        return _run_unit(unit, grading)
     except Exception as exc:  # a broken store, scenario or harness costs this unit, not the run
         out = RunOutput()
         failure = FailureRecord(
@@ -120,7 +86,7 @@ def forget_templates() -> None:
     _TEMPLATES.clear()
 
 
-def _run_unit(unit: Unit) -> RunOutput:
+def _run_unit(unit: Unit, grading: GradingFactory) -> RunOutput:
     out = RunOutput()
     started = time.perf_counter()
     template, rebuilt = _template(unit.scenario)
@@ -138,7 +104,7 @@ def _run_unit(unit: Unit) -> RunOutput:
             where=store_dir,
         )
         world = template.instantiate(where / "repo", factory)
-        trial = _Trial(unit, template, world, guard, out)
+        trial = _Trial(unit, template, world, guard, out, grading)
         if shared is not None:
             trial.share(shared, store_dir)
         if rebuilt:
@@ -196,12 +162,14 @@ def retrieve(store: MemoryStore, view: TaskView, limit: int) -> list[Memory]:
 class _Trial:
     """One trial's world, its agent, and what the loop keeps about it between sessions."""
 
-    def __init__(self, unit: Unit, template: Template, world: World, guard: StoreGuard, out: RunOutput) -> None:
+    def __init__(
+        self, unit: Unit, template: Template, world: World, guard: StoreGuard, out: RunOutput, grading: GradingFactory
+    ) -> None:
         self.unit, self.world, self.guard, self.out = unit, world, guard, out
         self.workspace = Workspace(world.path, copied_from=template.repo)
         self.agent = make_agent(unit.arm.agent, runtime=unit.runtime)
         self.role = arm_role(self.agent, unit.arm)
-        self.grading: Grading = import_reference(GRADING, "grading")(unit, template, world, self.workspace, out)
+        self.grading: Grading = grading(unit, template, world, self.workspace, out)
         self.audit = StoreAudit(world, unit.expiry)
         self.verdicts: dict[tuple[Memory, str], Verdict] = {}  # the sessions' verdicts (`Gateway.verdicts`)
         self.store_seconds = 0.0

@@ -25,9 +25,10 @@ from memstore.harness.analysis.compare import compare_groups, compare_within
 from memstore.harness.analysis.curves import confusion, healing_curves
 from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import RunResults
+from memstore.harness.run.declared import Declared
 from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
 from memstore.harness.run.process import gunzip_bounded, read_bounded
-from memstore.harness.run.runner import Declared, RunConfig, declared
+from memstore.harness.run.runner import RunConfig
 from memstore.harness.run.sandbox import resolve_mode
 from memstore.harness.runfolder.forked import in_child
 from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_tables
@@ -73,10 +74,9 @@ def frames_of(output: RunOutput) -> dict[str, pd.DataFrame]:
     return frames
 
 
-def metadata(config: RunConfig, arms: Mapping[str, Declared] | None = None) -> dict[str, Any]:
+def metadata(config: RunConfig, arms: Mapping[str, Declared]) -> dict[str, Any]:
     """What a run was: enough to rerun it and to refuse comparing it with another kind of run
-    (what the arms' agents and stores declare, `declared`, unless given: roles, simulations)."""
-    arms = arms if arms is not None else declared(config)
+    (with what the arms' agents and stores declare: roles, simulations, parameters, profiles)."""
     stores = sorted({redact(arm.store) for arm in config.arms})
     return {
         "seed": config.seed,
@@ -140,17 +140,23 @@ def table_path(folder: Path, name: str) -> Path:
 
 
 def write_run(
-    folder: Path, config: RunConfig, output: RunOutput, *, seconds: float, extra: Mapping[str, Any] | None = None
+    folder: Path,
+    config: RunConfig,
+    output: RunOutput,
+    *,
+    arms: Mapping[str, Declared],
+    seconds: float,
+    extra: Mapping[str, Any] | None = None,
 ) -> tuple[RunResults, dict[str, pd.DataFrame]]:
     """Write tables, results.json and timings.json into ``folder``, each whole (`whole`); return
-    the results and tables. ``extra``: more of the run's metadata (a sequential run's order and
-    intervals).
+    the results and tables. ``arms``: what the arms declare, as the run checked them before it
+    started (`memstore.harness.run.declared.check_config`); ``extra``: more of the run's
+    metadata (a sequential run's order and intervals).
 
     Tables are gzipped CSV with a zero timestamp in the gzip header, so one seed gives the same
     bytes every time."""
     folder.mkdir(parents=True, exist_ok=True)
     frames = frames_of(output)
-    arms = declared(config)
     # The metrics per arm, scenario and origin (the tail's largest part) in a child, beside the rest.
     computing = in_child(
         lambda: compute(frames, {name: arm.role for name, arm in arms.items()}), workers=config.workers

@@ -22,6 +22,7 @@ from typing import Any
 
 from memstore import __version__
 from memstore.backends import without_password
+from memstore.harness.run.handoff import GradingFactory
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.process import gunzip_bounded, read_bounded
 from memstore.harness.run.records import FORMAT
@@ -167,12 +168,14 @@ def run_in_folder(
     shards: Path,
     progress: Callable[[int, int], None] | None = None,
     *,
+    grading: GradingFactory,
     retry_errors: bool = False,
     part: tuple[int, int] | None = None,
 ) -> RunOutput:
-    """`memstore.harness.run.runner.run`, each unit written to ``shards`` as it finishes, and a
-    unit whose shard is already there read back, not run again: an interrupted run resumes where
-    it stopped. ``retry_errors`` runs again the units that failed for infrastructure reasons."""
+    """`memstore.harness.run.runner.run` (each trial graded by what ``grading`` makes), each unit
+    written to ``shards`` as it finishes, and a unit whose shard is already there read back, not
+    run again: an interrupted run resumes where it stopped. ``retry_errors`` runs again the units
+    that failed for infrastructure reasons."""
 
     def done(unit: Unit) -> RunOutput | None:
         found = read_shard(shard_path(shards, unit))
@@ -181,4 +184,4 @@ def run_in_folder(
     def keep(unit: Unit, output: RunOutput) -> None:
         write_shard(shards, unit, output)
 
-    return run(config, progress, done=done, keep=keep, part=part)
+    return run(config, progress, grading=grading, done=done, keep=keep, part=part)

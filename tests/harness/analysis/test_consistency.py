@@ -13,6 +13,8 @@ from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import ArmResult, Rate
 from memstore.harness.analysis.registry import Direction, Level, metrics
 from memstore.harness.analysis.registry import Test as Compared  # not a test class
+from memstore.harness.grading.trial import TrialGrading
+from memstore.harness.run.declared import declared
 from memstore.harness.run.output import SESSION_COLUMNS
 from memstore.harness.run.runner import Arm, RunConfig, run
 from memstore.harness.runfolder.results import write_run
@@ -130,8 +132,8 @@ def test_a_run_with_two_trials_reports_both_per_task(tmp_path: Path) -> None:
     """End to end: two trials of one scenario with the jit-verify stub; n is the scenario's tasks."""
     chosen = scenario("api-version-contradicted")
     config = RunConfig(scenarios=(chosen,), arms=(Arm("jit-verify", "memory://"),), trials=2)
-    output = run(config)
-    results, tables = write_run(tmp_path, config, output, seconds=0.0)
+    output = run(config, grading=TrialGrading)
+    results, tables = write_run(tmp_path, config, output, arms=declared(config), seconds=0.0)
     (arm,) = results.arms.values()
     assert len(tables["sessions"]) == 2 * len(chosen.tasks)
     pass_k, flips = arm.rate("pass_hat_k"), arm.rate("flip_rate")

@@ -10,6 +10,7 @@ import pytest
 
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis.model import Role
+from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.run import agents
 from memstore.harness.run.agents import make_agent, register_agent
 from memstore.harness.run.output import Arm
@@ -45,7 +46,7 @@ def test_a_module_factory_spec_is_an_agent_in_every_worker(agent_module: str) ->
         scenarios=(scenario("api-version-control"),), arms=(Arm(agent_module, "sqlite:"),), trials=2, workers=2
     )
     check_config(config)
-    output = run(config)
+    output = run(config, grading=TrialGrading)
     assert output.failures == []
     assert [s["merged"] for s in output.sessions] == [True, True]  # it explores like the no-memory stub
     assert {s["role"] for s in output.sessions} == {"treatment"}
@@ -57,7 +58,10 @@ def test_an_entry_point_names_an_agent(tmp_path: Path, agent_module: str, monkey
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: my-agents\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text(f"[memstore.agents]\ncareful = {agent_module}\n")
     assert make_agent("careful").name == "careful"
-    output = run(RunConfig(scenarios=(scenario("api-version-control"),), arms=(Arm("careful", "sqlite:"),), workers=2))
+    output = run(
+        RunConfig(scenarios=(scenario("api-version-control"),), arms=(Arm("careful", "sqlite:"),), workers=2),
+        grading=TrialGrading,
+    )
     assert [s["agent"] for s in output.sessions] == ["careful"]
 
 
@@ -67,7 +71,7 @@ def test_a_registration_made_here_reaches_spawn_workers(agent_module: str, monke
     monkeypatch.setitem(agents.AGENTS.registered, "mine", my_agents.make)
     config = RunConfig(scenarios=(scenario("api-version-control"),), arms=(Arm("mine", "sqlite:"),), workers=2)
     check_config(config)
-    output = run(config)
+    output = run(config, grading=TrialGrading)
     assert output.failures == []
     assert [s["arm"] for s in output.sessions] == ["mine/sqlite"]
 
@@ -81,7 +85,7 @@ def test_a_registration_workers_cannot_import_is_refused_before_the_run(monkeypa
         check_config(config)
     one = RunConfig(scenarios=config.scenarios, arms=config.arms, workers=1)
     check_config(one)  # in one process it is fine
-    assert run(one).failures == []
+    assert run(one, grading=TrialGrading).failures == []
 
 
 def test_register_agent_is_a_decorator_and_roles_are_declared(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,7 +123,7 @@ def test_a_store_registered_here_reaches_spawn_workers_too(monkeypatch: pytest.M
     monkeypatch.setitem(backends.BACKENDS.registered, "mine", open_memory)
     config = RunConfig(scenarios=(scenario("api-version-control"),), arms=(Arm("jit-verify", "mine://"),), workers=2)
     check_config(config)
-    output = run(config)
+    output = run(config, grading=TrialGrading)
     assert output.failures == []
     assert [s["store"] for s in output.sessions] == ["mine"]
     monkeypatch.setitem(backends.BACKENDS.registered, "local", lambda uri, options: open_memory(uri, options))

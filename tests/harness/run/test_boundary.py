@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.run import agents as agents_module
 from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.output import Arm
@@ -152,7 +153,7 @@ def test_an_agent_walking_everything_it_is_handed_finds_no_grading_data(
 ) -> None:
     monkeypatch.setitem(agents_module.AGENTS.registered, "walker", Walker)
     Walker.found, Walker.walked = [], []
-    out = run(RunConfig(scenarios=(probe,), arms=(Arm("walker", "sqlite:"),), workers=1))
+    out = run(RunConfig(scenarios=(probe,), arms=(Arm("walker", "sqlite:"),), workers=1), grading=TrialGrading)
     assert out.failures == []
     assert len(Walker.walked) == 3  # one walk per session
     assert min(Walker.walked) > 50  # it did walk: the session, its tools, the memory, the store
@@ -180,7 +181,7 @@ def test_the_memory_handed_carries_no_label(probe: Scenario, monkeypatch: pytest
             )
 
     monkeypatch.setitem(agents_module.AGENTS.registered, "reader", Reader)
-    run(RunConfig(scenarios=(probe,), arms=(Arm("reader", "sqlite:"),), workers=1))
+    run(RunConfig(scenarios=(probe,), arms=(Arm("reader", "sqlite:"),), workers=1), grading=TrialGrading)
     assert seen
     for fields in seen:
         assert set(fields) == {

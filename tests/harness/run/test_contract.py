@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memstore.harness.evaluate import evaluate
+from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.run.output import Arm
 from memstore.harness.run.runner import RunConfig
 from memstore.harness.run.task_contract import task_schema, validate_result, validate_task
@@ -129,8 +130,8 @@ def test_max_cost_stops_new_units_once_spent(tmp_path: Path) -> None:
     spec = f"command:{sys.executable} {script} '{json.dumps(result)}'"
     names = ("api-version-control", "api-version-moved", "api-docs-deleted")
     config = RunConfig(scenarios=tuple(scenario(n) for n in names), arms=(Arm(spec, "sqlite:"),), max_cost=1.0)
-    output = run(config)
+    output = run(config, grading=TrialGrading)
     assert len({s["scenario"] for s in output.sessions}) == 1  # the first unit spent the budget
     assert [f["error"] for f in output.failures] == ["not run: --max-cost reached ($1.00 spent)"] * 2
-    unbounded = run(RunConfig(scenarios=config.scenarios, arms=config.arms))
+    unbounded = run(RunConfig(scenarios=config.scenarios, arms=config.arms), grading=TrialGrading)
     assert unbounded.failures == []

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from memstore.harness.evaluate import Evaluation, evaluate
+from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.run.output import Arm
 from memstore.harness.run.runner import RunConfig, run
 from memstore.harness.run.sandbox import AgentRuntime, SandboxMode, resolve_mode
@@ -151,7 +152,7 @@ def test_a_nested_repository_the_agent_planted_never_runs_and_is_tampering(
         arms=(Arm(spec, "sqlite:"),),
         runtime=AgentRuntime(sandbox=sandbox),
     )
-    output = run(config)
+    output = run(config, grading=TrialGrading)
     assert not marker.exists()
     tampered = [e["detail"] for e in output.events if e["kind"] == "tampered"]
     assert "a nested repository's vendor/x/.git was removed" in tampered
@@ -199,7 +200,7 @@ def test_the_mcp_servers_log_is_out_of_the_agents_reach(tmp_path: Path) -> None:
         arms=(Arm(spec, "sqlite:"),),
         runtime=AgentRuntime(sandbox=SandboxMode.BWRAP),
     )
-    output = run(config)
+    output = run(config, grading=TrialGrading)
     assert profile.read_text() == "# a shell profile\n"  # the server never appended through a link
     assert not [e for e in output.events if e["detail"] == "forged"]  # nor was a forged line replayed
     assert any(e["detail"] == "mcp recent" for e in output.events)  # the real log was read
@@ -231,7 +232,7 @@ def test_what_a_review_session_plants_is_undone_before_the_next_session_touches_
         arms=(Arm(spec, "sqlite:"),),
         runtime=AgentRuntime(sandbox=SandboxMode.OFF),
     )
-    output = run(config)
+    output = run(config, grading=TrialGrading)
     assert not marker.exists(), marker.read_text()
     tampered = [e for e in output.events if e["kind"] == "tampered"]
     assert [e["task"] for e in tampered] == ["review-pr-8"]  # counted in the session that planted it

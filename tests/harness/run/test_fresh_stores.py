@@ -12,6 +12,7 @@ import pytest
 from memstore.backends import StoreOptions, TrialStore, per_trial
 from memstore.backends.sqlite import SqliteStore, open_sqlite
 from memstore.errors import ConfigurationError
+from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.run.runner import Arm, RunConfig, check_config, run
 from memstore.harness.run.stores import check_store_uri, trial_store
 from memstore.store import BACKENDS
@@ -62,7 +63,7 @@ def test_every_trial_of_a_third_party_store_opens_its_own_fresh_store() -> None:
     check_config(config)
     OPENED.clear()  # the check opened one in a scratch folder: not a trial's
     CLOSED.clear()
-    output = run(config)
+    output = run(config, grading=TrialGrading)
     assert output.failures == []
     folders = [Path(uri.removeprefix("teamfile://")).parent for uri in OPENED]
     assert len(OPENED) == 4  # 2 arms x 2 trials, one store each

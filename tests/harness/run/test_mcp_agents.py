@@ -14,6 +14,7 @@ from mcp import Client
 from memstore.access import Actor
 from memstore.agents.stubs import NoMemoryAgent
 from memstore.harness.evaluate import evaluate
+from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.run import agents
 from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.output import Arm
@@ -108,7 +109,7 @@ def test_writing_the_store_behind_the_server_is_still_tampering(agent_script: Pa
     """Without the sandbox (where the store cannot be seen at all), the guard still catches it."""
     spec = f"command:{sys.executable} {agent_script} mcp tamper"
     config = RunConfig(scenarios=(scenario("api-docs-deleted"),), arms=(Arm(spec, "sqlite:"),), runtime=UNBOXED)
-    output = run(config)
+    output = run(config, grading=TrialGrading)
     tampered = [e["detail"] for e in output.events if e["kind"] == "tampered"]
     assert tampered
     assert tampered[0].startswith("memories changed outside the MCP server: mem_")
@@ -125,7 +126,8 @@ def test_a_store_in_memory_offers_no_server(agent_script: Path, tmp_path: Path) 
             scenarios=(scenario("api-version-control"),),
             arms=(Arm(f"command:{sys.executable} {spy}", "memory://"),),
             runtime=UNBOXED,  # so the spy can write where the test reads
-        )
+        ),
+        grading=TrialGrading,
     )
     assert seen.read_text() == "null"
 
@@ -156,7 +158,10 @@ class OverMcp(NoMemoryAgent):
 
 def test_an_in_process_agent_uses_the_same_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(agents.AGENTS.registered, "over-mcp", OverMcp)
-    output = run(RunConfig(scenarios=(scenario("adversarial-memories"),), arms=(Arm("over-mcp", "memory://"),)))
+    output = run(
+        RunConfig(scenarios=(scenario("adversarial-memories"),), arms=(Arm("over-mcp", "memory://"),)),
+        grading=TrialGrading,
+    )
     kinds: dict[str, list[str]] = {}
     for e in output.events:
         kinds.setdefault(e["kind"], []).append(e["truth"])
@@ -229,7 +234,9 @@ class _Ghosts(_Wrapper):
 
 
 def _recalled_breaches(spec: str, store: str) -> tuple[list[tuple[str, str]], list[str]]:
-    output = run(RunConfig(scenarios=(scenario("adversarial-memories"),), arms=(Arm(spec, store),)))
+    output = run(
+        RunConfig(scenarios=(scenario("adversarial-memories"),), arms=(Arm(spec, store),)), grading=TrialGrading
+    )
     breaches = [(e["memory_id"], e["detail"]) for e in output.events if e["kind"] == "breach"]
     recalled = [e["memory_id"] for e in output.events if e["kind"] == "retrieve" and e["detail"] == "mcp recent"]
     stored = [e["memory_id"] for e in output.events if e["kind"] == "store"]

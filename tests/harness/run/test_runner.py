@@ -9,6 +9,7 @@ import pytest
 from memstore import Actor, Memory, Surface, backends
 from memstore.backends import register_backend
 from memstore.backends.memory import InMemoryStore
+from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.run.runner import Arm, iter_arms
 from tests.harness.conftest import run_arms
 
@@ -127,7 +128,7 @@ def test_a_verdict_is_kept_for_the_trial_while_main_stays_and_changes_nothing(mo
 
     monkeypatch.setattr(boundary, "verify_memory", counted)
     config = RunConfig(scenarios=(scenario("files-change-together"),), arms=(Arm("jit-verify", "sqlite:"),), workers=1)
-    kept = run(config)
+    kept = run(config, grading=TrialGrading)
     verdicts = [e for e in kept.events if e["kind"] == "verdict"]
     assert len(calls) == len(set(calls)) < len(verdicts)  # each (memory, commit) once; some sessions asked again
     once = len(calls)
@@ -139,7 +140,7 @@ def test_a_verdict_is_kept_for_the_trial_while_main_stays_and_changes_nothing(mo
         return found
 
     monkeypatch.setattr(trial._Trial, "_gateway", unkept)
-    every = run(config)
+    every = run(config, grading=TrialGrading)
     assert len(calls) - once == len(verdicts)  # verified every time now
     assert every.events == kept.events
     assert every.sessions == kept.sessions
