@@ -38,6 +38,7 @@ ROOMS: tuple[tuple[str, ...], ...] = (
         "memstore.validation",
         "memstore.model",
         "memstore.access",
+        "memstore.uri",
         "memstore.store",
     ),
     ("memstore.verify",),
