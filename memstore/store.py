@@ -7,7 +7,6 @@ functions to register and resolve them and the built-in backends themselves.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -20,6 +19,7 @@ from memstore.errors import ConfigurationError
 from memstore.ids import IdFactory, UlidIds
 from memstore.model import Memory, MemoryDraft, Surface
 from memstore.registry import REFERENCE, Registry, import_reference
+from memstore.uri import StoreURI
 
 __all__ = [
     "BACKENDS",
@@ -33,12 +33,10 @@ __all__ = [
     "StoreOptions",
     "list_every",
     "open_store",
-    "scheme_of",
 ]
 
 DEFAULT_EXPIRY = timedelta(days=28)
 MAX_RECENT_LIMIT = 10_000  # the most memories one recent() call hands
-_SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):")
 
 
 @dataclass(frozen=True)
@@ -212,26 +210,20 @@ BackendFactory = Callable[[str, StoreOptions], MemoryStore]
 BACKENDS: Registry[BackendFactory] = plugins.STORES  # the built-ins: memstore's ``memstore.backends`` entry points
 
 
-def scheme_of(uri: str) -> str:
-    """The scheme of a store URI, lower-cased ("" for none)."""
-    match = _SCHEME.match(uri)
-    return match.group("scheme").lower() if match else ""
-
-
 def resolve_backend(uri: str) -> BackendFactory:
     """The factory for ``uri``: its scheme's, or the ``package.module:factory`` it names.
 
     Raises:
-        ConfigurationError: naming the known schemes, when none fits.
+        ConfigurationError: for text that is no store URI (`StoreURI.parse`), or naming the known
+            schemes, when none fits.
     """
-    if not isinstance(uri, str) or not uri:
-        raise ConfigurationError("a store URI is needed, such as 'sqlite:///path/to/memories.db'")
-    scheme = scheme_of(uri)
-    if scheme and BACKENDS.knows(scheme):
-        return BACKENDS.find(scheme)  # type: ignore[return-value]
-    if "://" not in uri and REFERENCE.match(uri):
+    parsed = StoreURI.parse(uri)
+    if parsed.scheme and BACKENDS.knows(parsed.scheme):
+        return BACKENDS.find(parsed.scheme)  # type: ignore[return-value]
+    if "://" not in uri and REFERENCE.match(uri):  # a reference, or a scheme nobody registered in its form
         return import_reference(uri, BACKENDS.kind)  # type: ignore[no-any-return]
     known = ", ".join(f"{s}://" for s in BACKENDS.names() if s != "mutant")
     raise ConfigurationError(
-        f"unknown store URI {uri!r}: known schemes are {known}, or name a factory as 'package.module:function'"
+        f"unknown store URI {parsed.redacted!r}: known schemes are {known}, "
+        "or name a factory as 'package.module:function'"
     )

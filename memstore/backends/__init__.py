@@ -5,25 +5,26 @@ Built-in backends are imported only when their scheme is used. Third-party store
 in three ways: `register_backend` in-process, an entry point in the
 ``memstore.backends`` group (name = scheme, value = factory), or a
 ``package.module:factory`` URI. A factory is called as ``factory(uri, options)``.
+
+A URI is read by `memstore.uri.StoreURI` (its scheme, path, what it wraps, its password hidden or
+taken out); `redact` and `without_password` are that module's, re-exported here.
 """
 
 from __future__ import annotations
 
-import re
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from memstore.store import BACKENDS, BackendFactory, StoreOptions, resolve_backend, scheme_of
+from memstore.store import BACKENDS, BackendFactory, StoreOptions, resolve_backend
+from memstore.uri import StoreURI, redact, without_password
 
 __all__ = [
     "BackendFactory",
     "PerTrial",
     "StoreOptions",
     "TrialStore",
-    "folder_of",
     "folder_per_trial",
     "known_schemes",
     "per_trial",
@@ -97,21 +98,12 @@ def folder_per_trial(scheme: str, name: str, *, shared: bool) -> Callable[[str, 
     URI that names one is used as given. ``shared``: another process may open the same store."""
 
     def make(uri: str, folder: Path) -> TrialStore:
-        if not folder_of(uri):
+        if not StoreURI.parse(uri).path:
             base = folder / name
             return TrialStore(f"{scheme}:///{base}", files=(base,), shared=shared)
         return TrialStore(uri, shared=shared)
 
     return make
-
-
-def folder_of(uri: str) -> str:
-    """The folder ``scheme:///dir`` names (``scheme:dir``: a relative one); "" for none."""
-    rest = uri.split(":", 1)[1].partition("?")[0]
-    path = rest[2:] if rest.startswith("//") else rest
-    if not path.strip("/"):
-        return ""
-    return "/" + path.lstrip("/") if path.startswith("/") else path
 
 
 def per_trial_of(uri: str) -> PerTrial | None:
@@ -123,8 +115,8 @@ def per_trial_of(uri: str) -> PerTrial | None:
 def wraps(split: Callable[[str], tuple[str, str]]) -> Callable[[F], F]:
     """Declare that ``factory``'s URIs wrap another store's (a decorator): ``split(uri)`` gives
     the wrapper's head and the inner store's URI (``mutant:NAME:`` and ``sqlite:``), and refuses
-    a head it does not know. ``memstore eval`` checks the inner store and makes it per trial as
-    its own backend declares."""
+    a head it does not know (the mutants read both off `StoreURI`: `StoreURI.head`, `StoreURI.inner`).
+    ``memstore eval`` checks the inner store and makes it per trial as its own backend declares."""
 
     def decorate(factory: F) -> F:
         factory.wraps = split  # type: ignore[attr-defined]
@@ -141,48 +133,6 @@ def wrapped_of(uri: str) -> tuple[str, str] | None:
     """
     split = getattr(resolve_backend(uri), "wraps", None)
     return split(uri) if callable(split) else None
-
-
-_AUTHORITY = re.compile(r"://(?P<authority>[^/?#]*)")
-_QUERY_PAIR = re.compile(r"(?P<sep>[?&])(?P<key>[^=&#]*)=(?P<value>[^&#]*)")
-_KEYWORD_PASSWORD = re.compile(r"(?i)(?<![\w%])(password\s*=\s*)('(?:\\.|[^'\\])*'|\S*)")
-
-
-def redact(uri: str) -> str:
-    """``uri`` with every password replaced by ``***`` (what may be shown, logged or written).
-
-    Every form libpq accepts is covered: the userinfo of a URL (up to the authority's last ``@``,
-    so a password holding ``@`` is masked whole), a ``password`` query parameter however its
-    name is percent-encoded, and ``password=`` in a keyword/value connection string. Store URIs
-    nested in another (``mutant:NAME:postgresql://...``) are redacted where they sit.
-    """
-
-    def authority(found: re.Match[str]) -> str:
-        text = found["authority"]
-        userinfo, at, hosts = text.rpartition("@")
-        if not at or ":" not in userinfo:
-            return found[0]
-        return f"://{userinfo.partition(':')[0]}:***@{hosts}"
-
-    def pair(found: re.Match[str]) -> str:
-        if urllib.parse.unquote(found["key"]).strip().lower() != "password":
-            return found[0]
-        return f"{found['sep']}{found['key']}=***"
-
-    shown = _AUTHORITY.sub(authority, uri)
-    shown = _QUERY_PAIR.sub(pair, shown)
-    return _KEYWORD_PASSWORD.sub(lambda m: f"{m[1]}***", shown) if "://" not in shown else shown
-
-
-def without_password(uri: str) -> str:
-    """``uri`` with every password taken out (the forms of `redact`): what a run folder keeps,
-    and what a unit's id is made of, so a resumed run (its password from ``PGPASSWORD`` or
-    ``~/.pgpass``) finds the same units."""
-    masked = redact(uri)
-    masked = masked.replace(":***@", "@")
-    masked = re.sub(r"([?&])[^=&#]*=\*\*\*(&|$)", lambda m: m[1] if m[2] else "", masked)
-    masked = re.sub(r"[?&]$", "", masked)
-    return re.sub(r"(?i)\s*password\s*=\s*\*\*\*", "", masked)
 
 
 def register_backend(scheme: str) -> Callable[[BackendFactory], BackendFactory]:
@@ -202,7 +152,7 @@ def portable_registrations(uris: list[str]) -> dict[str, str]:
     Raises:
         ConfigurationError: for a registered factory that a fresh interpreter cannot import.
     """
-    return BACKENDS.portable(scheme_of(uri) for uri in uris)
+    return BACKENDS.portable(StoreURI.parse(uri).scheme for uri in uris)
 
 
 def restore_registrations(references: dict[str, str]) -> None:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from memstore.access import Actor
-from memstore.backends import StoreOptions, folder_of, folder_per_trial, per_trial
+from memstore.backends import StoreOptions, folder_per_trial, per_trial
 from memstore.backends.agentmem_files import (
     INDEX,
     INDEX_MAX_BYTES,
@@ -70,6 +70,7 @@ from memstore.model import (
     Surface,
     check_text,
 )
+from memstore.uri import StoreURI
 
 __all__ = [
     "INDEX_MAX_BYTES",
@@ -269,5 +270,5 @@ def _with(memory: Memory, **changes: Any) -> Memory:
 )
 def open_agentmem(uri: str, options: StoreOptions) -> AgentMemStore:
     """Factory for ``agentmem:///base/dir`` (``agentmem://`` alone: ``AGENT_MEM_DIR`` or ``~/.agent-mem``)."""
-    path = folder_of(uri) or os.environ.get("AGENT_MEM_DIR") or str(Path.home() / ".agent-mem")
+    path = StoreURI.parse(uri).path or os.environ.get("AGENT_MEM_DIR") or str(Path.home() / ".agent-mem")
     return AgentMemStore(Path(path), options)

@@ -41,6 +41,7 @@ from memstore.errors import ConfigurationError
 from memstore.model import Memory
 from memstore.registry import Registry
 from memstore.store import MemoryStore
+from memstore.uri import StoreURI
 
 __all__ = ["MAPPINGS", "McpConnection", "McpStore", "ServerMemory", "ToolMapping", "open_mcp"]
 
@@ -240,14 +241,15 @@ MEMSTORE = "memstore"  # memstore's own server: `memstore.backends.mcp_memstore`
 
 def _params(uri: str) -> tuple[str, dict[str, str]]:
     """The mapping's name and the parameters of an ``mcp:`` URI (each given once at most)."""
-    rest = uri.split(":", 1)[1]
-    name, _, query = rest.partition("?")
-    params = urllib.parse.parse_qs(query, keep_blank_values=True)
+    parsed = StoreURI.parse(uri)
+    name = parsed.path
+    params = urllib.parse.parse_qs(parsed.query, keep_blank_values=True)
     known = {"command", "folder", "store"} if name == MEMSTORE else {"command", "folder"}
     unknown = sorted(set(params) - known)
     if unknown:
         raise ConfigurationError(
-            f"store URI {uri!r}: unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            f"store URI {parsed.redacted!r}: unknown parameter(s) {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(known))}"
         )
     return name, {key: values[-1] for key, values in params.items()}
 

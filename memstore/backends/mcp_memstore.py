@@ -54,6 +54,7 @@ from memstore.errors import (
 from memstore.mcp.forkserver import ForkServer
 from memstore.model import Citation, Memory, MemoryDraft, Surface
 from memstore.store import open_store
+from memstore.uri import StoreURI
 from memstore.validation import validate_repo
 
 __all__ = ["MAX_LISTED", "MemstoreServerStore", "inner_store_in"]
@@ -82,7 +83,7 @@ def inner_store_in(uri: str, folder: Path) -> str:
         return uri
     made = declared.make(uri, folder) if declared is not None else None
     one_process = made is not None and not made.shared
-    if one_process or (made is None and uri.split(":", 1)[0].lower() == "memory"):
+    if one_process or (made is None and StoreURI.parse(uri).scheme == "memory"):
         raise ConfigurationError(
             f"mcp:memstore?store={uri}: the servers are processes of their own and cannot share a store that "
             "lives in one process; use a store on disk (sqlite:, ranked:) or a server (postgresql://)"

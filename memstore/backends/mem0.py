@@ -37,10 +37,11 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memstore.backends import StoreOptions, folder_of, folder_per_trial, per_trial
+from memstore.backends import StoreOptions, folder_per_trial, per_trial
 from memstore.backends.foreign import ForeignStore, bookkeeping, from_bookkeeping
 from memstore.errors import ConfigurationError
 from memstore.model import Kind, Memory
+from memstore.uri import StoreURI
 
 __all__ = ["DIMENSIONS", "HashedWords", "Mem0Store", "open_mem0"]
 
@@ -238,7 +239,7 @@ class Mem0Store(ForeignStore):
 )
 def open_mem0(uri: str, options: StoreOptions) -> Mem0Store:
     """Factory for ``mem0:///dir`` (a folder for Mem0's embedded Qdrant and history database)."""
-    path = folder_of(uri)
+    path = StoreURI.parse(uri).path
     if not path:
         raise ConfigurationError("mem0: needs a folder: mem0:///path/to/dir")
     return Mem0Store(Path(path), options)

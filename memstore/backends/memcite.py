@@ -34,10 +34,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memstore.backends import StoreOptions, folder_of, folder_per_trial, per_trial
+from memstore.backends import StoreOptions, folder_per_trial, per_trial
 from memstore.backends.foreign import BOOKKEEPING, ForeignStore, bookkeeping, from_bookkeeping
 from memstore.errors import ConfigurationError, StorageError
 from memstore.model import Citation, Kind, Memory, MemoryDraft
+from memstore.uri import StoreURI
 from memstore.verify import CitationCheck, Codebase, Verdict, VerdictStatus
 
 __all__ = ["MemciteStore", "MemciteVerifier", "open_memcite"]
@@ -188,7 +189,7 @@ class MemciteStore(ForeignStore):
 )
 def open_memcite(uri: str, options: StoreOptions) -> MemciteStore:
     """Factory for ``memcite:///dir`` (a folder of memcite databases, one per repository)."""
-    path = folder_of(uri)
+    path = StoreURI.parse(uri).path
     if not path:
         raise ConfigurationError("memcite: needs a folder: memcite:///path/to/dir")
     _memcite()

@@ -19,6 +19,7 @@ from memstore.backends import StoreOptions, per_trial
 from memstore.backends.base import MAX_RECENT_LIMIT, REFERENCE_CAPABILITIES, check_limit
 from memstore.backends.sqlite import SqliteStore, parse_sqlite_uri, trial_file
 from memstore.model import Memory, Surface, check_text, validate_repo
+from memstore.uri import StoreURI
 
 __all__ = ["RankedStore", "open_ranked"]
 
@@ -74,6 +75,5 @@ class RankedStore(SqliteStore):
 )
 def open_ranked(uri: str, options: StoreOptions) -> RankedStore:
     """Factory for ``ranked:`` URIs (paths as for ``sqlite:``; ``ranked://`` alone is in memory)."""
-    rest = uri.split(":", 1)[1]
-    path, _ = parse_sqlite_uri("sqlite:" + rest) if rest.strip("/") else (":memory:", {})
+    path, _ = parse_sqlite_uri(uri) if StoreURI.parse(uri).path else (":memory:", {})
     return RankedStore(path, options)

@@ -29,6 +29,7 @@ from memstore.backends import StoreOptions, resolve_backend, wraps
 from memstore.errors import ConfigurationError, NotFound, PermissionDenied
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface
 from memstore.store import MemoryStore
+from memstore.uri import StoreURI
 
 __all__ = ["STORE_MUTANTS", "StoreMutant", "mutant_uri", "open_mutant", "split_mutant_uri"]
 
@@ -349,12 +350,11 @@ def split_mutant_uri(uri: str) -> tuple[StoreMutant, str]:
     Raises:
         ConfigurationError: naming the known mutants, for a URI that names none.
     """
-    scheme, _, rest = uri.partition(":")
-    name, _, inner = rest.partition(":")
-    if scheme.lower() != "mutant" or name not in STORE_MUTANTS or not inner:
+    parsed = StoreURI.parse(uri)
+    if parsed.scheme != "mutant" or parsed.wrapper not in STORE_MUTANTS or parsed.inner is None:
         known = ", ".join(STORE_MUTANTS)
-        raise ConfigurationError(f"store URI {uri!r}: give mutant:NAME:INNER_URI with NAME one of {known}")
-    return STORE_MUTANTS[name], inner
+        raise ConfigurationError(f"store URI {parsed.redacted!r}: give mutant:NAME:INNER_URI with NAME one of {known}")
+    return STORE_MUTANTS[parsed.wrapper], parsed.inner.text
 
 
 def mutant_uri(name: str, inner: str) -> str:
@@ -364,8 +364,8 @@ def mutant_uri(name: str, inner: str) -> str:
 
 def _head_and_inner(uri: str) -> tuple[str, str]:
     """``mutant:NAME:INNER`` as (``mutant:NAME:``, ``INNER``), for `memstore.backends.wraps`."""
-    mutant, inner = split_mutant_uri(uri)
-    return f"{uri.partition(':')[0]}:{mutant.name}:", inner
+    _, inner = split_mutant_uri(uri)
+    return StoreURI.parse(uri).head, inner
 
 
 @wraps(_head_and_inner)

@@ -9,6 +9,7 @@ from typing import Any
 from memstore.harness.run.records import SessionRecord, columns
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.scenarios.model import Scenario
+from memstore.uri import StoreURI
 
 __all__ = ["SESSION_COLUMNS", "TABLES", "Arm", "RunOutput", "Unit"]
 
@@ -26,21 +27,11 @@ class Arm:
 
     @property
     def store_label(self) -> str:
-        """The store as a run names it: its scheme for a store named by a path or nothing
-        (``sqlite:``, ``sqlite:///x.db``), a mutant as NAME(inner's label), a store named by a
-        name (``mcp:server-memory``) with the store it serves in parentheses (``?store=``)."""
-        scheme, _, rest = self.store.partition(":")
-        if scheme == "mutant":  # mutant:NAME:INNER, shown as NAME(inner's label)
-            name, _, inner = rest.partition(":")
-            return f"{name}({Arm(self.agent, inner).store_label})"
-        if not rest or rest.startswith("//"):
-            return scheme
-        name, _, query = rest.partition("?")
-        pairs = [pair for pair in query.split("&") if pair]
-        served = [pair.partition("=")[2] for pair in pairs if pair.startswith("store=")]
-        label = f"{scheme}:{name}" + (f"({Arm(self.agent, served[-1]).store_label})" if served else "")
-        others = [pair for pair in pairs if not pair.startswith("store=")]
-        return label + (f"?{'&'.join(others)}" if others else "")
+        """The store as a run names it (`memstore.uri.StoreURI.label`): its scheme for a store
+        named by a path or nothing (``sqlite:``, ``sqlite:///x.db``), a mutant as NAME(inner's
+        label), a store named by a name (``mcp:server-memory``) with the store it serves in
+        parentheses (``?store=``)."""
+        return StoreURI.parse(self.store).label
 
     @property
     def name(self) -> str:

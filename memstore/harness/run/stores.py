@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from memstore.access import AccessPolicy
-from memstore.backends import PerTrial, per_trial_of, redact, wrapped_of
+from memstore.backends import PerTrial, per_trial_of, wrapped_of
 from memstore.clock import Clock, FakeClock
 from memstore.errors import ConfigurationError
 from memstore.harness.run.guard import StoreGuard
 from memstore.ids import UlidIds
 from memstore.store import MemoryStore, open_store
+from memstore.uri import StoreURI
 
 __all__ = ["StoreFactory", "check_store_uri", "store_capabilities", "store_profile", "trial_store"]
 
@@ -43,14 +44,15 @@ def check_store_uri(uri: str) -> None:
     if wrapped is not None:
         check_store_uri(wrapped[1])
         return
+    shown = StoreURI.parse(uri).redacted
     try:
         names = [name for _, name, _, _ in string.Formatter().parse(uri) if name is not None]
     except ValueError as exc:
-        raise ConfigurationError(f"store URI {uri!r}: {exc}; use {{scenario}}, {{trial}} and {{arm}}") from exc
+        raise ConfigurationError(f"store URI {shown!r}: {exc}; use {{scenario}}, {{trial}} and {{arm}}") from exc
     unknown = sorted({n for n in names if n not in _PLACEHOLDERS})
     if unknown:
         raise ConfigurationError(
-            f"store URI {uri!r} has unknown placeholder(s) {', '.join(unknown)}; known: scenario, trial, arm"
+            f"store URI {shown!r} has unknown placeholder(s) {', '.join(unknown)}; known: scenario, trial, arm"
         )
     declared = per_trial_of(uri)
     if declared is not None:
@@ -66,14 +68,14 @@ def _check_per_trial(uri: str, declared: PerTrial) -> None:
             declared.make(_format(uri, {"scenario": s, "trial": t, "arm": a}), Path(folder) / s)
             for s, t, a in (("s", 0, "a"), ("t", 1, "b"))
         )
+    parsed = StoreURI.parse(uri)
     if one.shared and one.uri == other.uri:
-        scheme = uri.partition(":")[0]
         raise ConfigurationError(
-            f"store URI {redact(uri)!r} names one store for every trial, and eval needs a fresh one per trial: "
-            + declared.hint.format(scheme=scheme)
+            f"store URI {parsed.redacted!r} names one store for every trial, and eval needs a fresh one per trial: "
+            + declared.hint.format(scheme=parsed.scheme)
         )
     if one.folder is not None and one.folder == other.folder and not one.folder.is_dir():
-        raise ConfigurationError(f"store URI {uri!r}: the folder {one.folder} does not exist")
+        raise ConfigurationError(f"store URI {parsed.redacted!r}: the folder {one.folder} does not exist")
 
 
 def _open_once(uri: str) -> dict[str, Any]:
@@ -92,7 +94,8 @@ def _open_once(uri: str) -> dict[str, Any]:
         except ConfigurationError:
             raise
         except Exception as exc:  # a third-party factory may raise anything
-            raise ConfigurationError(f"store {uri!r} could not be opened: {type(exc).__name__}: {exc}") from exc
+            shown = StoreURI.parse(uri).redacted
+            raise ConfigurationError(f"store {shown!r} could not be opened: {type(exc).__name__}: {exc}") from exc
         profile = _profile(store)
         close = getattr(store, "close", None)
         if callable(close):
