@@ -15,14 +15,18 @@ import pytest
 from click.testing import CliRunner
 
 from memstore.access import AccessPolicy
+from memstore.backends.mcp import _parse
 from memstore.backends.memory import InMemoryStore
 from memstore.cli import main
 from memstore.errors import ConfigurationError
+from memstore.harness.compose import choose
 from memstore.harness.run.agents import make_agent
+from memstore.harness.run.runner import Arm, RunConfig, run
 from memstore.plugins import GROUPS, STORES, TABLE, listing
 from memstore.registry import Registry
 from memstore.store import BACKENDS, open_store
 from tests.distributions import install
+from tests.harness.conftest import scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ("store", "agent", "agent scheme", "metric", "chart", "gate", "grading", "MCP tool mapping", "command")
@@ -50,6 +54,26 @@ def careful(params):
 @click.command(name="hello")
 def hello():
     click.echo("hello from a plug-in")
+
+
+def team_scheme(argument, runtime):
+    return Careful({})
+
+
+from memstore.backends.mcp import ServerMemory
+from memstore.harness.grading.trial import TrialGrading
+
+
+class TeamMemory(ServerMemory):
+    name = "team-memory"
+
+
+class CountingGrading(TrialGrading):
+    sessions = 0
+
+    def session(self, played):
+        type(self).sessions += 1
+        super().session(played)
 """
 
 
@@ -109,6 +133,25 @@ def test_a_third_party_distribution_plugs_in_through_each_group(
     rows = {(p.kind, p.name): p for p in listing()}
     assert rows["store", "team"].source == rows["agent", "careful"].source == "team-plugin"
     assert rows["store", "sqlite"].source == "built-in"
+
+
+def test_a_scheme_a_tool_mapping_and_a_grading_of_another_distribution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    groups = {
+        "memstore.agent_schemes": {"team": "team_plugin:team_scheme"},
+        "memstore.mcp_mappings": {"team-memory": "team_plugin:TeamMemory"},
+        "memstore.gradings": {"counting": "team_plugin:CountingGrading"},
+    }
+    install(tmp_path, "team-plugin", groups, monkeypatch, modules={"team_plugin": PLUGIN})
+    assert make_agent("team:anything").name == "careful"
+    assert _parse("mcp:team-memory?folder=/x")[0].__name__ == "TeamMemory"
+    parts = choose("counting")
+    config = RunConfig(scenarios=(scenario("api-version-control"),), arms=(Arm("no-memory", "memory://"),))
+    output = run(config, grading=parts.grading)
+    assert len(output.sessions) == parts.grading.sessions > 0  # type: ignore[attr-defined]
+    with pytest.raises(ConfigurationError, match=r"unknown grading 'nonesuch'; known: counting, trial"):
+        choose("nonesuch")
 
 
 def test_memstore_plugins_lists_every_kind_with_its_group_and_source(
