@@ -37,7 +37,8 @@ from memstore import (
     open_store,
 )
 from memstore.backends.memory import InMemoryStore
-from memstore.backends.sqlite import SqliteStore, _us
+from memstore.backends.rows import micros
+from memstore.backends.sqlite import SqliteStore
 
 REPOS = [f"org{i // 50}/repo{i}" for i in range(1_000)]
 USERS = [f"user{i}" for i in range(50)]
@@ -162,7 +163,7 @@ def bench_recent(workdir: Path, sizes: list[int], queries: int, rng: random.Rand
 def _scan_baseline(store: SqliteStore, asks: list[tuple[str, Actor]], clock: FakeClock) -> float:
     """The facts query of recent() without its index: the table scan a store without indices does."""
     conn = sqlite3.connect(store.path)
-    cutoff = _us(clock.now() - timedelta(days=28))
+    cutoff = micros(clock.now() - timedelta(days=28))
     samples = []
     for repo, _ in asks:
         start = time.perf_counter()

@@ -22,60 +22,18 @@ import hashlib
 import re
 import threading
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memstore.backends import StoreOptions, TrialStore, per_trial, redact
-from memstore.backends.base import PagedRecordStore, RecencyKey, Visibility, chain_order
-from memstore.backends.rows import COLUMNS as _COLUMNS
-from memstore.backends.rows import KINDS as _KINDS
-from memstore.backends.rows import NOBODY as _NOBODY
-from memstore.backends.rows import citations_json, key_row
-from memstore.backends.rows import micros as _us
-from memstore.backends.rows import moment as _moment
-from memstore.backends.rows import row_to_memory as _row_to_memory
+from memstore.backends import StoreOptions, TrialStore, per_trial, redact, sql
+from memstore.backends.rows import Row
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
-from memstore.model import Memory
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresStore", "open_postgresql", "parse_postgresql_uri"]
+__all__ = ["PostgresStore", "open_postgresql", "parse_postgresql_uri"]
 
-_SWEEP_BATCH = 1_000
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-
-# Version N is reached by running MIGRATIONS[N - 1] on a store at version N - 1. {s} is the schema.
-MIGRATIONS: list[str] = [
-    """
-    CREATE TABLE {s}.memories (
-        id                 TEXT PRIMARY KEY,
-        root               TEXT NOT NULL,
-        repo               TEXT NOT NULL,
-        kind               TEXT NOT NULL CHECK (kind IN ('fact', 'preference')),
-        subject            TEXT NOT NULL,
-        fact               TEXT NOT NULL,
-        citations          TEXT NOT NULL,
-        reason             TEXT NOT NULL,
-        author             TEXT NOT NULL,
-        surface            TEXT NOT NULL,
-        created_at         BIGINT NOT NULL,
-        refreshed_at       BIGINT NOT NULL,
-        chain_refreshed_at BIGINT NOT NULL,
-        supersedes         TEXT,
-        status             TEXT NOT NULL CHECK (status IN ('active', 'superseded', 'retired')),
-        retired_reason     TEXT
-    );
-    CREATE INDEX memories_recent_facts ON {s}.memories (repo, refreshed_at DESC, created_at DESC, id DESC)
-        WHERE status = 'active' AND kind = 'fact';
-    CREATE INDEX memories_recent_preferences ON {s}.memories (author, refreshed_at DESC, created_at DESC, id DESC)
-        WHERE status = 'active' AND kind = 'preference';
-    CREATE INDEX memories_root ON {s}.memories (root);
-    CREATE INDEX memories_expiry ON {s}.memories (chain_refreshed_at)
-    """,
-]
-SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def parse_postgresql_uri(uri: str) -> tuple[str, str, str]:
@@ -108,22 +66,25 @@ def _shown(uri: str) -> str:
     return redact(uri)
 
 
-class PostgresStore(PagedRecordStore):
-    """A `MemoryStore` in one schema of a PostgreSQL database (see the module docstring)."""
+class PostgresStore(sql.SqlRecordStore):
+    """A `MemoryStore` in one schema of a PostgreSQL database (see the module docstring); its
+    queries are `memstore.backends.sql`'s, in the PostgreSQL dialect."""
 
     def __init__(
         self, conninfo: str, schema: str, options: StoreOptions, *, shown: str = "", timeout: int = 10
     ) -> None:
         super().__init__(options)
         import psycopg
+        from psycopg.rows import namedtuple_row
 
         self._psycopg = psycopg
         self.schema = schema
+        self.dialect = sql.POSTGRESQL.in_schema(schema)
         self.shown = shown or _shown(conninfo)
         self.read_only = options.read_only
         self._lock = threading.RLock()
         try:
-            self._conn = psycopg.connect(conninfo, autocommit=True, connect_timeout=timeout)
+            self._conn = psycopg.connect(conninfo, autocommit=True, connect_timeout=timeout, row_factory=namedtuple_row)
         except psycopg.Error as exc:
             raise StorageError(f"cannot connect to {self.shown}: {_first_line(exc)}") from exc
         try:
@@ -135,18 +96,14 @@ class PostgresStore(PagedRecordStore):
     def __repr__(self) -> str:
         return f"PostgresStore({self.shown!r}, schema={self.schema!r})"
 
-    @property
-    def _t(self) -> str:
-        return f'"{self.schema}".memories'
-
     # -- opening and migrating ------------------------------------------------------
 
     def _version(self) -> int | None:
         """The stamped schema version; None when the schema holds nothing of anyone."""
-        cur = self._conn.execute(
+        found: list[Row] = self._conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (self.schema,)
-        )
-        tables = {row[0] for row in cur.fetchall()}
+        ).fetchall()
+        tables = {row.table_name for row in found}
         if not tables:
             return None
         if "memstore_meta" not in tables:
@@ -154,27 +111,26 @@ class PostgresStore(PagedRecordStore):
                 f"schema {self.schema!r} of {self.shown} holds tables of something else ({len(tables)}, no memstore "
                 "stamp); refusing to touch it (name another with ?schema=)"
             )
-        rows: dict[str, str] = dict(
-            self._conn.execute(f'SELECT key, value FROM "{self.schema}".memstore_meta').fetchall()
-        )
+        stamp: list[Row] = self._conn.execute(f'SELECT key, value FROM "{self.schema}".memstore_meta').fetchall()
+        rows = {row.key: row.value for row in stamp}
         if rows.get("application") != "memstore":
             raise IncompatibleStore(f"schema {self.schema!r} of {self.shown} is stamped by another application")
         version = int(rows.get("schema_version", "0"))
-        if version > SCHEMA_VERSION:
+        if version > sql.SCHEMA_VERSION:
             raise IncompatibleStore(
                 f"schema {self.schema!r} of {self.shown} was written by a newer memstore (schema version {version}; "
-                f"this one reads up to {SCHEMA_VERSION}); upgrade memstore to open it"
+                f"this one reads up to {sql.SCHEMA_VERSION}); upgrade memstore to open it"
             )
         return version
 
     def _open(self, *, create: bool) -> None:
         try:
             version = self._version()
-            if version == SCHEMA_VERSION:
+            if version == sql.SCHEMA_VERSION:
                 return
             if self.read_only:
                 raise StorageError(f"{self.shown} (schema {self.schema!r}) is read-only and not at schema version "
-                                   f"{SCHEMA_VERSION}")  # fmt: skip
+                                   f"{sql.SCHEMA_VERSION}")  # fmt: skip
             if version is None and not create:
                 raise StorageError(f"no memstore store in schema {self.schema!r} of {self.shown}")
             with self._conn.transaction():
@@ -185,14 +141,13 @@ class PostgresStore(PagedRecordStore):
                     self._conn.execute(
                         f'CREATE TABLE IF NOT EXISTS "{self.schema}".memstore_meta (key TEXT PRIMARY KEY, value TEXT)'
                     )
-                for target in range(version + 1, SCHEMA_VERSION + 1):
-                    for statement in MIGRATIONS[target - 1].split(";"):
-                        if statement.strip():
-                            self._conn.execute(statement.replace("{s}", f'"{self.schema}"'))
+                for statement in self.dialect.migrations(version, sql.SCHEMA_VERSION):
+                    self._conn.execute(statement)
                 self._conn.execute(
-                    f'INSERT INTO "{self.schema}".memstore_meta (key, value) VALUES (%s, %s), (%s, %s) '
+                    f'INSERT INTO "{self.schema}".memstore_meta (key, value) VALUES '
+                    "('application', 'memstore'), ('schema_version', %(version)s) "
                     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                    ("application", "memstore", "schema_version", str(SCHEMA_VERSION)),
+                    {"version": str(sql.SCHEMA_VERSION)},
                 )
         except self._psycopg.Error as exc:
             raise StorageError(f"{self.shown} (schema {self.schema!r}) cannot be opened: {_first_line(exc)}") from exc
@@ -214,157 +169,13 @@ class PostgresStore(PagedRecordStore):
             except self._psycopg.Error as exc:
                 raise StorageError(f"writing to {self.shown} failed: {_first_line(exc)}") from exc
 
-    def _rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
+    def _rows(self, query: str, params: Mapping[str, Any]) -> list[Row]:
         with self._lock:
             try:
-                return self._conn.execute(sql, params).fetchall()
+                rows: list[Row] = self._conn.execute(query, params).fetchall()
+                return rows
             except self._psycopg.Error as exc:
                 raise StorageError(f"reading {self.shown} failed: {_first_line(exc)}") from exc
-
-    def _read(self, sql: str, params: Sequence[Any]) -> list[Memory]:
-        return [_row_to_memory(row) for row in self._rows(sql, params)]
-
-    def _insert_row(self, conn: Any, memory: Memory, root: str) -> None:
-        conn.execute(
-            f"INSERT INTO {self._t} (id, root, repo, kind, subject, fact, citations, reason, author, surface, "
-            "created_at, refreshed_at, chain_refreshed_at, supersedes, status, retired_reason) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                memory.id, root, memory.repo, memory.kind.value, memory.subject, memory.fact,
-                citations_json(memory), memory.reason,
-                memory.author, memory.surface.value, _us(memory.created_at), _us(memory.refreshed_at),
-                _us(memory.refreshed_at), memory.supersedes, memory.status.value, memory.retired_reason,
-            ),
-        )  # fmt: skip
-
-    # -- record operations ----------------------------------------------------------
-
-    def _insert(self, memory: Memory) -> None:
-        with self._write() as conn:
-            self._insert_row(conn, memory, memory.id)
-
-    def _insert_all(self, memories: Sequence[Memory]) -> None:
-        """New, unrelated memories in one transaction: every one, or none (imports and benchmarks)."""
-        with self._write() as conn:
-            for memory in memories:
-                self._insert_row(conn, memory, memory.id)
-
-    insert_many = _insert_all  # the name benchmarks bulk-load with
-
-    def _supersede(self, old_id: str, new: Memory, cutoff: datetime) -> Memory | None:
-        with self._write() as conn:
-            found = conn.execute(
-                f"SELECT root, refreshed_at, chain_refreshed_at FROM {self._t} "
-                "WHERE id = %s AND status = 'active' AND chain_refreshed_at > %s FOR UPDATE",
-                (old_id, _us(cutoff)),
-            ).fetchone()
-            if found is None:  # gone, expired, or another correction won (it held the lock first)
-                return None
-            root, old_refreshed, chain = found
-            conn.execute(f"UPDATE {self._t} SET status = 'superseded' WHERE id = %s", (old_id,))
-            new = replace(new, refreshed_at=_moment(max(_us(new.refreshed_at), old_refreshed)))
-            self._insert_row(conn, new, root)
-            chain = max(chain, _us(new.refreshed_at))
-            conn.execute(f"UPDATE {self._t} SET chain_refreshed_at = %s WHERE root = %s", (chain, root))
-            return new
-
-    def _load(self, memory_id: str, cutoff: datetime) -> Memory | None:
-        found = self._read(
-            f"SELECT {_COLUMNS} FROM {self._t} WHERE id = %s AND chain_refreshed_at > %s", (memory_id, _us(cutoff))
-        )
-        return found[0] if found else None
-
-    def _load_visible(self, memory_id: str, cutoff: datetime, visible: Visibility) -> Memory | None:
-        # One indexed look-up, and the row judged on its repo, kind and author before anything
-        # is built: a memory the actor may not see is never built (it costs about what a missing
-        # one costs, so timing tells little).
-        found = self._rows(
-            f"SELECT {_COLUMNS} FROM {self._t} WHERE id = %s AND chain_refreshed_at > %s", (memory_id, _us(cutoff))
-        )
-        row = found[0] if found else None
-        repo, kind, author = (row[1], row[2], row[7]) if row is not None else _NOBODY
-        if not visible(repo, _KINDS[kind], author) or row is None:
-            return None
-        return _row_to_memory(row)
-
-    def _recent(
-        self,
-        repo: str,
-        *,
-        facts: bool,
-        preferences_of: str | None,
-        cutoff: datetime,
-        limit: int,
-        after: RecencyKey | None = None,
-    ) -> list[Memory]:
-        order = "ORDER BY refreshed_at DESC, created_at DESC, id DESC LIMIT %s"
-        page, key = ("AND (refreshed_at, created_at, id) < (%s, %s, %s) ", key_row(after)) if after else ("", ())
-        rows: list[Any] = []
-        if facts:
-            rows += self._rows(
-                f"SELECT {_COLUMNS} FROM {self._t} WHERE repo = %s AND status = 'active' AND kind = 'fact' "
-                f"AND refreshed_at > %s {page}{order}",
-                (repo, _us(cutoff), *key, limit),
-            )
-        if preferences_of is not None:
-            rows += self._rows(
-                f"SELECT {_COLUMNS} FROM {self._t} WHERE author = %s AND status = 'active' "
-                f"AND kind = 'preference' AND refreshed_at > %s {page}{order}",
-                (preferences_of, _us(cutoff), *key, limit),
-            )
-        if facts and preferences_of is not None:
-            rows.sort(key=lambda row: (row[10], row[9], row[0]), reverse=True)
-        return [_row_to_memory(row) for row in rows[:limit]]
-
-    def _refresh(self, memory_id: str, now: datetime, cutoff: datetime) -> bool:
-        with self._write() as conn:
-            found = conn.execute(
-                f"UPDATE {self._t} SET refreshed_at = GREATEST(refreshed_at, %s) "
-                "WHERE id = %s AND status = 'active' AND chain_refreshed_at > %s "
-                "RETURNING root, GREATEST(chain_refreshed_at, refreshed_at)",
-                (_us(now), memory_id, _us(cutoff)),
-            ).fetchone()
-            if found is None:
-                return False
-            root, chain = found
-            conn.execute(f"UPDATE {self._t} SET chain_refreshed_at = %s WHERE root = %s", (chain, root))
-            return True
-
-    def _retire(self, memory_id: str, reason: str, cutoff: datetime) -> bool:
-        with self._write() as conn:
-            changed = conn.execute(
-                f"UPDATE {self._t} SET status = 'retired', retired_reason = %s "
-                "WHERE id = %s AND status = 'active' AND chain_refreshed_at > %s",
-                (reason, memory_id, _us(cutoff)),
-            ).rowcount
-            return bool(changed == 1)
-
-    def _delete_chain(self, memory_id: str) -> None:
-        with self._write() as conn:
-            conn.execute(f"DELETE FROM {self._t} WHERE root = (SELECT root FROM {self._t} WHERE id = %s)", (memory_id,))
-
-    def _chain(self, memory_id: str, cutoff: datetime) -> list[Memory]:
-        return chain_order(
-            self._read(
-                f"SELECT {_COLUMNS} FROM {self._t} WHERE root = (SELECT root FROM {self._t} WHERE id = %s) "
-                "AND chain_refreshed_at > %s ORDER BY created_at, id",
-                (memory_id, _us(cutoff)),
-            )
-        )
-
-    def _sweep(self, cutoff: datetime) -> int:
-        """Delete expired chains, a batch per transaction (a long sweep never holds locks long)."""
-        deleted = 0
-        while True:
-            with self._write() as conn:
-                batch: int = conn.execute(
-                    f"DELETE FROM {self._t} WHERE id IN (SELECT id FROM {self._t} WHERE chain_refreshed_at <= %s "
-                    "LIMIT %s)",
-                    (_us(cutoff), _SWEEP_BATCH),
-                ).rowcount
-            deleted += batch
-            if batch < _SWEEP_BATCH:
-                return deleted
 
 
 def _first_line(exc: BaseException) -> str:

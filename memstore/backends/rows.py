@@ -1,27 +1,56 @@
 """The row layout the SQL backends share (SQLite and PostgreSQL): times as integer microseconds
-since the epoch, citations as JSON, and the column order `row_to_memory` reads."""
+since the epoch, citations as JSON text, and a row as a named tuple, read by column name."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections import namedtuple
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
 from memstore.model import Citation, Kind, Memory, Status, Surface
 
-__all__ = ["COLUMNS", "KINDS", "NOBODY", "citations_json", "key_row", "micros", "moment", "row_to_memory"]
+__all__ = [
+    "COLUMNS",
+    "KINDS",
+    "MEMORY_COLUMNS",
+    "NOBODY",
+    "ROW_COLUMNS",
+    "Row",
+    "key_row",
+    "micros",
+    "moment",
+    "row_of",
+    "row_to_memory",
+    "row_type",
+]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 
-COLUMNS = (
-    "id, repo, kind, subject, fact, citations, reason, author, surface, "
-    "created_at, refreshed_at, supersedes, status, retired_reason"
-)
+MEMORY_COLUMNS = (  # the columns a memory is read from
+    "id", "repo", "kind", "subject", "fact", "citations", "reason", "author", "surface",
+    "created_at", "refreshed_at", "supersedes", "status", "retired_reason",
+)  # fmt: skip
+ROW_COLUMNS = ("root", *MEMORY_COLUMNS, "chain_refreshed_at")  # every column a row is written with
+COLUMNS = ", ".join(MEMORY_COLUMNS)  # the select list of a memory
 KINDS = {kind.value: kind for kind in Kind}  # a stored kind, looked up rather than parsed on each read
-NOBODY = ("-/-", "fact", "")  # the record a missing id is judged as (no one may see it)
+NOBODY = ("-/-", "fact", "")  # the (repo, kind, author) a missing id is judged as (no one may see it)
+
+
+Row = Any  # a named tuple of `row_type` (psycopg's ``namedtuple_row`` makes the same): ``row.repo``
+
+
+@lru_cache(maxsize=64)
+def row_type(names: tuple[str, ...]) -> Any:
+    """The named tuple of a row with these columns, made once for each select list."""
+    return namedtuple("Row", names)
+
+
+_MemoryRow = row_type(MEMORY_COLUMNS)
+_values = attrgetter(*MEMORY_COLUMNS)  # a row's values by name, as one tuple (in C: reads are hot)
 
 
 def micros(at: datetime) -> int:
@@ -40,37 +69,57 @@ def key_row(key: tuple[datetime, datetime, str]) -> tuple[int, int, str]:
     return micros(refreshed_at), micros(created_at), memory_id
 
 
-def citations_json(memory: Memory) -> str:
-    return json.dumps([c.to_dict() for c in memory.citations], ensure_ascii=False)
+def row_of(memory: Memory, root: str) -> dict[str, Any]:
+    """The row of ``memory`` in the chain rooted at ``root``, by column name (`ROW_COLUMNS`)."""
+    return {
+        "id": memory.id,
+        "root": root,
+        "repo": memory.repo,
+        "kind": memory.kind.value,
+        "subject": memory.subject,
+        "fact": memory.fact,
+        "citations": json.dumps([c.to_dict() for c in memory.citations], ensure_ascii=False),
+        "reason": memory.reason,
+        "author": memory.author,
+        "surface": memory.surface.value,
+        "created_at": micros(memory.created_at),
+        "refreshed_at": micros(memory.refreshed_at),
+        "chain_refreshed_at": micros(memory.refreshed_at),
+        "supersedes": memory.supersedes,
+        "status": memory.status.value,
+        "retired_reason": memory.retired_reason,
+    }
 
 
-def row_to_memory(row: Sequence[Any]) -> Memory:
-    """A memory from a row of `COLUMNS` (citations were validated when stored: trusted here).
+def row_to_memory(row: Row) -> Memory:
+    """A memory from a row holding `MEMORY_COLUMNS` (citations were validated when stored:
+    trusted here).
 
-    A row read before gives the memory it gave then (memories are immutable, and the row is
-    every value the memory is made of): the audit of a trial reads each live memory back every
+    A row read before gives the memory it gave then. Memories are immutable, and the row is
+    every value the memory is made of. The audit of a trial reads each live memory back every
     session, and building one is most of what a read costs."""
-    return _decoded(tuple(row))
+    return _decoded(_values(row))
 
 
 @lru_cache(maxsize=1 << 15)
-def _decoded(row: tuple[Any, ...]) -> Memory:
+def _decoded(values: tuple[Any, ...]) -> Memory:
+    row = _MemoryRow._make(values)
     return Memory(
-        id=row[0],
-        repo=row[1],
-        kind=Kind(row[2]),
-        subject=row[3],
-        fact=row[4],
+        id=row.id,
+        repo=row.repo,
+        kind=KINDS[row.kind],
+        subject=row.subject,
+        fact=row.fact,
         citations=tuple(
             Citation.trusted(c["path"], c["line"], c.get("end_line"), c.get("snippet"), c.get("commit"))
-            for c in json.loads(row[5])
+            for c in json.loads(row.citations)
         ),
-        reason=row[6],
-        author=row[7],
-        surface=Surface(row[8]),
-        created_at=moment(row[9]),
-        refreshed_at=moment(row[10]),
-        supersedes=row[11],
-        status=Status(row[12]),
-        retired_reason=row[13],
+        reason=row.reason,
+        author=row.author,
+        surface=Surface(row.surface),
+        created_at=moment(row.created_at),
+        refreshed_at=moment(row.refreshed_at),
+        supersedes=row.supersedes,
+        status=Status(row.status),
+        retired_reason=row.retired_reason,
     )

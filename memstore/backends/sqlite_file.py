@@ -1,6 +1,6 @@
-"""The SQLite store's file: its schema and migrations, its URI, refusing a file that is not a
-memstore store before connecting, and SQLite's errors translated into memstore's (the only
-module besides `memstore.backends.sqlite` that touches sqlite3)."""
+"""The SQLite store's file: its URI, refusing a file that is not a memstore store before
+connecting, and SQLite's errors translated into memstore's (the only module besides
+`memstore.backends.sqlite` that touches sqlite3). Its schema is `memstore.backends.sql`'s."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
 
 __all__ = [
     "APPLICATION_ID",
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
     "parse_sqlite_uri",
     "refuse_foreign_file",
     "rollback",
@@ -28,37 +26,6 @@ __all__ = [
 
 APPLICATION_ID = 0x4D454D53  # "MEMS"
 _HEADER = b"SQLite format 3\x00"
-
-# Version N is reached by running MIGRATIONS[N - 1] on a store at version N - 1.
-MIGRATIONS: list[str] = [
-    """
-    CREATE TABLE memories (
-        id                 TEXT PRIMARY KEY,
-        root               TEXT NOT NULL,
-        repo               TEXT NOT NULL,
-        kind               TEXT NOT NULL CHECK (kind IN ('fact', 'preference')),
-        subject            TEXT NOT NULL,
-        fact               TEXT NOT NULL,
-        citations          TEXT NOT NULL,
-        reason             TEXT NOT NULL,
-        author             TEXT NOT NULL,
-        surface            TEXT NOT NULL,
-        created_at         INTEGER NOT NULL,
-        refreshed_at       INTEGER NOT NULL,
-        chain_refreshed_at INTEGER NOT NULL,
-        supersedes         TEXT,
-        status             TEXT NOT NULL CHECK (status IN ('active', 'superseded', 'retired')),
-        retired_reason     TEXT
-    );
-    CREATE INDEX memories_recent_facts ON memories (repo, refreshed_at DESC, created_at DESC, id DESC)
-        WHERE status = 'active' AND kind = 'fact';
-    CREATE INDEX memories_recent_preferences ON memories (author, refreshed_at DESC, created_at DESC, id DESC)
-        WHERE status = 'active' AND kind = 'preference';
-    CREATE INDEX memories_root ON memories (root);
-    CREATE INDEX memories_expiry ON memories (chain_refreshed_at);
-    """,
-]
-SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def parse_sqlite_uri(uri: str) -> tuple[str, dict[str, str]]:

@@ -111,7 +111,7 @@ def test_a_newer_schema_is_refused() -> None:
 def test_recent_uses_its_index_and_sweep_deletes_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     import psycopg
 
-    from memstore.backends import postgresql
+    from memstore.backends import sql
 
     clock = FakeClock()
     uri = fresh_uri()
@@ -126,7 +126,7 @@ def test_recent_uses_its_index_and_sweep_deletes_in_batches(monkeypatch: pytest.
             "AND kind = 'fact' AND refreshed_at > 0 ORDER BY refreshed_at DESC, created_at DESC, id DESC LIMIT 5"
         ).fetchall())  # fmt: skip
     assert "memories_recent_facts" in plan
-    monkeypatch.setattr(postgresql, "_SWEEP_BATCH", 10)
+    monkeypatch.setattr(sql, "SWEEP_BATCH", 10)
     clock.advance(timedelta(days=29))
     assert store.sweep() == 25  # three batches: 10, 10, 5
 

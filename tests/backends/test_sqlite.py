@@ -27,6 +27,7 @@ from memstore import (
     Surface,
     open_store,
 )
+from memstore.backends import sql
 from memstore.backends import sqlite as backend
 from memstore.backends.sqlite import parse_sqlite_uri
 
@@ -79,7 +80,7 @@ def test_new_store_uses_wal_and_is_stamped(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA application_id").fetchone()[0] == backend.APPLICATION_ID
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == backend.SCHEMA_VERSION
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == sql.SCHEMA_VERSION
 
 
 def test_recent_and_sweep_use_their_indices(tmp_path: Path) -> None:
@@ -91,10 +92,11 @@ def test_recent_and_sweep_use_their_indices(tmp_path: Path) -> None:
         "AND kind = 'fact' AND refreshed_at > 0 ORDER BY refreshed_at DESC, created_at DESC, id DESC LIMIT 50",
         "memories_recent_preferences": "SELECT id FROM memories WHERE author = 'x' AND status = 'active' "
         "AND kind = 'preference' AND refreshed_at > 0 ORDER BY refreshed_at DESC, created_at DESC, id DESC",
-        "memories_expiry": "DELETE FROM memories WHERE chain_refreshed_at <= 5",
+        "memories_expiry": "DELETE FROM memories WHERE id IN (SELECT id FROM memories WHERE chain_refreshed_at <= 5 "
+        "LIMIT 1000)",
     }
-    for index, sql in plans.items():
-        plan = " ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
+    for index, query in plans.items():
+        plan = " ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {query}"))
         assert index in plan, plan
         assert "TEMP B-TREE" not in plan, plan
 
@@ -138,12 +140,12 @@ def test_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
     store.store(_draft(), actor=WES, surface=Surface.CLI)
     store.close()  # type: ignore[attr-defined]
     conn = sqlite3.connect(path)
-    conn.execute(f"PRAGMA user_version = {backend.SCHEMA_VERSION + 1}")
+    conn.execute(f"PRAGMA user_version = {sql.SCHEMA_VERSION + 1}")
     conn.close()
     before = _digest(path)
     with pytest.raises(IncompatibleStore, match="newer memstore") as caught:
         open_store(f"sqlite:///{path}", access=_policy())
-    assert f"schema version {backend.SCHEMA_VERSION + 1}" in str(caught.value)
+    assert f"schema version {sql.SCHEMA_VERSION + 1}" in str(caught.value)
     assert _digest(path) == before
 
 
@@ -152,9 +154,9 @@ def test_older_schema_is_migrated_keeping_its_memories(tmp_path: Path, monkeypat
     store = open_store(f"sqlite:///{path}", access=_policy())
     memory = store.store(_draft(), actor=WES, surface=Surface.CLI)
     store.close()  # type: ignore[attr-defined]
-    migrations = [*backend.MIGRATIONS, "CREATE TABLE probe_v2 (x INTEGER)"]
-    monkeypatch.setattr(backend, "MIGRATIONS", migrations)
-    monkeypatch.setattr(backend, "SCHEMA_VERSION", len(migrations))
+    migrations = [*sql.MIGRATIONS, "CREATE TABLE probe_v2 (x INTEGER)"]
+    monkeypatch.setattr(sql, "MIGRATIONS", migrations)
+    monkeypatch.setattr(sql, "SCHEMA_VERSION", len(migrations))
     upgraded = open_store(f"sqlite:///{path}", access=_policy())
     assert upgraded.get(memory.id, actor=WES).fact == memory.fact
     conn = sqlite3.connect(path)
@@ -165,9 +167,9 @@ def test_older_schema_is_migrated_keeping_its_memories(tmp_path: Path, monkeypat
 def test_failed_migration_leaves_the_old_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "m.db"
     open_store(f"sqlite:///{path}", access=_policy()).close()  # type: ignore[attr-defined]
-    migrations = [*backend.MIGRATIONS, "CREATE TABLE half (x INTEGER); THIS IS NOT SQL"]
-    monkeypatch.setattr(backend, "MIGRATIONS", migrations)
-    monkeypatch.setattr(backend, "SCHEMA_VERSION", len(migrations))
+    migrations = [*sql.MIGRATIONS, "CREATE TABLE half (x INTEGER); THIS IS NOT SQL"]
+    monkeypatch.setattr(sql, "MIGRATIONS", migrations)
+    monkeypatch.setattr(sql, "SCHEMA_VERSION", len(migrations))
     with pytest.raises(IncompatibleStore):
         open_store(f"sqlite:///{path}", access=_policy())
     conn = sqlite3.connect(path)

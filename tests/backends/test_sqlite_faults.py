@@ -30,6 +30,7 @@ from memstore import (
     ValidationError,
     open_store,
 )
+from memstore.backends import sql
 from memstore.backends import sqlite as backend
 
 WES = Actor("wes")
@@ -181,6 +182,7 @@ def test_identity_is_read_in_one_snapshot(tmp_path: Path) -> None:
     store = open_store(f"sqlite:///{path}", access=POLICY)
     seen: list[str] = []
     conn = sqlite3.connect(path, isolation_level=None)
+    conn.row_factory = store._conn.row_factory  # type: ignore[attr-defined]  # rows by column name, as the store's
     conn.set_trace_callback(seen.append)
     store._check_identity(conn)  # type: ignore[attr-defined]
     assert (seen[0], seen[-1]) == ("BEGIN", "COMMIT")
@@ -213,8 +215,8 @@ def test_a_hidden_memory_is_never_built(tmp_path: Path, monkeypatch: pytest.Monk
     store = open_store(f"sqlite:///{tmp_path / 'm.db'}", access=POLICY)
     hidden = store.store(_draft(), actor=WES, surface=Surface.CLI)
     built: list[object] = []
-    original = backend._row_to_memory
-    monkeypatch.setattr(backend, "_row_to_memory", lambda row: built.append(row) or original(row))
+    original = sql.row_to_memory
+    monkeypatch.setattr(sql, "row_to_memory", lambda row: built.append(row) or original(row))
     for memory_id in (hidden.id, "mem_01ARZ3NDEKTSV4RRFFQ69G5FAV"):
         with pytest.raises(NotFound):
             store.get(memory_id, actor=Actor("mallory"))
