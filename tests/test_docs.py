@@ -5,12 +5,14 @@ scratch folder that holds what they refer to (a clone of a fixture repository, a
 module, the README's agent), ``toml`` and ``yaml`` blocks parse. ``text`` blocks are output or
 synopses. Two blocks are exercised elsewhere: the README's set-up commands (a fresh virtual
 environment and the full run) are what ``.ci/run`` does on a clean checkout, which this file
-checks it does.
+checks it does. What the docs and the package's docstrings cite (``module.py:N``, a
+``memstore.x.y`` name) is there.
 """
 
 from __future__ import annotations
 
 import doctest
+import importlib
 import json
 import os
 import re
@@ -280,3 +282,97 @@ def test_every_link_leads_somewhere(page: str) -> None:
     for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", PAGES[page]):
         if not target.startswith(("http://", "https://")):
             assert (base / target).exists(), f"{page} links to {target}, which is not there"
+
+
+# -- what the docs and docstrings cite ------------------------------------------------------------
+
+SOURCES = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in sorted(ROOT.glob("memstore/**/*.py"))}
+CITED_LINE = re.compile(r"(?<![\w./-])((?:[\w-]+/)*[\w-]+\.py):(\d+)\b")
+NAMED = re.compile(r"`(memstore(?:\.\w+)+(?::\w+(?:\.\w+)*)?)(?:\(\))?`")
+_BASES = ("", "memstore/", "memstore/harness/")  # what a path is written relative to
+_OURS = {"memstore", "tests", "evals", "adapters"} | {
+    p.name for base in _BASES[1:] for p in (ROOT / base).iterdir() if p.is_dir() and p.name != "__pycache__"
+}
+_GROUPS = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"])
+
+
+def _places(texts: dict[str, str], pattern: re.Pattern[str]) -> list[tuple[str, re.Match[str]]]:
+    return [
+        (f"{where}:{text[: m.start()].count(chr(10)) + 1}", m)
+        for where, text in sorted(texts.items())
+        for m in pattern.finditer(text)
+    ]
+
+
+def _our_files(path: str) -> list[Path] | None:
+    """The files of this project a cited path may mean; None for a path of someone else's code."""
+    if "/" in path:
+        return [ROOT / base / path for base in _BASES] if path.split("/")[0] in _OURS else None
+    return [ROOT / s for s in SOURCES if Path(s).name == path] or None
+
+
+def _stale_lines(texts: dict[str, str]) -> list[str]:
+    """``module.py:N`` citations of this project's code that point past the end of the file, or at
+    no file. A path of someone else's code (an example such as ``src/app.py:3``) is left alone."""
+    stale = []
+    for where, m in _places(texts, CITED_LINE):
+        path, line = m.group(1), int(m.group(2))
+        files = _our_files(path)
+        if files is not None and not any(
+            p.is_file() and line <= len(p.read_text(encoding="utf-8").splitlines()) for p in files
+        ):
+            stale.append(f"{where}: {m.group(0)}")
+    return stale
+
+
+def _resolves(name: str) -> bool:
+    module, _, attribute = name.partition(":")
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:end]))
+        except ModuleNotFoundError:
+            continue
+        for part in [*parts[end:], *filter(None, attribute.split("."))]:
+            if not hasattr(found, part):  # a field of a class (a dataclass's, a Protocol's) is a name too
+                return isinstance(found, type) and any(
+                    part in vars(c).get("__annotations__", {}) for c in found.__mro__
+                )
+            found = getattr(found, part)
+        return True
+    return False
+
+
+def _stale_names(texts: dict[str, str]) -> list[str]:
+    """```memstore.a.b``` and ```memstore.a:b``` names that no longer name a module or an object
+    (the entry-point groups, ``memstore.metrics`` and the like, are names of another kind)."""
+    return [
+        f"{where}: {m.group(1)}"
+        for where, m in _places(texts, NAMED)
+        if m.group(1) not in _GROUPS and not _resolves(m.group(1))
+    ]
+
+
+def test_a_cited_line_past_the_end_or_of_no_file_is_stale() -> None:
+    planted = {
+        "a.md": "see memstore/store.py:1, run/records.py:2 and errors.py:3",
+        "b.md": "see memstore/store.py:99999 and run/gone.py:1",
+        "c.md": "an example memory cites src/app.py:99999, not our code",
+    }
+    assert _stale_lines(planted) == ["b.md:1: memstore/store.py:99999", "b.md:1: run/gone.py:1"]
+
+
+def test_a_name_that_no_longer_names_anything_is_stale() -> None:
+    planted = {
+        "a.md": "`memstore.errors.StorageError`, `memstore.harness.runfolder.upgrade:upgrade`, `memstore.metrics`",
+        "b.md": "`memstore.harness.analysis.upgrade` and `memstore.errors.NoSuchError`",
+    }
+    assert _stale_names(planted) == ["b.md:1: memstore.harness.analysis.upgrade", "b.md:1: memstore.errors.NoSuchError"]
+
+
+def test_every_cited_line_of_the_docs_and_docstrings_is_there() -> None:
+    assert _stale_lines({**PAGES, **SOURCES}) == []
+
+
+def test_every_name_the_docs_and_docstrings_give_is_there() -> None:
+    assert _stale_names({**PAGES, **SOURCES}) == []

@@ -4,7 +4,7 @@ Each table of a run folder has one frozen record here: `SessionRecord`, `TrialRe
 `EventRecord`, `FindingRecord`, `FailureRecord`. A record's fields are its table's columns, in
 order (`columns`), and `row` is the plain mapping a shard and a CSV keep. `FORMAT` is the
 version of that layout, written into ``results.json``, the tables' manifest and every shard;
-`memstore.harness.analysis.upgrade` reads older ones.
+`memstore.harness.runfolder.upgrade` reads older ones.
 
 `Role` is what an arm is in a run, declared by its agent and its store.
 """
