@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memstore.backends import without_password
 from memstore.errors import ConfigurationError, RunFolderError, ScenarioError
 from memstore.harness.run.agents import split_params, with_params
 from memstore.harness.run.output import TABLES
@@ -26,6 +25,7 @@ from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.harness.scenarios.loader import load_library
 from memstore.harness.scenarios.model import Scenario
 from memstore.harness.scenarios.sample import sample_tasks
+from memstore.uri import StoreURI
 
 __all__ = [
     "DEFAULT_AGENTS",
@@ -236,7 +236,7 @@ def write_manifest(folder: Path, recipe: Recipe, config: RunConfig) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     written = recipe.to_json()
     # No password is written to disk: a resumed run connects with PGPASSWORD or ~/.pgpass.
-    written["stores"] = [without_password(s) for s in written["stores"]]
+    written["stores"] = [StoreURI.parse(s).identity for s in written["stores"]]
     data = {
         "format": FORMAT,
         "engine": ENGINE,

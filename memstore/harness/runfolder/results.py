@@ -19,7 +19,6 @@ from typing import Any
 import pandas as pd
 
 from memstore import __version__
-from memstore.backends import redact
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis.compare import compare_groups, compare_within
 from memstore.harness.analysis.curves import confusion, healing_curves
@@ -34,6 +33,7 @@ from memstore.harness.runfolder.forked import in_child
 from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_tables
 from memstore.harness.runfolder.whole import whole
 from memstore.harness.scenarios.data import scenario_set_hash
+from memstore.uri import StoreURI
 from memstore.verify.git import source_commit
 
 __all__ = [
@@ -77,7 +77,7 @@ def frames_of(output: RunOutput) -> dict[str, pd.DataFrame]:
 def metadata(config: RunConfig, arms: Mapping[str, Declared]) -> dict[str, Any]:
     """What a run was: enough to rerun it and to refuse comparing it with another kind of run
     (with what the arms' agents and stores declare: roles, simulations, parameters, profiles)."""
-    stores = sorted({redact(arm.store) for arm in config.arms})
+    stores = sorted({StoreURI.parse(arm.store).redacted for arm in config.arms})
     return {
         "seed": config.seed,
         "trials": config.trials,
@@ -90,7 +90,7 @@ def metadata(config: RunConfig, arms: Mapping[str, Declared]) -> dict[str, Any]:
             {
                 "name": a.name,
                 "agent": a.agent,
-                "store": redact(a.store),
+                "store": StoreURI.parse(a.store).redacted,
                 "role": arms[a.name].role.value,
                 "simulated": arms[a.name].simulated,
                 "verifies": arms[a.name].verifies,
@@ -112,7 +112,7 @@ def metadata(config: RunConfig, arms: Mapping[str, Declared]) -> dict[str, Any]:
 def _profiles(config: RunConfig, arms: Mapping[str, Declared]) -> dict[str, Any]:
     """What the stores over other projects' engines do themselves and what is emulated around them
     (only for runs that have such a store: `memstore.harness.run.stores.store_profile`)."""
-    profiles = {redact(a.store): arms[a.name].store for a in config.arms}
+    profiles = {StoreURI.parse(a.store).redacted: arms[a.name].store for a in config.arms}
     shown = {uri: p for uri, p in sorted(profiles.items()) if p["native"] or p["emulated"]}
     return {"store_profiles": shown} if shown else {}
 

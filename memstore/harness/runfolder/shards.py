@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from memstore import __version__
-from memstore.backends import without_password
 from memstore.harness.run.handoff import GradingFactory
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.process import gunzip_bounded, read_bounded
@@ -29,6 +28,7 @@ from memstore.harness.run.records import FORMAT
 from memstore.harness.run.runner import RunConfig, run
 from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.harness.scenarios.model import Scenario
+from memstore.uri import StoreURI
 
 __all__ = [
     "ENGINE",
@@ -56,7 +56,7 @@ def unit_id(unit: Unit) -> str:
         "content": _content(unit.scenario),
         "trial": unit.trial,
         "agent": unit.arm.agent,
-        "store": without_password(unit.arm.store),  # a resumed run has no password to give
+        "store": StoreURI.parse(unit.arm.store).identity,  # a resumed run has no password to give
         "seed": unit.seed,
         "limit": unit.limit,
         "expiry_s": unit.expiry.total_seconds(),
