@@ -27,9 +27,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memstore.backends import StoreOptions, TrialStore, per_trial, redact, sql
+from memstore.backends import StoreOptions, TrialStore, per_trial, sql
 from memstore.backends.rows import Row
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
+from memstore.uri import redact
 
 __all__ = ["PostgresStore", "open_postgresql", "parse_postgresql_uri"]
 
@@ -45,11 +46,11 @@ def parse_postgresql_uri(uri: str) -> tuple[str, str, str]:
     """
     parts = urllib.parse.urlsplit(uri)
     if parts.scheme not in {"postgresql", "postgres"} or (not parts.hostname and not parts.path.strip("/")):
-        raise ConfigurationError(f"not a PostgreSQL URL: {_shown(uri)!r}; use postgresql://user@host:port/database")
+        raise ConfigurationError(f"not a PostgreSQL URL: {redact(uri)!r}; use postgresql://user@host:port/database")
     try:
         parts.port  # noqa: B018 - parsing the port is the check
     except ValueError as exc:
-        raise ConfigurationError(f"bad port in {_shown(uri)!r}: {exc}") from exc
+        raise ConfigurationError(f"bad port in {redact(uri)!r}: {exc}") from exc
     query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
     schema = next((v for k, v in query if k == "schema"), "memstore").lower()
     if not _SCHEMA_NAME.fullmatch(schema):
@@ -58,12 +59,7 @@ def parse_postgresql_uri(uri: str) -> tuple[str, str, str]:
     # (``postgresql:///db?host=/run/postgresql``: a socket folder), as libpq reads it.
     rest = "&".join(p for p in parts.query.split("&") if p and urllib.parse.unquote(p.partition("=")[0]) != "schema")
     conninfo = f"{parts.scheme}://{parts.netloc}{parts.path}" + (f"?{rest}" if rest else "")
-    return conninfo, schema, _shown(uri)
-
-
-def _shown(uri: str) -> str:
-    """``uri`` with any password replaced by ``***``."""
-    return redact(uri)
+    return conninfo, schema, redact(uri)
 
 
 class PostgresStore(sql.SqlRecordStore):
@@ -80,7 +76,7 @@ class PostgresStore(sql.SqlRecordStore):
         self._psycopg = psycopg
         self.schema = schema
         self.dialect = sql.POSTGRESQL.in_schema(schema)
-        self.shown = shown or _shown(conninfo)
+        self.shown = shown or redact(conninfo)
         self.read_only = options.read_only
         self._lock = threading.RLock()
         try:
@@ -180,7 +176,7 @@ class PostgresStore(sql.SqlRecordStore):
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return _shown(text[0]) if text else type(exc).__name__
+    return redact(text[0]) if text else type(exc).__name__
 
 
 def _trial_schema(uri: str, folder: Path) -> TrialStore:

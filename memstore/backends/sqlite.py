@@ -34,6 +34,7 @@ from memstore.backends.sqlite_file import (
     writable,
 )
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
+from memstore.uri import StoreURI
 
 __all__ = ["APPLICATION_ID", "SqliteStore", "open_sqlite", "parse_sqlite_uri"]
 
@@ -212,13 +213,13 @@ def _named_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> Row:
 def trial_file(uri: str, folder: Path) -> TrialStore:
     """A trial's own SQLite file: ``SCHEME:`` alone is a fresh file in ``folder``; ``:memory:``
     lives in its process; a path names the file (its folder must exist)."""
-    scheme, _, rest = uri.partition(":")
-    if not rest.strip("/"):
+    parsed = StoreURI.parse(uri)
+    if not parsed.path:
         path = folder / "store.db"
-        return TrialStore(f"{scheme}:///{path}", files=(path,), shared=True)
-    if rest.endswith(":memory:"):
+        return TrialStore(f"{parsed.scheme}:///{path}", files=(path,), shared=True)
+    if parsed.path == ":memory:":
         return TrialStore(uri)
-    named = Path(parse_sqlite_uri("sqlite:" + rest)[0])
+    named = Path(parse_sqlite_uri(uri)[0])
     return TrialStore(uri, shared=True, folder=named.parent)
 
 

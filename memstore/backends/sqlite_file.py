@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
+from memstore.uri import StoreURI
 
 __all__ = [
     "APPLICATION_ID",
@@ -35,19 +36,14 @@ def parse_sqlite_uri(uri: str) -> tuple[str, dict[str, str]]:
     ``sqlite:rel.db`` is relative to the working directory, ``sqlite://:memory:`` is a
     private in-memory database.
     """
-    rest = uri.split(":", 1)[1]
-    rest, _, query = rest.partition("?")
-    if rest.startswith("//"):
-        rest = rest[2:]
-    if rest.startswith("/"):
-        rest = "/" + rest.lstrip("/")
-    if not rest:
-        raise ConfigurationError(f"the sqlite URI {uri!r} names no file; use sqlite:///path/to/memories.db")
-    options = {key: values[-1] for key, values in parse_qs(query, strict_parsing=False).items()}
+    parsed = StoreURI.parse(uri)
+    if not parsed.path:
+        raise ConfigurationError(f"the sqlite URI {parsed.redacted!r} names no file; use sqlite:///path/to/memories.db")
+    options = {key: values[-1] for key, values in parse_qs(parsed.query, strict_parsing=False).items()}
     unknown = set(options) - {"busy_timeout"}
     if unknown:
         raise ConfigurationError(f"unknown sqlite option(s) {sorted(unknown)}; known: busy_timeout (seconds)")
-    return rest, options
+    return parsed.path, options
 
 
 def refuse_foreign_file(path: Path, *, create: bool) -> bool:

@@ -66,6 +66,12 @@ def test_uri_options() -> None:
         parse_sqlite_uri("sqlite:///m.db?mode=ro")
 
 
+@pytest.mark.parametrize("uri", ["sqlite:", "sqlite://", "sqlite:///", "sqlite:///?busy_timeout=2"])
+def test_a_uri_that_names_no_file_is_refused_as_such(uri: str) -> None:
+    with pytest.raises(ConfigurationError, match=r"names no file; use sqlite:///path/to/memories\.db"):
+        parse_sqlite_uri(uri)
+
+
 def test_memories_persist_across_opens(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'm.db'}"
     clock = FakeClock()

@@ -40,6 +40,7 @@ from memstore.harness.run.output import Arm
 from memstore.harness.run.records import Role
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.registry import Registry
+from memstore.uri import StoreURI
 
 __all__ = [
     "AGENTS",
@@ -170,7 +171,7 @@ def arm_role(agent: Agent, arm: Arm) -> Role:
     (``--negative-control URI``: `Arm.negative_control`) or for memstore's own ``naive:`` store,
     built to break the rules; else the role its agent declares. What a store declares never
     chooses how it is judged (a store cannot turn its own gates off)."""
-    if arm.negative_control or arm.store.partition(":")[0] == "naive":
+    if arm.negative_control or StoreURI.parse(arm.store).scheme == "naive":
         return Role.NEGATIVE_CONTROL
     return agent_role(agent)
 
