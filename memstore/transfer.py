@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memstore.access import Actor
-from memstore.errors import MemstoreError, ValidationError
+from memstore.errors import ImportProblems, MemstoreError, ValidationError
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.store import BatchStore, MemoryStore
 from memstore.verify.citations import anchor
@@ -57,21 +57,6 @@ class ImportLine:
 
     line: int
     draft: MemoryDraft
-
-
-class ImportProblems(MemstoreError):
-    """Lines of an import file that cannot be stored, every one found.
-
-    Nothing was stored, but ``stored``: the ids of memories stored before a refused line that
-    the store would not let be taken back (deleting needs more than storing).
-    """
-
-    def __init__(self, problems: list[Problem], stored: tuple[str, ...] = ()) -> None:
-        self.problems = problems
-        self.stored = stored
-        shown = [f"line {p.line}: {p.message}" for p in problems[:20]]
-        more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
-        super().__init__("\n".join(shown) + more)
 
 
 def export_lines(memories: Iterable[Memory]) -> Iterator[str]:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from memstore.errors import MemstoreError
+from memstore.errors import GateFailed, MemstoreError
 
 if TYPE_CHECKING:
     from memstore.harness.analysis.model import ArmResult, RunResults
@@ -196,10 +196,6 @@ class _Suite(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         return []
-
-
-class GateFailed(Exception):
-    """A gate of the run failed: its message, and where the run folder is."""
 
 
 class GateItem(pytest.Item):

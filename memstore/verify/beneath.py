@@ -19,6 +19,8 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
+from memstore.errors import Escape
+
 __all__ = [
     "MAX_LINKS",
     "Escape",
@@ -32,10 +34,6 @@ __all__ = [
 
 MAX_LINKS = 40  # symlinks followed on one path, as the kernel allows
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-class Escape(OSError):
-    """The path leaves the root, enters ``.git``, or loops."""
 
 
 def _forbidden(name: str) -> bool:

@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 
 from memstore import backends
-from memstore.errors import Interrupted
+from memstore.errors import CostCapReached, Interrupted
 from memstore.harness.run import agents
 from memstore.harness.run.agents import agent_role, make_agent
 from memstore.harness.run.config import RunConfig
@@ -141,14 +141,6 @@ def _run_batch(batch: list[int]) -> list[RunOutput]:
     return [run_unit(_WORK[position], _GRADING[0]) for position in batch]
 
 
-class _CostCapReached(Exception):
-    """The agents' reported cost reached ``--max-cost``: no more units start."""
-
-    def __init__(self, spent: float) -> None:
-        super().__init__(f"${spent:.2f} spent")
-        self.spent = spent
-
-
 def _not_run(unit: Unit, why: str) -> RunOutput:
     out = RunOutput()
     out.failures.append({**unit.key(), "error": why, "where": ""})
@@ -260,14 +252,14 @@ def run(
         if progress:
             progress(finished, len(mine))
         if config.max_cost is not None and spent >= config.max_cost and finished < len(mine):
-            raise _CostCapReached(spent)
+            raise CostCapReached(spent)
 
     if progress:
         progress(finished, len(mine))
     try:
         with _stop_on_sigterm():
             _execute(config, work, todo, finish, grading)
-    except _CostCapReached as reached:
+    except CostCapReached as reached:
         forget_templates()
         release_all()
         for position in mine:

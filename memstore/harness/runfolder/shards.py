@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memstore import __version__
+from memstore.errors import BadShard
 from memstore.harness.run.handoff import GradingFactory
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.process import gunzip_bounded, read_bounded
@@ -109,10 +110,6 @@ def write_shard(folder: Path, unit: Unit, output: RunOutput) -> Path:
 # that, and a shard this large still merges in 700 MB of memory. A larger one is not a unit's.
 SHARD_CAP = 32 * 1024 * 1024
 _SCALARS = (str, int, float, bool, type(None))
-
-
-class BadShard(ValueError):
-    """A shard that is not one this engine wrote for the unit its name says (one line why)."""
 
 
 def check_shard(path: Path, expected: str) -> RunOutput:
