@@ -217,7 +217,7 @@ def trial_file(uri: str, folder: Path) -> TrialStore:
     if not parsed.path:
         path = folder / "store.db"
         return TrialStore(f"{parsed.scheme}:///{path}", files=(path,), shared=True)
-    if parsed.path == ":memory:":
+    if parsed.path.endswith(":memory:"):  # sqlite:///:memory: too, as the trial file has always read it
         return TrialStore(uri)
     named = Path(parse_sqlite_uri(uri)[0])
     return TrialStore(uri, shared=True, folder=named.parent)
