@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from memstore.cli import main
 from memstore.harness.run.runner import RunConfig, fitted_workers, iter_arms
-from memstore.harness.runfolder.manifest import DEFAULT_AGENTS
+from memstore.harness.runfolder.recipe import DEFAULT_AGENTS
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_library
 

@@ -205,7 +205,7 @@ def test_a_folder_without_scenarios_is_an_error_not_an_empty_run(tmp_path: Path)
 
 
 def test_agent_timeouts_take_seconds_for_all_or_one_agent() -> None:
-    from memstore.harness.runfolder.manifest import parse_timeouts as _timeouts
+    from memstore.harness.runfolder.recipe import parse_timeouts as _timeouts
 
     assert _timeouts(()) == (600.0, ())
     assert _timeouts(("30", "command:python a.py=5")) == (30.0, (("command:python a.py", 5.0),))

@@ -70,15 +70,13 @@ KNOWN_CLIMBS: set[tuple[str, str]] = set()
 # Imports of memstore modules inside functions, each a deliberate choice for what it costs.
 _PLUGIN = "memstore.harness.pytest_plugin"  # loaded by every pytest run where memstore is installed:
 _PLUGIN_NEEDS = (  # the harness only once its options are used
-    "runfolder.manifest",
+    "runfolder.recipe",
     "runfolder.results",
     "pytest_run",
     "report.suite",
     "run.agents",
     "run.runner",
     "scenarios.data",
-    "scenarios.loader",
-    "scenarios.sample",
 )
 LAZY: set[tuple[str, str]] = {
     *((_PLUGIN, f"memstore.harness.{name}") for name in _PLUGIN_NEEDS),

@@ -1,8 +1,9 @@
 """``memstore eval``: run agents through scenarios against stores, and write the run folder.
 
-A thin layer over `memstore.harness.evaluate.evaluate`: it parses the options, shows progress
-(a bar with the time left on a terminal, a line every 10% elsewhere), prints the summary and
-sets the exit status.
+A thin layer over the library: it parses the options into a `Recipe`, opens the run folder
+(`RunFolder.claim`: a new run, or the one ``--resume`` finishes), makes one call
+(`evaluate_folder`, or `run_part` for ``--part K/N``) while it shows progress (a bar with the
+time left on a terminal, a line every 10% elsewhere), prints the summary and sets the exit status.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +28,12 @@ from rich.progress import (
 
 from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import ScenarioError
-from memstore.harness.evaluate import Evaluation, evaluate, run_part
+from memstore.harness.evaluate import Evaluation, evaluate_folder, run_part
 from memstore.harness.report.gate import EXIT
 from memstore.harness.report.terminal import print_summary
-from memstore.harness.run.runner import RunConfig, check_config, fitted_workers
-from memstore.harness.runfolder.lock import hold
-from memstore.harness.runfolder.manifest import DEFAULT_STORE, Recipe, new_folder, open_run, write_manifest
-from memstore.harness.runfolder.results import Baseline, load_baseline
+from memstore.harness.run.config import RunConfig
+from memstore.harness.runfolder.folder import RunFolder
+from memstore.harness.runfolder.recipe import DEFAULT_STORE, Recipe
 from memstore.harness.scenarios.sample import QUICK
 
 __all__ = ["eval_command"]
@@ -45,7 +44,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     return ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
 
 
-def _part(value: str | None) -> tuple[int, int] | None:
+def _part(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
     """``--part K/N``."""
     if value is None:
         return None
@@ -243,6 +242,7 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
 @click.option(
     "--part",
     default=None,
+    callback=_part,
     metavar="K/N",
     help="Run only the K-th of N interleaved parts of the units (one per machine); `memstore merge` assembles them.",
 )
@@ -260,7 +260,7 @@ def eval_command(
     force: bool,
     resume: Path | None,
     retry_errors: bool,
-    part: str | None,
+    part: tuple[int, int] | None,
     overwrite: bool,
     fail_on_regression: bool,  # the default now; kept so old scripts run
     **recipe: Any,  # the run's other options: Recipe's fields of the same names
@@ -276,55 +276,38 @@ def eval_command(
     nothing (docs/ci.md).
     """
     _check_flags(quick, sample, retry_errors, resume)
-    scenario_paths = tuple(str(p.resolve()) for p in scenarios)
-    given = Recipe(scenarios=scenario_paths, sample=QUICK if quick else sample or 0, **recipe)
+    given = Recipe(
+        scenarios=tuple(str(p.resolve()) for p in scenarios), sample=QUICK if quick else sample or 0, **recipe
+    )
     explicit = {k for k in Recipe.__dataclass_fields__ if _given(ctx, k) or (k == "scenarios" and scenarios)}
-    target = resume or out or new_folder(given.seed)
-    with hold(target):  # before the folder is read or cleared: a second run there is refused
-        made, config, folder = open_run(
-            given, out=out if resume else target, resume=resume, explicit=explicit, overwrite=overwrite
-        )
-        shown_part = _part(part)
-
-        def starting(_: object) -> None:  # everything was checked: the run is about to start
-            if resume is None:
-                write_manifest(folder, made, config)
-
-        if "workers" not in explicit:  # the default: no more processes than the run has work for
-            config = replace(config, workers=fitted_workers(config))
-        check_config(config)  # a store or an agent that cannot be used is refused before a word of the run
-        _banner(config, folder, resumed=resume is not None, part=shown_part)
-        if shown_part is not None:
-            _run_part(config, folder, shown_part, retry_errors, starting)
-            return
-        previous = load_baseline(baseline) if baseline is not None else None  # a bad baseline is refused first
-        evaluation = _evaluate(config, folder, previous, starting, force=force, retry_errors=retry_errors)
-        _finish(evaluation, folder, no_fail)
+    with RunFolder.claim(given, out=out, resume=resume, explicit=explicit, overwrite=overwrite) as run:
+        _banner(run, part)
+        if part is not None:
+            _run_part(run, part, retry_errors)
+        else:
+            _finish(_evaluate(run, baseline, force=force, retry_errors=retry_errors), no_fail)
 
 
-def _evaluate(
-    config: RunConfig,
-    folder: Path,
-    baseline: Baseline | None,
-    starting: Callable[[RunConfig], None],
-    *,
-    force: bool,
-    retry_errors: bool,
-) -> Evaluation:
-    """`evaluate`, its progress shown."""
+def _evaluate(run: RunFolder, baseline: Path | None, *, force: bool, retry_errors: bool) -> Evaluation:
+    """`evaluate_folder`, its progress shown."""
     try:
         with _progress() as update:
-            return evaluate(
-                config,
-                folder,
-                baseline=baseline,
-                force=force,
-                progress=update,
-                retry_errors=retry_errors,
-                starting=starting,
-            )
+            return evaluate_folder(run, baseline=baseline, force=force, progress=update, retry_errors=retry_errors)
     except ScenarioError as exc:
         raise CommandError(f"the scenarios do not build as their labels say:\n{exc}") from exc
+
+
+def _run_part(run: RunFolder, part: tuple[int, int], retry_errors: bool) -> None:
+    """``--part K/N``: this machine's units, into the folder's shards."""
+    with _progress() as update:
+        output = run_part(run, part, progress=update, retry_errors=retry_errors)
+    units = len(output.trials) + len(output.failures)
+    console().print(
+        plain(
+            f"part {part[0]}/{part[1]}: {units} unit(s) in {run.shards}; "
+            "assemble the parts with `memstore merge RUN... --out DIR`"
+        )
+    )
 
 
 def _check_flags(quick: bool, sample: int | None, retry_errors: bool, resume: Path | None) -> None:
@@ -334,10 +317,23 @@ def _check_flags(quick: bool, sample: int | None, retry_errors: bool, resume: Pa
         raise CommandError("--retry-errors goes with --resume RUN")
 
 
-def _finish(evaluation: Evaluation, folder: Path, no_fail: bool) -> None:
+def _banner(run: RunFolder, part: tuple[int, int] | None) -> None:
+    """What the run holds and where it goes, before it starts."""
+    config = run.config
+    console(stderr=True).print(
+        f"memstore eval: {len(config.scenarios)} scenarios, {_tasks(config)}, "
+        f"{len(config.arms)} arms, {config.workers} worker(s) -> {run.path}"
+        + (" (resuming)" if run.resumed else "")
+        + (f" (part {part[0]}/{part[1]})" if part else "")
+    )
+    if config.sample:
+        console(stderr=True).print(plain(f"  {config.sample}"))
+
+
+def _finish(evaluation: Evaluation, no_fail: bool) -> None:
     """The summary; the exit status of the run's decision (`EXIT`): 1 failed, 3 undecided (0 with
     ``no_fail``, unless an arm measured nothing)."""
-    print_summary(console(), evaluation.results, evaluation.gates, str(folder), evaluation.seconds)
+    print_summary(console(), evaluation.results, evaluation.gates, str(evaluation.folder), evaluation.seconds)
     for failure in evaluation.failures[:5]:
         console().print(
             plain(f"unit failed: {failure['arm']} {failure['scenario']}#{failure['trial']}: {failure['error']}")
@@ -346,30 +342,3 @@ def _finish(evaluation: Evaluation, folder: Path, no_fail: bool) -> None:
         sys.exit(1)
     if not no_fail and EXIT[evaluation.decision]:
         sys.exit(EXIT[evaluation.decision])
-
-
-def _banner(config: RunConfig, folder: Path, *, resumed: bool, part: tuple[int, int] | None) -> None:
-    """What the run holds and where it goes, before it starts."""
-    console(stderr=True).print(
-        f"memstore eval: {len(config.scenarios)} scenarios, {_tasks(config)}, "
-        f"{len(config.arms)} arms, {config.workers} worker(s) -> {folder}"
-        + (" (resuming)" if resumed else "")
-        + (f" (part {part[0]}/{part[1]})" if part else "")
-    )
-    if config.sample:
-        console(stderr=True).print(plain(f"  {config.sample}"))
-
-
-def _run_part(
-    config: RunConfig, folder: Path, part: tuple[int, int], retry_errors: bool, starting: Callable[[object], None]
-) -> None:
-    """``--part K/N``: this machine's units, into the folder's shards."""
-    with _progress() as update:
-        output = run_part(config, folder, part, progress=update, retry_errors=retry_errors, starting=starting)
-    units = len(output.trials) + len(output.failures)
-    console().print(
-        plain(
-            f"part {part[0]}/{part[1]}: {units} unit(s) in {folder / 'shards'}; "
-            "assemble the parts with `memstore merge RUN... --out DIR`"
-        )
-    )

@@ -7,11 +7,9 @@ from pathlib import Path
 
 import click
 
-from memstore.harness.analysis.compare import compare_runs
-from memstore.harness.analysis.model import RunResults
-from memstore.harness.report import Gate, gates, render_markdown, write_reports
-from memstore.harness.report.gate import EXIT, decide
-from memstore.harness.runfolder.results import check_same_scenarios, load_baseline, load_results, load_tables
+from memstore.harness.report import render_again
+from memstore.harness.report.against import compare_folders
+from memstore.harness.report.gate import EXIT
 
 __all__ = ["compare", "report"]
 
@@ -27,9 +25,7 @@ __all__ = ["compare", "report"]
 )
 def report(run: Path, formats: tuple[str, ...]) -> None:
     """Render the reports of the run folder RUN again."""
-    results = load_results(run)
-    written = write_reports(run, results, load_tables(run), gates(results), formats or ("html", "md", "junit"))
-    for path in written:
+    for path in render_again(run, formats or ("html", "md", "junit")):
         click.echo(str(path))
 
 
@@ -53,26 +49,11 @@ def compare(runs: tuple[Path, ...], out: Path | None, force: bool) -> None:
     """
     if len(runs) < 2:
         raise click.UsageError("give at least two runs (folders or results.json files)")
-    first = load_baseline(runs[0])
-    lines = [f"# memstore compare: {len(runs) - 1} run(s) against {runs[0]}", ""]
-    every: list[Gate] = []
-    for other in runs[1:]:
-        current = load_baseline(other)
-        check_same_scenarios(current.results.run, first.results.run, force=force, what=str(runs[0]))
-        found = compare_runs(
-            current.results, first.results, current_sessions=current.sessions, baseline_sessions=first.sessions
-        )
-        gate_list = gates(current.results, found)
-        every += gate_list
-        against = RunResults(current.results.run, current.results.arms, tuple(found))
-        how = "paired by task: McNemar, paired bootstrap" if current.paired and first.paired else "unpaired"
-        summary = render_markdown(against, gate_list, comparisons_title=f"Against the first run ({how})")
-        lines += [f"## {other}", "", *summary.splitlines()[2:], ""]  # the verdict first, as in report.md
-    text = "\n".join(lines)
+    compared = compare_folders(runs, force=force)
     if out is not None:
-        out.write_text(text, encoding="utf-8")
+        out.write_text(compared.text, encoding="utf-8")
         click.echo(f"wrote {out}")
     else:
-        click.echo(text)
-    if EXIT[decide(every)]:
-        sys.exit(EXIT[decide(every)])
+        click.echo(compared.text)
+    if EXIT[compared.decision]:
+        sys.exit(EXIT[compared.decision])

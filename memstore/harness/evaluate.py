@@ -29,16 +29,17 @@ from memstore.harness.report import Gate, gates, write_reports
 from memstore.harness.report.gate import Decision, decide
 from memstore.harness.run.declared import Declared, check_config, declared
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner import RunConfig, merge_outputs, units
+from memstore.harness.run.runner import RunConfig
+from memstore.harness.runfolder.folder import RunFolder
 from memstore.harness.runfolder.lock import hold
-from memstore.harness.runfolder.results import Baseline, check_same_scenarios, write_run
-from memstore.harness.runfolder.shards import read_shard, run_in_folder, shard_path
+from memstore.harness.runfolder.results import Baseline, check_same_scenarios, load_baseline, write_run
+from memstore.harness.runfolder.shards import run_in_folder
 from memstore.harness.scenarios.data import scenario_set_hash, scenarios_dir
 from memstore.harness.scenarios.loader import ScenarioError
 from memstore.harness.sequential import run_sequential
 from memstore.harness.world import check_labels
 
-__all__ = ["Evaluation", "Progress", "assemble", "collect", "evaluate", "run_part"]
+__all__ = ["Evaluation", "Progress", "assemble", "evaluate", "evaluate_folder", "merge_folders", "run_part"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: stage ``"build"`` while worlds are built, then ``"run"`` per unit."""
@@ -181,29 +182,59 @@ def evaluate(
         return assemble(config, out, whole, seconds, arms=arms, parts=parts, baseline=baseline)
 
 
-def run_part(
-    config: RunConfig,
-    out: Path,
-    part: tuple[int, int],
+def evaluate_folder(
+    run: RunFolder,
     *,
+    baseline: Path | None = None,
+    force: bool = False,
     progress: Progress | None = None,
     retry_errors: bool = False,
-    starting: Callable[[RunConfig], None] | None = None,
+) -> Evaluation:
+    """`evaluate` the run of a folder `RunFolder.claim` opened, gated against the run folder (or
+    ``results.json``) ``baseline``; a new run's manifest is written once everything was checked.
+
+    Raises:
+        ConfigurationError: a baseline that cannot be read, before anything runs; and as `evaluate`.
+    """
+    previous = load_baseline(baseline) if baseline is not None else None
+    return evaluate(
+        run.config,
+        run.path,
+        baseline=previous,
+        force=force,
+        progress=progress,
+        retry_errors=retry_errors,
+        starting=lambda _: run.begin(),
+    )
+
+
+def run_part(
+    run: RunFolder, part: tuple[int, int], *, progress: Progress | None = None, retry_errors: bool = False
 ) -> RunOutput:
-    """Run the ``part=(k, n)``-th of ``config``'s units into ``out/shards`` (for several machines:
-    `memstore merge` assembles the parts); its rows."""
-    with hold(out):
-        config, _ = _checked(config, out, None, False, progress)
-        if starting is not None:
-            starting(config)
+    """Run the ``part=(k, n)``-th of the units of ``run`` into its shards (for several machines:
+    `merge_folders` assembles the parts); its rows."""
+    with hold(run.path):
+        config, _ = _checked(run.config, run.path, None, False, progress)
+        run.begin()
         return run_in_folder(
             config,
-            out / "shards",
+            run.shards,
             (lambda d, t: progress("run", d, t)) if progress else None,
             grading=choose().grading,
             retry_errors=retry_errors,
             part=part,
         )
+
+
+def merge_folders(parts: list[Path], out: Path, *, overwrite: bool = False) -> Evaluation:
+    """One run in ``out`` from the shards of ``parts`` (`RunFolder.merged`), with its tables,
+    results and reports, as `evaluate` would have written them.
+
+    Raises:
+        RunFolderError: folders that cannot be merged (`RunFolder.merged`); OutputError as `assemble`.
+    """
+    with RunFolder.merged(parts, out, overwrite=overwrite) as (merged, output):
+        return assemble(merged.config, merged.path, output, 0.0)
 
 
 def assemble(
@@ -241,17 +272,3 @@ def assemble(
             f"and its shards are kept: `memstore eval --resume {out}` writes it again"
         ) from exc
     return Evaluation(config, results, tables, gate_list, against, output.failures, out, seconds)
-
-
-def collect(config: RunConfig, folders: list[Path]) -> tuple[RunOutput, list[str]]:
-    """The rows of every unit of ``config`` from the shards in ``folders`` (the first found of
-    each), in unit order; and the units no folder holds."""
-
-    found, missing = [], []
-    for unit in units(config):
-        output = next((o for f in folders if (o := read_shard(shard_path(f / "shards", unit))) is not None), None)
-        if output is None:
-            missing.append(f"{unit.arm.name} {unit.scenario.name}#{unit.trial}")
-        else:
-            found.append(output)
-    return merge_outputs(found), missing

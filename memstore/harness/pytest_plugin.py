@@ -148,34 +148,31 @@ def _wanted(config: pytest.Config) -> bool:
 
 
 def _run_config(config: pytest.Config) -> RunConfig:
-    """The run the options describe (the same `RunConfig` ``memstore eval`` would make)."""
-    from memstore.harness.run.runner import RunConfig, fitted_workers, iter_arms
-    from memstore.harness.runfolder.manifest import DEFAULT_AGENTS
-    from memstore.harness.scenarios.loader import load_library
-    from memstore.harness.scenarios.sample import sample_tasks
+    """The run the options describe: a `Recipe` with this plugin's defaults (two workers, fewer
+    when the run has less work and none were asked for), built as ``memstore eval`` builds its own."""
+    from memstore.harness.run.runner import fitted_workers
+    from memstore.harness.runfolder.recipe import DEFAULT_AGENTS, DEFAULT_STORE, Recipe
 
-    scenarios = load_library(config.getoption("--memstore-scenarios"))
-    seed, sample, note = config.getoption("--memstore-seed"), config.getoption("--memstore-sample"), ""
-    workers = config.getoption("--memstore-workers")
-    stores = config.getoption("--memstore-store") or ["sqlite:"]
-    negative = config.getoption("--memstore-negative-control")
+    stores = tuple(config.getoption("--memstore-store")) or (DEFAULT_STORE,)
+    negative = tuple(config.getoption("--memstore-negative-control"))
     strangers = [uri for uri in negative if uri not in stores]
-    if strangers:
+    if strangers:  # told with this plugin's option names
         raise pytest.UsageError(
             f"--memstore-negative-control names a store not evaluated: {', '.join(strangers)} "
             "(give it to --memstore-store)"
         )
-    if sample:
-        scenarios, drawn = sample_tasks(scenarios, sample, seed)
-        note = drawn.describe()
-    run = RunConfig(
-        scenarios=tuple(scenarios),
-        arms=tuple(iter_arms(config.getoption("--memstore-agent") or DEFAULT_AGENTS, stores, negative)),
+    workers = config.getoption("--memstore-workers")
+    recipe = Recipe(
+        scenarios=tuple(str(path) for path in config.getoption("--memstore-scenarios")),
+        stores=stores,
+        agents=tuple(config.getoption("--memstore-agent")) or DEFAULT_AGENTS,
         trials=config.getoption("--memstore-trials"),
-        seed=seed,
+        seed=config.getoption("--memstore-seed"),
         workers=workers or 2,
-        sample=note,
+        sample=config.getoption("--memstore-sample"),
+        negative_controls=negative,
     )
+    run = recipe.config()
     return run if workers else replace(run, workers=fitted_workers(run))  # left to its default: fitted
 
 

@@ -27,6 +27,7 @@ from memstore.harness.report.gates import (
 from memstore.harness.report.html import render_html
 from memstore.harness.report.junit import render_junit
 from memstore.harness.report.markdown import render_markdown
+from memstore.harness.runfolder.results import load_results, load_tables
 from memstore.harness.runfolder.whole import whole
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "headlines",
     "invariant_gates",
     "no_harm_gates",
+    "render_again",
     "render_html",
     "render_junit",
     "render_markdown",
@@ -81,3 +83,10 @@ def write_reports(
             partial.write_text(text, encoding="utf-8")
         written.append(path)
     return written
+
+
+def render_again(folder: Path, formats: tuple[str, ...] = ("html", "md", "junit")) -> list[Path]:
+    """The reports of ``formats`` of the run folder ``folder`` written again, from its results and
+    tables (of any format memstore reads); the paths written."""
+    results = load_results(folder)
+    return write_reports(folder, results, load_tables(folder), gates(results), formats)
