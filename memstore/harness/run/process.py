@@ -5,10 +5,12 @@ leave a background child holding its pipes (in its process group, in a session o
 a daemon forked twice), or hand back a FIFO where a file should be. Here it runs below a
 supervisor (`memstore.harness.run.reaper`, a child subreaper) in a process group of its own: as
 soon as it exits, and at the deadline, every process descended from it is killed, wherever it
-went, then the whole group; its standard output and error are drained by one select loop that
-keeps only the last `OUTPUT_CAP` bytes of each; and its result file is read only if it is a
-regular file, and only up to a size. Whatever it does, the harness gets an answer within the
-timeout plus a short grace, and never holds more than a few megabytes for it.
+went, then the whole group (a program in a pid namespace of its own, as bubblewrap makes one,
+needs no supervisor: every process in the namespace dies with it); its standard output and
+error are drained by one select loop that keeps only the last `OUTPUT_CAP` bytes of each; and
+its result file is read only if it is a regular file, and only up to a size. Whatever it does,
+the harness gets an answer within the timeout plus a short grace, and never holds more than a
+few megabytes for it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ _GRACE = 1.0  # seconds to drain the pipes after the process exits, before they 
 _SETPRIV = shutil.which("setpriv")
 _DIE_WITH_PARENT = [_SETPRIV, "--pdeathsig", "KILL", "--"] if _SETPRIV and sys.platform == "linux" else []
 _REAPER = [sys.executable, "-I", "-S", str(Path(__file__).with_name("reaper.py"))]
+_PRLIMIT = shutil.which("prlimit")  # util-linux, as setpriv: sets a limit and becomes the program
 _STOP_GRACE = 5.0  # seconds the supervisor has to kill what is below it before its group is killed
 _CHUNK = 64 * 1024
 
@@ -120,18 +123,20 @@ def run_bounded(
     timeout: float,
     output_cap: int = OUTPUT_CAP,
     max_file_bytes: int | None = None,
+    pid_namespace: bool = False,
 ) -> Finished:
     """Run ``argv`` to completion or to ``timeout`` seconds, whichever comes first; with
     ``max_file_bytes``, no file it writes may grow past that many bytes (``RLIMIT_FSIZE``).
+    ``pid_namespace`` says that ``argv`` is a program that ends every process below it when it
+    ends, and dies with this one (bubblewrap with ``--unshare-pid`` and ``--die-with-parent``).
 
     Raises:
         OSError: when the program cannot be started at all.
     """
     _startable(argv[0], cwd, env)
     started = time.monotonic()
-    limit = [] if max_file_bytes is None else [f"--fsize={max_file_bytes}"]
     process = subprocess.Popen(
-        [*_DIE_WITH_PARENT, *_REAPER, *limit, *argv],
+        _supervised(argv, max_file_bytes, pid_namespace),
         cwd=cwd,
         env=dict(env),
         stdin=subprocess.DEVNULL,
@@ -159,6 +164,19 @@ def run_bounded(
         stderr_bytes=stderr_tail.total,
         seconds=time.monotonic() - started,
     )
+
+
+def _supervised(argv: Sequence[str], max_file_bytes: int | None, pid_namespace: bool) -> list[str]:
+    """``argv`` below what bounds it: the supervisor (started with the parent-death signal), or,
+    for a program in a pid namespace of its own, only ``prlimit`` for the file size. The
+    supervisor is a Python started per run (about 40 ms of CPU a check, more than the check's
+    own Python), and a namespace already does its work: its processes cannot leave it, and all
+    of them are killed when its first one ends."""
+    if pid_namespace and (max_file_bytes is None or _PRLIMIT is not None):
+        limit = [] if max_file_bytes is None else [str(_PRLIMIT), f"--fsize={max_file_bytes}", "--"]
+        return [*limit, *argv]
+    limit = [] if max_file_bytes is None else [f"--fsize={max_file_bytes}"]
+    return [*_DIE_WITH_PARENT, *_REAPER, *limit, *argv]
 
 
 def _drain(process: subprocess.Popen[bytes], tails: dict[int, _Tail], deadline: float) -> bool:

@@ -268,7 +268,9 @@ def run_isolated(
             command = wrap(
                 command, workdir=workdir, session_dir=Path(folder), relay_dir=None, runtime=quiet, env=scrubbed
             )
-        return run_bounded(command, cwd=workdir, env=scrubbed, timeout=timeout, max_file_bytes=MAX_FILE_BYTES)
+        return run_bounded(
+            command, cwd=workdir, env=scrubbed, timeout=timeout, max_file_bytes=MAX_FILE_BYTES, pid_namespace=sandboxed
+        )
 
 
 def _hiding(paths: Sequence[Path]) -> list[str]:
