@@ -93,6 +93,9 @@ def test_ci_runs_the_readme_set_up_and_test_commands() -> None:
         "\npytest -n 2 --dist loadfile || status=$?" in ci
     )  # the README's test command, from the same virtual environment
     assert {body.strip() for _, _, body in _blocks("bash")} >= SETUP
+    # the main job on the whole library, gated against reports/baseline and held to its bytes
+    assert '\nmemstore eval --baseline reports/baseline --out "$run" || eval_status=$?' in ci
+    assert '\n    python evals/check_baseline.py "$run" reports/baseline || status=1' in ci
 
 
 # -- a scratch folder with what the examples refer to ----------------------------------------------
