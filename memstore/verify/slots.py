@@ -13,6 +13,7 @@ Whether a value a fact states is the code's value is `memstore.verify.same`.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ __all__ = ["FLAGS", "Slot", "lower_bound", "slots_of", "value_kind"]
 FLAGS = {"True": "True", "False": "False", "None": "None", "true": "True", "false": "False", "null": "None",
           "nil": "None", "undefined": "None", "yes": "True", "no": "False", "on": "True", "off": "False"}  # fmt: skip
 _ASSIGN = frozenset({"=", ":", ":=", "=>", "?:", "+=", "|="})
+_MARKS = frozenset({"(", ")", "[", "]", "{", "}", ";"})  # what `_keys` looks back for
 _URL = re.compile(r"(?:https?|ftp|wss?)://\S+")
 _PIN = re.compile(r"(?:===|==|>=|<=|~=|!=|\^|~|>|<)\s*v?\d")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]+\d*)?")
@@ -132,9 +134,10 @@ def _subscript_key(tokens: tuple[Token, ...], at: int) -> bool:
     )
 
 
-def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
+def _keys(tokens: tuple[Token, ...], index: int, marks: list[int]) -> tuple[str, ...]:
     """The names the value at ``index`` is given to: the key before an ``=`` or ``:``, then the
-    calls and brackets it is inside, with their keys and their option strings (``--quote``)."""
+    calls and brackets it is inside, with their keys and their option strings (``--quote``).
+    ``marks``: the positions of the brackets and ``;`` among ``tokens``, in order."""
     keys: list[str] = []
     at = index - 1
     if at >= 0 and tokens[at].value == "-":
@@ -163,8 +166,12 @@ def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
         at -= 2
     if not keys and (fallback := _fallback_of(tokens, index)):
         keys += [fallback, "default"]  # ``kwargs.pop('buf_size', 256)``: the value buf_size falls back to
+    window = max(-1, index - 200)
+    last = bisect.bisect_right(marks, at)
+    if not last or marks[last - 1] <= window:  # no bracket and no ``;`` to look back for (a run of values)
+        return tuple(dict.fromkeys(keys))
     depth = 0
-    for back in range(at, max(-1, index - 200), -1):
+    for back in range(at, window, -1):
         token = tokens[back]
         if token.value in {")", "]", "}"}:
             depth += 1
@@ -193,6 +200,7 @@ def _keys(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
 
 def _slots(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language) -> tuple[Slot, ...]:
     found: list[Slot] = []
+    marks = [index for index, token in enumerate(tokens) if token.value in _MARKS]
     for index, token in enumerate(tokens):
         kind = value_kind(token)
         if kind is None:
@@ -212,7 +220,7 @@ def _slots(tokens: tuple[Token, ...], lines: tuple[str, ...], language: Language
             and (index < 2 or tokens[index - 2].kind is TokenKind.PUNCT)
         ):
             value = "-" + value
-        keys = _keys(tokens, index)
+        keys = _keys(tokens, index, marks)
         if language is Language.PROSE:
             keys = keys or _word_before(tokens, index)
             if token.text.startswith("`") and re.fullmatch(r"\d+(?:\.\d+)?", value):
