@@ -98,6 +98,7 @@ class Gateway:
     _read: set[str] = field(default_factory=set)
     _texts: dict[str, str | None] = field(default_factory=dict)  # the session's reads, until the tools write
     _tree: list[str] | None = None
+    _working: WorkingTree | None = None
 
     def text(self, path: str) -> str | None:
         """A file of the working copy as the session's tools last saw it (read once; every write
@@ -116,6 +117,7 @@ class Gateway:
         """The tools wrote ``path``: what was read of it, and the listing, are out of date."""
         self._texts.pop(path, None)
         self._tree = None
+        self._working = None
 
     def record(self, kind: str, memory_id: str = "", detail: str = "") -> None:
         self.events.append(Event(kind, memory_id, detail))
@@ -127,8 +129,11 @@ class Gateway:
         return self._codebase
 
     def working_tree(self) -> Codebase:
-        """The working copy as the agent left it (what a memory stored now cites)."""
-        return WorkingTree(self.workspace.path, history=self.codebase())
+        """The working copy as the agent left it (what a memory stored now cites): one until the
+        tools write, as `text` is (whether it is clean is a ``git status`` when it is made)."""
+        if self._working is None:
+            self._working = WorkingTree(self.workspace.path, history=self.codebase())
+        return self._working
 
 
 def citation(value: str | Citation, index: int) -> Citation:
