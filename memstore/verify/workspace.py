@@ -20,6 +20,7 @@ from pathlib import Path
 
 from memstore.errors import RepositoryError, ValidationError
 from memstore.model import clean_path
+from memstore.verify.ancestry import merge_base
 from memstore.verify.beneath import open_beneath, read_beneath_stat, remove_tree, write_beneath
 from memstore.verify.codebase import MAX_FILE_BYTES
 from memstore.verify.differ import Differ
@@ -324,8 +325,9 @@ class Workspace:
         by_id = bool(_FULL_ID.fullmatch(old) and _FULL_ID.fullmatch(new))
         found = _NAMES.get(key) if by_id else None
         if found is None:
-            if by_id and not merge_base:
-                out = self._differ(tuple(options)).diff(old, new).decode(errors="replace")
+            base = (self._merge_base(old, new) if merge_base else old) if by_id else None
+            if base is not None:
+                out = self._differ(tuple(options)).diff(base, new).decode(errors="replace")
             else:
                 out = self._git(
                     "diff", *options, f"{old}...{new}" if merge_base else old, *([] if merge_base else [new])
@@ -339,7 +341,17 @@ class Workspace:
 
     def pull_request_diff(self, base: str, head: str) -> str:
         """The unified diff a pull request from ``head`` into ``base`` shows (from their merge base)."""
-        return self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", f"{base}...{head}")
+        options = ("--no-color", "--no-ext-diff", "--no-textconv", "-M")
+        found = self._merge_base(self.head(base), self.head(head))
+        if found is not None:
+            return self._differ(("-p", *options)).diff(found, self.head(head)).decode(errors="replace")
+        return self._git("diff", *options, f"{base}...{head}")
+
+    def _merge_base(self, old: str, new: str) -> str | None:
+        """The one merge base of two commit ids (None: none, several, or not ids: git is asked)."""
+        if not (_FULL_ID.fullmatch(old) and _FULL_ID.fullmatch(new)):
+            return None
+        return merge_base(self.repo, old, new)
 
     def diff(self, old: str, new: str, *, cap: int | None = None) -> str:
         """Git's own ``-U0`` diff between two commits: what changed, line by line; with ``cap``,

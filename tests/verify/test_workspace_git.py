@@ -163,6 +163,9 @@ def test_without_the_defences_each_plant_runs(
     monkeypatch.setattr(git_module, "git_argv", bare_argv)
     monkeypatch.setattr(workspace_module, "git_argv", bare_argv)
     monkeypatch.setattr(Workspace, "secure", lambda self: [])
+    # A pull request's diff is diff-tree's from the merge base (no textconv, no external diff
+    # even undefended); where git must choose the merge base, it is git diff's: that path here.
+    monkeypatch.setattr(workspace_module, "merge_base", lambda *args: None)
     space = Workspace(repo)
     _git(repo, "checkout", "-q", "-b", "task/x")
     marker = tmp_path / "marker"
