@@ -73,10 +73,12 @@ def test_a_store_that_declares_itself_a_negative_control_is_still_judged_on_its_
 
 
 def test_a_verifier_that_refuses_everything_fails_eval(project: Path) -> None:
-    """Its agent declares that it verifies: the verifier's bars are gates of `memstore eval`."""
-    code, output = _eval("--quick", "--agent", "no-memory", "--agent", "mutant:retires-everything", "--out", "run")
+    """Its agent declares that it verifies: the verifier's bars are gates of `memstore eval`, and
+    the README's example holds enough valid memories to decide that it fails them."""
+    scenarios = [str(scenarios_dir() / f"{n}.yaml") for n in README_SCENARIOS]
+    code, output = _eval(*scenarios, "--agent", "no-memory", "--agent", "mutant:retires-everything", "--out", "run")
     assert code == 1, output
-    assert "mutant:retires-everything/sqlite: false_invalidation_rate <= 0.02: 1.000" in " ".join(output.split())
+    assert "mutant:retires-everything/sqlite: false_invalidation_rate <= 0.02: 1.000 (7/7)" in " ".join(output.split())
 
 
 def test_a_forgetful_store_is_not_green_on_the_readme_example(project: Path) -> None:
@@ -144,10 +146,20 @@ def test_a_sequential_run_stops_when_every_gate_is_decided_and_says_where(
 
 
 def test_on_a_small_sample_the_anytime_intervals_stay_open_and_the_run_says_so(project: Path) -> None:
-    """Anytime-valid intervals are wider than fixed ones: --quick decides every gate in a fixed
-    run, and a sequential one runs all of it and stays undecided on the effects."""
-    code, output = _eval("--quick", "--sequential", "--out", "run")
+    """Anytime-valid intervals are wider than fixed ones: on --quick's sessions, the fixed interval
+    of jit-verify's merge rate against no-memory rules out harm of 5 points (a fixed run of --quick
+    decides every gate: evals/test_regression.py), the anytime one does not, so a sequential run
+    runs all of --quick and stays undecided."""
+    code, output = _eval("--quick", "--sequential", "--agent", "no-memory", "--agent", "jit-verify", "--out", "run")
     assert code == 3, output
-    kept = json.loads((project / "run" / "results.json").read_text())["run"]["sequential"]
+    found = json.loads((project / "run" / "results.json").read_text())
+    kept = found["run"]["sequential"]
     assert kept["stopped"] == "every scenario ran"
     assert "jit-verify/sqlite: not significantly worse than the control: merge_rate" in " ".join(output.split())
+    low, high, n = kept["intervals"]["jit-verify/sqlite"]["merge_rate"]
+    fixed = next(
+        c for c in found["comparisons"] if (c["a"], c["metric"], c["group"]) == ("jit-verify/sqlite", "merge_rate", "")
+    )
+    assert low < -0.05 < fixed["low"]  # harm of 5 points: ruled out by the fixed interval, not by the anytime one
+    assert low < fixed["low"] <= fixed["high"] < high
+    assert n == fixed["n"] > 0
