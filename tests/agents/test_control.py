@@ -155,9 +155,10 @@ def gap_guessing_reader(config: object) -> RepositoryReader:
 
 @pytest.fixture(scope="module")
 def control_run(tmp_path_factory: pytest.TempPathFactory) -> Evaluation:
-    """Twelve repositories of the default population (240 tasks), the stub and the readers."""
+    """Six repositories of the default population (120 tasks), the stub and the readers (twelve,
+    240 tasks, gave the same order and rates within 0.02 of these, in twice the time)."""
     folder = tmp_path_factory.mktemp("control")
-    path = population_sample(folder, "control-sample", 12)
+    path = population_sample(folder, "control-sample", 6)
     agents = ["no-memory", *(f"{__name__}:{f}" for f in ("careful_reader", "guessing_reader", "gap_guessing_reader"))]
     config = RunConfig(scenarios=tuple(load_library([path])), arms=tuple(iter_arms(agents, ["sqlite:"])), workers=1)
     return evaluate(config, folder / "run")
@@ -173,7 +174,7 @@ def _success(run: Evaluation, stratum: str | None = None) -> pd.Series:
 @pytest.mark.slow
 def test_an_agent_that_reads_everything_does_no_better_than_the_no_memory_stub(control_run: Evaluation) -> None:
     success = _success(control_run)
-    assert len(pd.read_csv(control_run.folder / "sessions.csv.gz").query("arm == 'no-memory/sqlite'")) == 240
+    assert len(pd.read_csv(control_run.folder / "sessions.csv.gz").query("arm == 'no-memory/sqlite'")) == 120
     assert success["careful_reader"] - success["no-memory"] <= 0.02, success
     # Where the repository offers the copies, both find them all; where it does not, neither does.
     discoverable, hidden = _success(control_run, "discoverable"), _success(control_run, "not discoverable")
