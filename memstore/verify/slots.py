@@ -134,6 +134,36 @@ def _subscript_key(tokens: tuple[Token, ...], at: int) -> bool:
     )
 
 
+def _enclosing_keys(tokens: tuple[Token, ...], index: int, at: int, window: int, keys: list[str]) -> None:
+    """Add to ``keys`` the calls and brackets the value at ``index`` is inside, looking back from
+    ``at`` to ``window``, with their keys and option strings; at most four keys in all."""
+    depth = 0
+    for back in range(at, window, -1):
+        token = tokens[back]
+        if token.value in {")", "]", "}"}:
+            depth += 1
+        elif token.value in {"(", "[", "{"}:
+            if depth:
+                depth -= 1
+                continue
+            before = back - 1
+            if before >= 0 and tokens[before].kind is TokenKind.NAME:
+                keys.append(tokens[before].value)
+            elif (
+                before >= 1
+                and tokens[before].value in _ASSIGN
+                and tokens[before - 1].kind in {TokenKind.NAME, TokenKind.STRING}
+            ):
+                keys.append(tokens[before - 1].value)
+            keys += [
+                t.value for t in tokens[back + 1 : index] if t.kind is TokenKind.STRING and t.value.startswith("-")
+            ]
+            if len(keys) >= 4:
+                break
+        elif depth == 0 and token.kind is TokenKind.PUNCT and token.value == ";":
+            break
+
+
 def _keys(tokens: tuple[Token, ...], index: int, marks: list[int]) -> tuple[str, ...]:
     """The names the value at ``index`` is given to: the key before an ``=`` or ``:``, then the
     calls and brackets it is inside, with their keys and their option strings (``--quote``).
@@ -170,31 +200,7 @@ def _keys(tokens: tuple[Token, ...], index: int, marks: list[int]) -> tuple[str,
     last = bisect.bisect_right(marks, at)
     if not last or marks[last - 1] <= window:  # no bracket and no ``;`` to look back for (a run of values)
         return tuple(dict.fromkeys(keys))
-    depth = 0
-    for back in range(at, window, -1):
-        token = tokens[back]
-        if token.value in {")", "]", "}"}:
-            depth += 1
-        elif token.value in {"(", "[", "{"}:
-            if depth:
-                depth -= 1
-                continue
-            before = back - 1
-            if before >= 0 and tokens[before].kind is TokenKind.NAME:
-                keys.append(tokens[before].value)
-            elif (
-                before >= 1
-                and tokens[before].value in _ASSIGN
-                and tokens[before - 1].kind in {TokenKind.NAME, TokenKind.STRING}
-            ):
-                keys.append(tokens[before - 1].value)
-            keys += [
-                t.value for t in tokens[back + 1 : index] if t.kind is TokenKind.STRING and t.value.startswith("-")
-            ]
-            if len(keys) >= 4:
-                break
-        elif depth == 0 and token.kind is TokenKind.PUNCT and token.value == ";":
-            break
+    _enclosing_keys(tokens, index, at, window, keys)
     return tuple(dict.fromkeys(keys))
 
 

@@ -179,5 +179,5 @@ def test_two_arms_run_one_stub_with_two_budgets() -> None:
 
 
 def test_unknown_agent_names_the_known_ones() -> None:
-    with pytest.raises(ConfigurationError, match="known: no-memory, trusting, blind-trusting, jit-verify, command:CMD"):
+    with pytest.raises(ConfigurationError, match="known: blind-trusting, jit-verify, no-memory, trusting, command:CMD"):
         make_agent("clever")

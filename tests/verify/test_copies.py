@@ -166,9 +166,9 @@ def test_names_between_two_commits_are_asked_once_per_process(build: Build, monk
     assert other.changed(commits["one"], "main") == ["app.py", "new.py"]  # main moved: asked again
     assert [a[0] for a in asked if a[0].startswith("diff")] == [
         "diff-tree",
-        "diff",
-        "diff",
-    ]  # from a merge base: git diff
+        "diff-tree",
+        "diff-tree",
+    ]  # from a merge base too: the base walked through the object reader, then the same diff-tree
 
 
 def test_a_sessions_merge_moves_main_by_compare_and_swap(build: Build, monkeypatch: pytest.MonkeyPatch) -> None:
