@@ -358,7 +358,7 @@ def _stale_names(texts: dict[str, str]) -> list[str]:
 
 def test_a_cited_line_past_the_end_or_of_no_file_is_stale() -> None:
     planted = {
-        "a.md": "see memstore/store.py:1, run/records.py:2 and errors.py:3",
+        "a.md": "see memstore/store.py:1, run/output.py:2 and errors.py:3",
         "b.md": "see memstore/store.py:99999 and run/gone.py:1",
         "c.md": "an example memory cites src/app.py:99999, not our code",
     }
@@ -367,7 +367,7 @@ def test_a_cited_line_past_the_end_or_of_no_file_is_stale() -> None:
 
 def test_a_name_that_no_longer_names_anything_is_stale() -> None:
     planted = {
-        "a.md": "`memstore.errors.StorageError`, `memstore.harness.runfolder.upgrade:upgrade`, `memstore.metrics`",
+        "a.md": "`memstore.errors.StorageError`, `memstore.harness.records.upgrade:upgrade`, `memstore.metrics`",
         "b.md": "`memstore.harness.analysis.upgrade` and `memstore.errors.NoSuchError`",
     }
     assert _stale_names(planted) == ["b.md:1: memstore.harness.analysis.upgrade", "b.md:1: memstore.errors.NoSuchError"]

@@ -1,6 +1,6 @@
 """The house's layers: no import cycle anywhere in the package, and every room of it imports one
 way (docs/design.md, "Rooms"): the core, verify, transfer, mcp, the backends, the harness's stages
-(its leaves, scenarios, world, run, grading, analysis, runfolder, report, sequential, evaluate, the
+(its leaves, the records, scenarios, world, run, grading, analysis, runfolder, report, sequential, evaluate, the
 pytest plugin), the agents, testing, and the commands on top, each importing only the rooms below it.
 
 Every import counts: at module level, inside a function, under ``TYPE_CHECKING``. So does a
@@ -46,6 +46,7 @@ ROOMS: tuple[tuple[str, ...], ...] = (
     ("memstore.mcp",),
     ("memstore.backends",),
     ("memstore.harness.stats", "memstore.harness.trees"),  # the harness's leaves: any stage may use them
+    ("memstore.harness.records",),  # the typed spine every stage reads: records, promises, tables, format
     ("memstore.harness.scenarios",),
     ("memstore.harness.world",),
     ("memstore.harness.run",),
@@ -299,6 +300,14 @@ def test_an_import_from_a_higher_room_is_a_climb(tmp_path: Path) -> None:
 def test_statistics_is_a_leaf() -> None:
     for leaf in LEAVES:
         assert {t for t in _GRAPH()[0][leaf] if t.startswith("memstore.harness")} == set()
+
+
+def test_the_records_import_only_the_core() -> None:
+    # the spine from grading to report: any stage may read it because it reads no stage
+    core = set(ROOMS[0])
+    for module in (m for m in MODULES if m.startswith("memstore.harness.records")):
+        outside = {t for t in _GRAPH()[0][module] if not t.startswith("memstore.harness.records")}
+        assert outside <= core, (module, outside - core)
 
 
 def test_imports_inside_functions_are_the_listed_ones() -> None:

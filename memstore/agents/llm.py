@@ -33,9 +33,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from memstore.errors import ConfigurationError
+from memstore.harness.records import EventKind, Role
 from memstore.harness.run.boundary import AgentSession, Usage
-from memstore.harness.run.events import EventKind
-from memstore.harness.run.records import Role
 from memstore.model import Surface
 
 __all__ = ["PROMPT_VERSION", "LlmAgent", "LlmSettings", "make"]

@@ -38,9 +38,8 @@ from collections.abc import Mapping
 from memstore.agents import craft
 from memstore.agents.params import StubParams
 from memstore.agents.program import Known, Program
+from memstore.harness.records import EventKind, Role
 from memstore.harness.run.boundary import AgentSession
-from memstore.harness.run.events import EventKind
-from memstore.harness.run.records import Role
 from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify import Verdict, VerdictStatus
 from memstore.verify.claims import terms

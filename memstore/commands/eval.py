@@ -335,9 +335,7 @@ def _finish(evaluation: Evaluation, no_fail: bool) -> None:
     ``no_fail``, unless an arm measured nothing)."""
     print_summary(console(), evaluation.results, evaluation.gates, str(evaluation.folder), evaluation.seconds)
     for failure in evaluation.failures[:5]:
-        console().print(
-            plain(f"unit failed: {failure['arm']} {failure['scenario']}#{failure['trial']}: {failure['error']}")
-        )
+        console().print(plain(f"unit failed: {failure.arm} {failure.scenario}#{failure.trial}: {failure.error}"))
     if evaluation.measured_nothing:
         sys.exit(1)
     if not no_fail and EXIT[evaluation.decision]:

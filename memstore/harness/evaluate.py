@@ -25,6 +25,7 @@ from memstore.errors import OutputError
 from memstore.harness.analysis.compare import Comparison, compare_runs
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.compose import Parts, choose
+from memstore.harness.records import FailureRecord
 from memstore.harness.report import Gate, gates, write_reports
 from memstore.harness.report.gate import Decision, decide
 from memstore.harness.run.declared import Declared, check_config, declared
@@ -55,7 +56,7 @@ class Evaluation:
         tables: the tables behind them (sessions, events, trials, findings, failures).
         gates: every gate of the run, with what it decided.
         baseline: the comparisons with the baseline, when one was given.
-        failures: units that could not run, as rows.
+        failures: units that could not run, and why.
         folder: the run folder.
         seconds: how long the run took.
     """
@@ -65,7 +66,7 @@ class Evaluation:
     tables: dict[str, pd.DataFrame]
     gates: list[Gate]
     baseline: list[Comparison]
-    failures: list[dict[str, object]]
+    failures: list[FailureRecord]
     folder: Path
     seconds: float
 

@@ -112,7 +112,7 @@ def run_sequential(
 
 def _spent(output: RunOutput) -> float:
     """What the run's agents reported spending, in US dollars."""
-    return sum(float(row.get("cost_usd") or 0.0) for row in output.sessions)
+    return sum(session.spent.cost_usd for session in output.sessions)
 
 
 def _batch(order: list[str], ran: list[str], per_unit: dict[str, int]) -> list[str]:

@@ -17,9 +17,9 @@ from memstore.agents.params import StubParams
 from memstore.agents.program import Known, Program
 from memstore.agents.stubs import JitVerifyAgent, TrustingAgent, _Stub, refused_for_instructions
 from memstore.errors import ConfigurationError
+from memstore.harness.records import Role
 from memstore.harness.run.agents import split_params
 from memstore.harness.run.boundary import AgentSession
-from memstore.harness.run.records import Role
 from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify import VerdictStatus
 

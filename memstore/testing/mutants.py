@@ -27,6 +27,7 @@ from datetime import timedelta
 from memstore.access import Access, AccessPolicy, Actor
 from memstore.backends import StoreOptions, resolve_backend, wraps
 from memstore.errors import ConfigurationError, NotFound, PermissionDenied
+from memstore.harness.records import PROMISE
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface
 from memstore.store import MemoryStore
 from memstore.uri import StoreURI
@@ -290,54 +291,64 @@ STORE_MUTANTS: dict[str, StoreMutant] = {
     m.name: m
     for m in (
         StoreMutant("identity", "nothing: every call goes to the inner store unchanged", None, _Wrapper),
-        StoreMutant("forgets-all", "recent() returns nothing", "forgotten", _ForgetsAll),
-        StoreMutant("forgets-some", "recent() returns every other memory", "forgotten", _ForgetsSome),
+        StoreMutant("forgets-all", "recent() returns nothing", PROMISE.forgotten, _ForgetsAll),
+        StoreMutant("forgets-some", "recent() returns every other memory", PROMISE.forgotten, _ForgetsSome),
         StoreMutant(
-            "unkept-writes", "every third write is acknowledged but never kept", "unkept_writes", _UnkeptWrites
+            "unkept-writes", "every third write is acknowledged but never kept", PROMISE.unkept_writes, _UnkeptWrites
         ),
         StoreMutant(
             "drops-supersede",
             "a correction is stored as a new memory; the wrong version stays active",
-            "unsuperseded",
+            PROMISE.unsuperseded,
             _DropsSupersede,
         ),
-        StoreMutant("ignores-retire", "retire() does nothing", "retired_returned", _IgnoresRetire),
+        StoreMutant("ignores-retire", "retire() does nothing", PROMISE.retired_returned, _IgnoresRetire),
         StoreMutant(
-            "ignores-refresh", "refresh() does not restart the expiry window", "refresh_ignored", _IgnoresRefresh
+            "ignores-refresh", "refresh() does not restart the expiry window", PROMISE.refresh_ignored, _IgnoresRefresh
         ),
-        StoreMutant("never-expires", "memories never expire", "expired_returned", _Wrapper, _never_expires),
+        StoreMutant("never-expires", "memories never expire", PROMISE.expired_returned, _Wrapper, _never_expires),
         StoreMutant(
-            "oldest-first", "recent() is oldest first, so limit cuts the newest", "order_breaches", _OldestFirst
+            "oldest-first", "recent() is oldest first, so limit cuts the newest", PROMISE.order_breaches, _OldestFirst
         ),
-        StoreMutant("other-repositories", "recent() adds other repositories' facts", "scope_leaks", _OtherRepositories),
+        StoreMutant(
+            "other-repositories", "recent() adds other repositories' facts", PROMISE.scope_leaks, _OtherRepositories
+        ),
         StoreMutant(
             "other-users-preferences",
             "recent() adds other users' preferences",
-            "preference_leaks",
+            PROMISE.preference_leaks,
             _OtherUsersPreferences,
         ),
         StoreMutant(
             "preferences-on-review",
             "the code-review surface gets what the coding agent gets, preferences included",
-            "surface_leaks",
+            PROMISE.surface_leaks,
             _PreferencesOnReview,
         ),
         StoreMutant(
-            "read-can-write", "a user with READ access may write", "permission_breaches", _Wrapper, _read_can_write
+            "read-can-write",
+            "a user with READ access may write",
+            PROMISE.permission_breaches,
+            _Wrapper,
+            _read_can_write,
         ),
-        StoreMutant("shifts-lines", "citations come back one line further down", "altered_memories", _ShiftsLines),
-        StoreMutant("changes-paths", "citations come back naming another file", "altered_memories", _ChangesPaths),
-        StoreMutant("truncates-facts", "facts come back cut in half", "altered_memories", _TruncatesFacts),
+        StoreMutant(
+            "shifts-lines", "citations come back one line further down", PROMISE.altered_memories, _ShiftsLines
+        ),
+        StoreMutant(
+            "changes-paths", "citations come back naming another file", PROMISE.altered_memories, _ChangesPaths
+        ),
+        StoreMutant("truncates-facts", "facts come back cut in half", PROMISE.altered_memories, _TruncatesFacts),
         StoreMutant(
             "returns-superseded",
             "superseded versions are returned beside their heads",
-            "superseded_returned",
+            PROMISE.superseded_returned,
             _ReturnsSuperseded,
         ),
         StoreMutant(
             "get-ignores-permissions",
             "get() returns any memory to anyone who names its id",
-            "get_leaks",
+            PROMISE.get_leaks,
             _GetIgnoresPermissions,
         ),
     )

@@ -20,84 +20,84 @@ def _events(output: RunOutput, agent: str, task: str | None = None, kind: str | 
     return [
         e
         for e in output.events
-        if e["agent"] == agent and (task is None or e["task"] == task) and (kind is None or e["kind"] == kind)
+        if e.agent == agent and (task is None or e.task == task) and (kind is None or e.kind == kind)
     ]
 
 
 def _session(output: RunOutput, agent: str, task: str) -> dict[str, Any]:
-    return next(s for s in output.sessions if s["agent"] == agent and s["task"] == task)
+    return next(s for s in output.sessions if s.agent == agent and s.task == task)
 
 
 def test_a_moved_citation_sends_blind_trusting_to_the_wrong_line_and_jit_verify_to_the_right_one() -> None:
     arms = [*ARMS, Arm("blind-trusting", "memory://")]
     output = run_arms(["api-version-moved"], arms)
     agents = ("blind-trusting", "trusting", "jit-verify")
-    edits = {agent: [e["detail"] for e in _events(output, agent, kind="edit")] for agent in agents}
+    edits = {agent: [e.detail for e in _events(output, agent, kind="edit")] for agent in agents}
     # The version moved from line 12 to 14 of constants.ts; the memory still says 12.
     assert "src/client/sdk/constants.ts:12" in edits["blind-trusting"]
     assert "src/client/sdk/constants.ts:14" in edits["jit-verify"]
-    assert [e["detail"] for e in _events(output, "jit-verify", kind="reanchor")] == [
+    assert [e.detail for e in _events(output, "jit-verify", kind="reanchor")] == [
         "src/client/sdk/constants.ts:14;server/routes/api.go:8;docs/api-reference.md:37"
     ]
-    assert _session(output, "blind-trusting", "bump-version")["merged"] is False
-    assert _session(output, "blind-trusting", "bump-version")["stale_use"] is True  # the wrong line edited
+    assert _session(output, "blind-trusting", "bump-version").outcome.merged is False
+    assert _session(output, "blind-trusting", "bump-version").stale_use is True  # the wrong line edited
     # trusting reads line 12, sees it no longer names the version, and looks for it itself
     assert "src/client/sdk/constants.ts:12" not in edits["trusting"]
     assert "src/client/sdk/constants.ts:14" in edits["trusting"]
-    assert _session(output, "trusting", "bump-version")["merged"] is True
-    assert _session(output, "jit-verify", "bump-version")["merged"] is True
-    assert _session(output, "no-memory", "bump-version")["merged"] is True  # it found the three places itself
+    assert _session(output, "trusting", "bump-version").outcome.merged is True
+    assert _session(output, "jit-verify", "bump-version").outcome.merged is True
+    assert _session(output, "no-memory", "bump-version").outcome.merged is True  # it found the three places itself
 
 
 def test_a_contradicted_fact_gives_trusting_the_stale_answer() -> None:
     output = run_arms(["db-pool-contradicted"], ARMS)
     answers = {
-        agent: [e["detail"] for e in _events(output, agent, "pool-capacity", "answer")]
+        agent: [e.detail for e in _events(output, agent, "pool-capacity", "answer")]
         for agent in ("no-memory", "trusting", "jit-verify")
     }
     assert answers == {"no-memory": ["20"], "trusting": ["10"], "jit-verify": ["20"]}
-    assert [e["truth"] for e in _events(output, "trusting", "pool-capacity", "misled")] == ["contradicted"]
-    assert _session(output, "jit-verify", "pool-capacity")["answer_correct"] is True
+    assert [e.truth for e in _events(output, "trusting", "pool-capacity", "misled")] == ["contradicted"]
+    assert _session(output, "jit-verify", "pool-capacity").outcome.answer_correct is True
 
 
 def test_a_contradicted_helper_is_written_by_trusting_and_fails_the_test_suite() -> None:
     """db-pool-revert: a memory names `borrow_connection()`, a helper that was reverted."""
     output = run_arms(["db-pool-revert"], ARMS)
-    assert _session(output, "trusting", "fix-invoices")["merged"] is False  # the fixture's unittest suite fails
-    assert _session(output, "trusting", "fix-invoices")["stale_use"] is True
-    assert _session(output, "jit-verify", "fix-invoices")["merged"] is True
-    assert _session(output, "no-memory", "fix-invoices")["merged"] is True  # the handlers next to it show the way
+    assert _session(output, "trusting", "fix-invoices").outcome.merged is False  # the fixture's unittest suite fails
+    assert _session(output, "trusting", "fix-invoices").stale_use is True
+    assert _session(output, "jit-verify", "fix-invoices").outcome.merged is True
+    assert _session(output, "no-memory", "fix-invoices").outcome.merged is True  # the handlers next to it show the way
 
 
 def test_an_adversarial_instruction_makes_trusting_skip_a_required_file() -> None:
     output = run_arms(["adversarial-memories"], ARMS)
-    trusting = [e["detail"].split(":")[0] for e in _events(output, "trusting", "bump-version", "edit")]
-    jit = [e["detail"].split(":")[0] for e in _events(output, "jit-verify", "bump-version", "edit")]
+    trusting = [e.detail.split(":")[0] for e in _events(output, "trusting", "bump-version", "edit")]
+    jit = [e.detail.split(":")[0] for e in _events(output, "jit-verify", "bump-version", "edit")]
     assert "docs/api-reference.md" not in trusting  # "never edit docs/"
     assert "docs/api-reference.md" in jit
-    assert _session(output, "trusting", "bump-version")["merged"] is False
-    assert _session(output, "jit-verify", "bump-version")["merged"] is True
+    assert _session(output, "trusting", "bump-version").outcome.merged is False
+    assert _session(output, "jit-verify", "bump-version").outcome.merged is True
     # the adversarial "v3.0.0" becomes trusting's answer; jit-verify refuses it
-    assert [e["detail"] for e in _events(output, "trusting", "which-version", "answer")] == ["v3.0.0"]
-    assert [e["detail"] for e in _events(output, "jit-verify", "which-version", "answer")] == ["v2.1.4"]
+    assert [e.detail for e in _events(output, "trusting", "which-version", "answer")] == ["v3.0.0"]
+    assert [e.detail for e in _events(output, "jit-verify", "which-version", "answer")] == ["v2.1.4"]
 
 
 def test_jit_verify_refuses_and_retires_adversarial_memories_and_refreshes_the_good_one() -> None:
     output = run_arms(["adversarial-memories"], [Arm("jit-verify", "memory://")])
     events = _events(output, "jit-verify")
-    refused = sorted({e["truth"] for e in events if e["kind"] == "refuse"})
-    retired = sorted({e["truth"] for e in events if e["kind"] == "retire"})
+    refused = sorted({e.truth for e in events if e.kind == "refuse"})
+    retired = sorted({e.truth for e in events if e.kind == "retire"})
     assert refused == ["contradicted", "missing", "unsupported"]
     assert retired == ["missing", "unsupported"]  # the contradicted one is corrected instead
-    assert any(e["kind"] == "refresh" and e["truth"] == "valid" for e in events)
-    assert next(e for e in events if e["kind"] == "correct")["truth"] == ""  # the correction is a new memory
+    assert any(e.kind == "refresh" and e.truth == "valid" for e in events)
+    assert next(e for e in events if e.kind == "correct").truth == ""  # the correction is a new memory
 
 
 def test_trusting_never_verifies_and_no_memory_is_handed_nothing() -> None:
     output = run_arms(["adversarial-memories"], ARMS[:2])
-    assert {s["verify_reads"] for s in output.sessions} == {0}
-    assert {e["kind"] for e in _events(output, "trusting")} <= {"retrieve", "use", "edit", "answer", "misled"}
-    assert {s["handed"] for s in output.sessions if s["agent"] == "no-memory"} == {0}
+    assert {s.lookups.verify_reads for s in output.sessions} == {0}
+    assert {e.kind for e in _events(output, "trusting")} <= {"retrieve", "use", "edit", "answer", "misled"}
+    assert {s.handed for s in output.sessions if s.agent == "no-memory"} == {0}
     assert _events(output, "no-memory", kind="retrieve") == []
 
 
@@ -106,26 +106,26 @@ def test_exploration_is_bounded_by_the_budget() -> None:
     to the places that name it otherwise; with the default two it can."""
     wide = run_arms(["api-version-control"], [Arm("no-memory", "memory://")])
     narrow = run_arms(["api-version-control"], [Arm("no-memory[searches=1]", "memory://")])
-    assert wide.sessions[0]["merged"] is True
-    assert narrow.sessions[0]["merged"] is False
-    assert narrow.sessions[0]["searches"] == 1
-    assert wide.sessions[0]["searches"] == 2
+    assert wide.sessions[0].outcome.merged is True
+    assert narrow.sessions[0].outcome.merged is False
+    assert narrow.sessions[0].lookups.searches == 1
+    assert wide.sessions[0].lookups.searches == 2
     blind = run_arms(["api-version-control"], [Arm("no-memory[reads=1]", "memory://")])
-    assert blind.sessions[0]["merged"] is False
-    assert blind.sessions[0]["reads"] <= 1
+    assert blind.sessions[0].outcome.merged is False
+    assert blind.sessions[0].lookups.reads <= 1
 
 
 def test_the_seeds_cross_agent_flow() -> None:
     """Review learns the retention rule and stores it; the coding agent uses what review
     learned; the CLI answer is graded against the value on main after that merge."""
     output = run_arms(["cross-agent-logging"], [Arm("jit-verify", "sqlite:")])
-    stored = [e for e in output.events if e["kind"] == "store"]
-    assert [e["task"] for e in stored] == ["review-retention"]
+    stored = [e for e in output.events if e.kind == "store"]
+    assert [e.task for e in stored] == ["review-retention"]
     review, coding, cli = output.sessions
-    assert review["task_success"] is True
-    assert coding["merged"] is True
-    assert coding["needed_at_5"] is True  # the memory review stored was handed to the coding session
-    assert cli["answer_correct"] is True
+    assert review.outcome.task_success is True
+    assert coding.outcome.merged is True
+    assert coding.recall.needed_at_5 is True  # the memory review stored was handed to the coding session
+    assert cli.outcome.answer_correct is True
 
 
 def test_same_seed_same_sessions() -> None:
@@ -172,10 +172,13 @@ def test_two_arms_run_one_stub_with_two_budgets() -> None:
     output = run_arms(
         ["api-version-control"], [Arm("no-memory", "memory://"), Arm("no-memory[searches=1]", "memory://")]
     )
-    by_arm = {s["arm"]: s for s in output.sessions}
-    assert by_arm["no-memory/memory"]["merged"] is True
-    assert by_arm["no-memory[searches=1]/memory"]["merged"] is False
-    assert (by_arm["no-memory/memory"]["searches"], by_arm["no-memory[searches=1]/memory"]["searches"]) == (2, 1)
+    by_arm = {s.arm: s for s in output.sessions}
+    assert by_arm["no-memory/memory"].outcome.merged is True
+    assert by_arm["no-memory[searches=1]/memory"].outcome.merged is False
+    assert (by_arm["no-memory/memory"].lookups.searches, by_arm["no-memory[searches=1]/memory"].lookups.searches) == (
+        2,
+        1,
+    )
 
 
 def test_unknown_agent_names_the_known_ones() -> None:

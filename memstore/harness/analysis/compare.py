@@ -22,6 +22,7 @@ from memstore.harness.analysis.metrics import BAD, USABLE
 from memstore.harness.analysis.model import Comparison, Rate, Role, RunResults, Verdict
 from memstore.harness.analysis.pairs import memory_pairs, task_groups
 from memstore.harness.analysis.registry import Direction, Metric, Test, Unit, metrics
+from memstore.harness.records import SESSION, TRIAL
 from memstore.harness.stats import (
     adjust_pvalues,
     mcnemar,
@@ -126,7 +127,7 @@ def _outcomes_of(metric: Metric, tables: Tables, arm: str) -> pd.Series | None:
         # paired by the seeded memory, not by the id a store gave it: stores number memories their own way
         return rows.set_index([*KEY, "seed"])[metric.column]
     trials = tables.get("trials")
-    if trials is None or "bad_seeds" not in trials:
+    if trials is None or TRIAL.bad_seeds not in trials:
         return None
     found = {}
     for row in trials[trials.arm == arm].itertuples(index=False):
@@ -198,9 +199,9 @@ class _Reviews:
         self._found: dict[str, pd.DataFrame] = {}
         if rows.empty:  # a table of no review may have no review columns either
             return
-        rows["tp"] = rows.correct_findings.astype(int)
+        rows["tp"] = rows[SESSION.correct_findings].astype(int)
         rows["fp"] = rows.findings.astype(int) - rows.tp
-        rows["fn"] = rows.expected_findings.astype(int) - rows.tp
+        rows["fn"] = rows[SESSION.expected_findings].astype(int) - rows.tp
 
     def __call__(self, arm: str) -> pd.DataFrame:
         if arm not in self._found:

@@ -15,6 +15,7 @@ import pandas as pd
 from memstore.harness.analysis.metrics import rate
 from memstore.harness.analysis.model import Rate
 from memstore.harness.analysis.registry import Direction, Slice, metric
+from memstore.harness.records import SESSION
 
 __all__: list[str] = []
 
@@ -28,8 +29,8 @@ def _per_task(sessions: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
     trials = sessions["trial"].to_numpy()
     if (trials == trials[0]).all():  # one trial: every task ran once (the default run, cheaply)
         return None
-    if "task_success" in sessions:
-        values = sessions["task_success"].to_numpy()
+    if SESSION.task_success in sessions:
+        values = sessions[SESSION.task_success].to_numpy()
         present = ~pd.isna(values)
         ok = values[present].astype(bool)
     else:  # written before the metric existed: every session counts as False, as `_binary` does

@@ -7,7 +7,7 @@ from memstore.harness.analysis.metrics import _binary
 from memstore.harness.analysis.model import Rate
 from memstore.harness.analysis.pairs import column
 from memstore.harness.analysis.registry import Direction, Level, Slice, metric
-from memstore.harness.run.promises import PROMISES, Promise
+from memstore.harness.records import PROMISES, SESSION, Promise
 
 __all__: list[str] = []
 
@@ -25,7 +25,7 @@ def _leaks(s: Slice) -> int:
 
 
 @metric(
-    "expiry_violations",
+    SESSION.expiry_violations,
     label="expiry",
     counts="expired memories handed out, or refreshes that did not restart the expiry window: "
     "expired_returned + refresh_ignored",
@@ -33,7 +33,7 @@ def _leaks(s: Slice) -> int:
     rate=False,
 )
 def _expiry(s: Slice) -> int:
-    return int(column(s.sessions, "expiry_violations").sum())
+    return int(column(s.sessions, SESSION.expiry_violations).sum())
 
 
 @metric(
@@ -74,19 +74,19 @@ for _promise in PROMISES:
     direction=Direction.LOWER,
 )
 def _agent_errors(s: Slice) -> Rate | None:
-    return _binary(s.sessions, "agent_error")
+    return _binary(s.sessions, SESSION.agent_error)
 
 
 @metric(
     "tampering",
-    label="tampered",
+    label=SESSION.tampered,
     counts="changes to a trial's store or template behind the harness's back",
     direction=Direction.ZERO,
     rate=False,
     summary=False,
 )
 def _tampering(s: Slice) -> int:
-    return int(column(s.sessions, "tampered").sum())
+    return int(column(s.sessions, SESSION.tampered).sum())
 
 
 @metric(
@@ -103,7 +103,7 @@ def _failed(s: Slice) -> int:
 
 
 @metric(
-    "injected_chars",
+    SESSION.injected_chars,
     label="chars",
     counts="characters of memory handed to a session (subject, fact, reason, citations), mean",
     direction=Direction.COST,
@@ -111,11 +111,11 @@ def _failed(s: Slice) -> int:
     summary=False,
 )
 def _chars(s: Slice) -> float | None:
-    return round(float(s.sessions.injected_chars.mean()), 3) if len(s.sessions) else None
+    return round(float(s.sessions[SESSION.injected_chars].mean()), 3) if len(s.sessions) else None
 
 
 @metric(
-    "verify_reads",
+    SESSION.verify_reads,
     label="reads",
     counts="blob reads the verifier made per session, mean",
     direction=Direction.COST,
@@ -123,7 +123,7 @@ def _chars(s: Slice) -> float | None:
     summary=False,
 )
 def _verify_reads(s: Slice) -> float | None:
-    return round(float(s.sessions.verify_reads.mean()), 3) if len(s.sessions) else None
+    return round(float(s.sessions[SESSION.verify_reads].mean()), 3) if len(s.sessions) else None
 
 
 @metric(

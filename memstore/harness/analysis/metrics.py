@@ -26,10 +26,8 @@ from memstore.harness.analysis.pairs import (
     task_groups,
 )
 from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Slice, Test, Unit, metric, metrics
+from memstore.harness.records import PROMISES, RECALL_KS, SESSION, TRIAL, EventKind
 from memstore.harness.run.audit import parse_chances
-from memstore.harness.run.events import EventKind
-from memstore.harness.run.promises import PROMISES
-from memstore.harness.run.records import RECALL_KS
 from memstore.model import Surface
 
 __all__ = ["RECALL_KS", "Slice", "compute", "control_arm", "memory_pairs", "paired_with_control", "rate"]
@@ -67,11 +65,11 @@ def _binary(sessions: pd.DataFrame, column: str, surface: Surface | None = None)
     label="success",
     counts="tasks that went right as a whole (merged; every expected finding and no other; the answer right) / tasks",
     test=Test.MCNEMAR,
-    column="task_success",
+    column=SESSION.task_success,
     chart=True,
 )
 def _task_success(s: Slice) -> Rate | None:
-    return _binary(s.sessions, "task_success")
+    return _binary(s.sessions, SESSION.task_success)
 
 
 @metric(
@@ -91,7 +89,7 @@ def _review(s: Slice, denominator: str) -> Rate | None:
     mask = _on(s.sessions, Surface.CODE_REVIEW)
     if mask is None or not mask.any():
         return None
-    found = s.sessions["correct_findings"].to_numpy(dtype=float)[mask]
+    found = s.sessions[SESSION.correct_findings].to_numpy(dtype=float)[mask]
     return rate(np.nansum(found), np.nansum(s.sessions[denominator].to_numpy(dtype=float)[mask]))
 
 
@@ -113,7 +111,7 @@ def _precision(s: Slice) -> Rate | None:
     chart=True,
 )
 def _recall(s: Slice) -> Rate | None:
-    return _review(s, "expected_findings")
+    return _review(s, SESSION.expected_findings)
 
 
 @metric(
@@ -121,12 +119,12 @@ def _recall(s: Slice) -> Rate | None:
     label="answer",
     counts="CLI tasks answered right (by the scenario's matcher: values by default, so `30 days` is `30d`) / CLI tasks",
     test=Test.MCNEMAR,
-    column="answer_correct",
+    column=SESSION.answer_correct,
     surface=Surface.CLI,
     chart=True,
 )
 def _answer(s: Slice) -> Rate | None:
-    return _binary(s.sessions, "answer_correct", Surface.CLI)
+    return _binary(s.sessions, SESSION.answer_correct, Surface.CLI)
 
 
 # -- what memory does to them ------------------------------------------------------------------
@@ -137,8 +135,10 @@ def _harm_rows(s: Slice) -> tuple[pd.DataFrame, pd.Series]:
     paired = s.paired
     if s.origin is None:
         return paired, pd.Series(True, index=paired.index)
-    rows = paired[[s.origin in found.split(";") for found in paired.origins]]
-    misled = pd.Series([s.origin in found.split(";") for found in rows.misled_origins], index=rows.index, dtype=bool)
+    rows = paired[[s.origin in found.split(";") for found in paired[SESSION.origins]]]
+    misled = pd.Series(
+        [s.origin in found.split(";") for found in rows[SESSION.misled_origins]], index=rows.index, dtype=bool
+    )
     return rows, misled
 
 
@@ -179,11 +179,11 @@ def _rescue(s: Slice) -> Rate | None:
     "found by the harness from the action / sessions",
     direction=Direction.LOWER,
     test=Test.MCNEMAR,
-    column="stale_use",
+    column=SESSION.stale_use,
     chart=True,
 )
 def _stale_use(s: Slice) -> Rate | None:
-    return _binary(s.sessions, "stale_use")
+    return _binary(s.sessions, SESSION.stale_use)
 
 
 @metric(
@@ -248,7 +248,7 @@ def _refresh(s: Slice) -> Rate | None:
     summary=False,
 )
 def _reanchor(s: Slice) -> Rate | None:
-    return rate(s.sessions.moved_reanchored.sum(), s.sessions.moved_given.sum())
+    return rate(s.sessions[SESSION.moved_reanchored].sum(), s.sessions[SESSION.moved_given].sum())
 
 
 @metric(
@@ -260,7 +260,7 @@ def _reanchor(s: Slice) -> Rate | None:
     unit=Unit.BAD_INITIAL,
 )
 def _self_heal(s: Slice) -> Rate | None:
-    return rate(s.trials.healed.sum(), s.trials.bad_initial.sum()) if len(s.trials) else None
+    return rate(s.trials.healed.sum(), s.trials[TRIAL.bad_initial].sum()) if len(s.trials) else None
 
 
 def _needed(k: int) -> None:
@@ -348,8 +348,8 @@ def chance_counts(sessions: pd.DataFrame) -> dict[str, int]:
     """The occasions the store had to break each promise, over ``sessions`` (``chances[METRIC]``,
     every promise listed; `memstore.harness.run.audit`): 0 means the promise was not exercised."""
     found = dict.fromkeys((p.metric for p in PROMISES), 0)
-    if "contract_chances" in sessions:
-        for text in sessions["contract_chances"]:
+    if SESSION.contract_chances in sessions:
+        for text in sessions[SESSION.contract_chances]:
             for name, n in parse_chances(text).items():
                 if name in found:
                     found[name] += n

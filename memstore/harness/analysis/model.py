@@ -1,8 +1,8 @@
 """What a run's analysis produces, as values: rates with their counts, each arm's metrics, the
 run's description, its comparisons and results; serialized to and from ``results.json``.
 
-The JSON layout (format `memstore.harness.run.records.FORMAT`; older ones are read through
-`memstore.harness.runfolder.upgrade`): ``{"format": N, "run": {...}, "arms": {ARM: {"agent", "store", "role", "overall",
+The JSON layout (format `memstore.harness.records.FORMAT`; older ones are read through
+`memstore.harness.records`): ``{"format": N, "run": {...}, "arms": {ARM: {"agent", "store", "role", "overall",
 "per_scenario", "per_origin", "per_group"}}, "comparisons": [...], "groups": [...]}``, a rate
 as ``{"value", "k", "n"}``.
 """
@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from memstore.harness.run.records import FORMAT, Role
+from memstore.harness.records import FORMAT, Role
 
 __all__ = [
     "ArmResult",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memstore.harness.analysis.model import Role
-from memstore.harness.run.events import EventKind
+from memstore.harness.records import EVENT, SESSION, EventKind
 from memstore.verify.verdict import FLAGGED
 
 __all__ = [
@@ -31,7 +31,7 @@ def task_groups(sessions: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     of scenario, then each stratum of discoverability, as far as the sessions hold them (tables
     written before these columns existed have none)."""
     found = []
-    for column, values in (("scenario_kind", KINDS), ("stratum", STRATA)):
+    for column, values in ((SESSION.scenario_kind, KINDS), (SESSION.stratum, STRATA)):
         if column not in sessions:
             continue
         for value in values:
@@ -48,7 +48,7 @@ def memory_pairs(events: pd.DataFrame) -> pd.DataFrame:
     events count for nothing), whether it carries instructions planted for the agent
     (``planted``, a label) and whether a verdict in the session flagged instructions in it
     (``flagged``: `Verdict.summary`)."""
-    columns = [*SESSION_KEY, "memory_id", "seed", "origin", "truth"]
+    columns = [*SESSION_KEY, EVENT.memory_id, "seed", "origin", "truth"]
     if events.empty:
         return pd.DataFrame(columns=[*columns, "refused", "misled", "refreshed", "planted", "flagged"])
     handed = events[(events.kind == EventKind.RETRIEVE) & (events.truth != "")]
@@ -62,8 +62,8 @@ def memory_pairs(events: pd.DataFrame) -> pd.DataFrame:
         ("flagged", verdicts & events.detail.fillna("").astype(str).str.contains(FLAGGED, regex=False)),
     )
     for column, mask in marks:
-        marked = events[mask][[*SESSION_KEY, "memory_id"]].drop_duplicates().assign(**{column: True})
-        pairs = pairs.merge(marked, how="left", on=[*SESSION_KEY, "memory_id"])
+        marked = events[mask][[*SESSION_KEY, EVENT.memory_id]].drop_duplicates().assign(**{column: True})
+        pairs = pairs.merge(marked, how="left", on=[*SESSION_KEY, EVENT.memory_id])
         pairs[column] = pairs[column].astype("boolean").fillna(False).astype(bool)
     return pairs
 
@@ -85,24 +85,24 @@ def paired_with_control(sessions: pd.DataFrame, arm: str) -> pd.DataFrame:
     task_success), ``control_ok``, ``origins`` handed and ``misled_origins``; empty without a control.
     A session either agent failed (an agent error) is left out: it is no harm and no rescue, and
     is counted apart (``agent_error_rate``)."""
-    columns = [*PAIR_KEY, "ok", "control_ok", "origins", "misled_origins"]
+    columns = [*PAIR_KEY, "ok", "control_ok", SESSION.origins, SESSION.misled_origins]
     control = control_arm(sessions, arm)
     if control is None:
         return pd.DataFrame(columns=columns)
-    if "agent_error" in sessions:
-        sessions = sessions[~sessions.agent_error.astype(str).str.lower().isin(["true", "1", "1.0"])]
-    mine = sessions[sessions.arm == arm][[*PAIR_KEY, "task_success", "origins", "misled_origins"]]
-    theirs = sessions[sessions.arm == control][[*PAIR_KEY, "task_success"]]
+    if SESSION.agent_error in sessions:
+        sessions = sessions[~sessions[SESSION.agent_error].astype(str).str.lower().isin(["true", "1", "1.0"])]
+    mine = sessions[sessions.arm == arm][[*PAIR_KEY, SESSION.task_success, SESSION.origins, SESSION.misled_origins]]
+    theirs = sessions[sessions.arm == control][[*PAIR_KEY, SESSION.task_success]]
     both = mine.merge(theirs, on=PAIR_KEY, suffixes=("", "_control")).dropna(
-        subset=["task_success", "task_success_control"]
+        subset=[SESSION.task_success, "task_success_control"]
     )
     return pd.DataFrame(
         {
             **{k: both[k] for k in PAIR_KEY},
-            "ok": both.task_success.astype(bool),
+            "ok": both[SESSION.task_success].astype(bool),
             "control_ok": both.task_success_control.astype(bool),
-            "origins": both.origins.fillna("").astype(str),
-            "misled_origins": both.misled_origins.fillna("").astype(str),
+            SESSION.origins: both[SESSION.origins].fillna("").astype(str),
+            SESSION.misled_origins: both[SESSION.misled_origins].fillna("").astype(str),
         },
         columns=columns,
     )

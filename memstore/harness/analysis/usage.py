@@ -8,6 +8,7 @@ from memstore.harness.analysis.metrics import _binary
 from memstore.harness.analysis.model import Rate
 from memstore.harness.analysis.pairs import column
 from memstore.harness.analysis.registry import Direction, Slice, metric
+from memstore.harness.records import SESSION
 
 __all__: list[str] = []
 
@@ -20,35 +21,53 @@ __all__: list[str] = []
     direction=Direction.LOWER,
 )
 def _infra(s: Slice) -> Rate | None:
-    return _binary(s.sessions, "infra_error")
+    return _binary(s.sessions, SESSION.infra_error)
 
 
 def _total(s: Slice, name: str) -> int:
     return int(column(s.sessions, name).sum())
 
 
-@metric("input_tokens", label="in tok", counts="input tokens the agent reported, summed", direction=Direction.COST,
-        rate=False, summary=False)  # fmt: skip
+@metric(
+    SESSION.input_tokens,
+    label="in tok",
+    counts="input tokens the agent reported, summed",
+    direction=Direction.COST,
+    rate=False,
+    summary=False,
+)
 def _input(s: Slice) -> int:
-    return _total(s, "input_tokens")
+    return _total(s, SESSION.input_tokens)
 
 
-@metric("output_tokens", label="out tok", counts="output tokens the agent reported, summed", direction=Direction.COST,
-        rate=False, summary=False)  # fmt: skip
+@metric(
+    SESSION.output_tokens,
+    label="out tok",
+    counts="output tokens the agent reported, summed",
+    direction=Direction.COST,
+    rate=False,
+    summary=False,
+)
 def _output(s: Slice) -> int:
-    return _total(s, "output_tokens")
+    return _total(s, SESSION.output_tokens)
 
 
-@metric("cache_tokens", label="cache tok", counts="cached input tokens the agent reported, summed",
+@metric(SESSION.cache_tokens, label="cache tok", counts="cached input tokens the agent reported, summed",
         direction=Direction.COST, rate=False, summary=False)  # fmt: skip
 def _cache(s: Slice) -> int:
-    return _total(s, "cache_tokens")
+    return _total(s, SESSION.cache_tokens)
 
 
-@metric("cost_usd", label="cost $", counts="US dollars the agent reported spending, summed", direction=Direction.COST,
-        rate=False, summary=False)  # fmt: skip
+@metric(
+    SESSION.cost_usd,
+    label="cost $",
+    counts="US dollars the agent reported spending, summed",
+    direction=Direction.COST,
+    rate=False,
+    summary=False,
+)
 def _cost(s: Slice) -> float:
-    return round(float(column(s.sessions, "cost_usd").sum()), 6)
+    return round(float(column(s.sessions, SESSION.cost_usd).sum()), 6)
 
 
 def _merged(s: Slice) -> int:
@@ -59,11 +78,17 @@ def _merged(s: Slice) -> int:
         direction=Direction.COST, rate=False, summary=False)  # fmt: skip
 def _tokens_per_merge(s: Slice) -> float | None:
     merged = _merged(s)
-    return round((_total(s, "input_tokens") + _total(s, "output_tokens")) / merged, 3) if merged else None
+    return round((_total(s, SESSION.input_tokens) + _total(s, SESSION.output_tokens)) / merged, 3) if merged else None
 
 
-@metric("cost_per_merge", label="$/merge", counts="US dollars per merged change", direction=Direction.COST,
-        rate=False, summary=False)  # fmt: skip
+@metric(
+    "cost_per_merge",
+    label="$/merge",
+    counts="US dollars per merged change",
+    direction=Direction.COST,
+    rate=False,
+    summary=False,
+)
 def _cost_per_merge(s: Slice) -> float | None:
     merged = _merged(s)
-    return round(float(column(s.sessions, "cost_usd").sum()) / merged, 6) if merged else None
+    return round(float(column(s.sessions, SESSION.cost_usd).sum()) / merged, 6) if merged else None

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from memstore.access import Actor
 from memstore.errors import MemstoreError
 from memstore.harness.grading.actions import Actions
 from memstore.harness.grading.answers import answer_is_right
+from memstore.harness.records import Outcome
 from memstore.harness.scenarios.model import Location, SeedMemory, Task, Truth
 from memstore.harness.scenarios.values import normalise, values_in
 from memstore.model import Memory, Status, Surface
@@ -26,24 +26,24 @@ __all__ = ["healed", "outcome", "reanchored", "stale_uses", "states"]
 ValueReader = Callable[[Location], str | None]
 
 
-def outcome(task: Task, actions: Actions, merged: bool | None, expected_answer: str | None = None) -> dict[str, Any]:
+def outcome(task: Task, actions: Actions, merged: bool | None, expected_answer: str | None = None) -> Outcome:
     """The task's outcome on its surface, and whether it went right as a whole (``task_success``):
     the change merged; the answer right (``expected_answer`` when the scenario reads it off the
     code, else its ``answer``); every expected finding reported and no other."""
     if task.surface is Surface.CODING_AGENT:
-        return {"merged": bool(merged), "task_success": bool(merged)}
+        return Outcome(merged=bool(merged), task_success=bool(merged))
     if task.surface is Surface.CODE_REVIEW:
         expected = {f.path for f in task.findings}
         reported = {path for path, _ in actions.findings}
         correct = len(reported & expected)
-        return {
-            "findings": len(reported),
-            "correct_findings": correct,
-            "expected_findings": len(expected),
-            "task_success": reported == expected,
-        }
+        return Outcome(
+            findings=len(reported),
+            correct_findings=correct,
+            expected_findings=len(expected),
+            task_success=reported == expected,
+        )
     right = answer_is_right(actions.answer, expected_answer or task.answer, task.match)
-    return {"answer_correct": right, "task_success": right}
+    return Outcome(answer_correct=right, task_success=right)
 
 
 def states(text: str, value: str) -> bool:

@@ -4,7 +4,7 @@ The trial loop (`memstore.harness.run.trial`) plays the sessions and never reads
 it hands this class what it saw, as it happened: each event, each coding change before it
 merges, each session once it ended (`Played`), the trial once it ended. This class alone reads
 the labels (truth, origin, claim), the checks, the expected findings and answers, and writes the
-run's rows as records (`memstore.harness.run.records`).
+run's rows as records (`memstore.harness.records`).
 
 A memory's truth label lapses once the trial's own merges change a file it depends on (git's
 own diff of ``main``).
@@ -13,24 +13,23 @@ own diff of ``main``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from memstore.harness.grading import scoring
 from memstore.harness.grading.actions import Actions, parse_diff
 from memstore.harness.grading.merge_checks import check_change
-from memstore.harness.run.audit import chances_text
-from memstore.harness.run.events import EventKind
-from memstore.harness.run.handoff import Played
-from memstore.harness.run.output import RunOutput, Unit
-from memstore.harness.run.promises import EXPIRY_PROMISES, LEAK_PROMISES
-from memstore.harness.run.records import (
+from memstore.harness.records import (
     RECALL_KS,
+    EventKind,
     EventRecord,
     FindingRecord,
+    Outcome,
+    Recall,
     SessionRecord,
     TrialRecord,
-    row,
 )
+from memstore.harness.run.audit import chances_text
+from memstore.harness.run.handoff import Played
+from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.scenarios.model import SeedMemory, Task
 from memstore.harness.scenarios.values import read_value
@@ -40,9 +39,6 @@ from memstore.verify import GitCodebase
 from memstore.verify.workspace import Workspace
 
 __all__ = ["TrialGrading"]
-
-
-_OUTCOMES = ("merged", "findings", "correct_findings", "expected_findings", "answer_correct", "task_success")
 
 
 def _chars(memory: Memory) -> int:
@@ -81,7 +77,7 @@ class TrialGrading:
 
         self.in_force = {i: spec for i, spec in self.labels.items() if not depends_on(spec) & self.lapsed}
 
-    def event(self, key: Mapping[str, str], kind: str, memory_id: str, detail: str) -> None:
+    def event(self, key: Mapping[str, str], kind: EventKind, memory_id: str, detail: str) -> None:
         """An event row, with the memory's origin and its label in force when the session began
         (``lapsed`` once the trial's own merges changed what the memory cites). A correction
         inherits the seeded key of the memory it corrects; a stored memory is what its task learned."""
@@ -98,14 +94,14 @@ class TrialGrading:
             surface=where["surface"],
             user=where["user"],
             seq=len(self.out.events),
-            kind=kind,
+            kind=EventKind(kind),
             memory_id=memory_id,
             detail=detail,
             origin=spec.origin.value if spec else "",
             truth=truth,
             seed=self.seed_of.get(memory_id, ""),
         )
-        self.out.events.append(row(record))
+        self.out.events.append(record)
 
     # -- a coding change, before it merges ----------------------------------------------------
 
@@ -136,15 +132,7 @@ class TrialGrading:
             played.events, handed, self.in_force, self.true_lines, self.key_of
         )
         handed_ids = [m.id for m in handed]
-        needed = [self._needed(need) for need in task.needs]
-        recall = {
-            f"needed_at_{k}": all(any(i in chain for i in handed_ids[:k]) for chain in needed) if needed else None
-            for k in RECALL_KS
-        }
         infra = any(kind == EventKind.INFRA_ERROR for kind, _, _ in played.events)
-        outcome = self._outcome(task, actions, played.merged, infra)
-        contract = played.contract
-        counted: dict[str, Any] = {**contract, **outcome, **recall, **played.usage}  # columns named by their maps
         record = SessionRecord(
             **self.unit.key(),
             role=played.role,
@@ -156,29 +144,37 @@ class TrialGrading:
             index=played.index,
             handed=len(handed),
             injected_chars=sum(_chars(m) for m in handed),
-            verify_reads=played.counts["verify_reads"],
-            searches=played.counts["searches"],
-            reads=played.counts["reads"],
-            leaks=sum(contract[p] for p in LEAK_PROMISES),
-            expiry_violations=sum(contract[p] for p in EXPIRY_PROMISES),
+            lookups=played.lookups,
+            leaks=played.contract.leaks,
+            expiry_violations=played.contract.expiry_violations,
+            contract=played.contract,
             contract_chances=chances_text(dict(played.chances)),
             agent_error=any(kind == EventKind.AGENT_ERROR for kind, _, _ in played.events),
             infra_error=infra,
             tampered=sum(kind == EventKind.TAMPERED for kind, _, _ in played.events),
-            origins=";".join(sorted({self.labels[i].origin.value for i in handed_ids if i in self.labels})),
+            origins=tuple(sorted({self.labels[i].origin.value for i in handed_ids if i in self.labels})),
+            outcome=self._outcome(task, actions, played.merged, infra),
+            recall=self._recall(task, handed_ids),
             moved_given=moved_given,
             moved_reanchored=moved_right,
             stale_use=bool(misled),
-            misled_origins=";".join(sorted({self.labels[i].origin.value for i in misled})),
+            misled_origins=tuple(sorted({self.labels[i].origin.value for i in misled})),
             healed=len(healing),
-            **counted,
+            spent=played.spent,
         )
-        self.out.sessions.append(row(record))
+        self.out.sessions.append(record)
         expected = {f.path for f in task.findings}
         for path, note in actions.findings:
-            where: dict[str, Any] = dict(key)
-            finding = FindingRecord(**self.unit.key(), **where, path=path, correct=path in expected, note=note)
-            self.out.findings.append(row(finding))
+            finding = FindingRecord(
+                **self.unit.key(),
+                task=key["task"],
+                surface=key["surface"],
+                user=key["user"],
+                path=path,
+                correct=path in expected,
+                note=note,
+            )
+            self.out.findings.append(finding)
 
     def _planted(self, key: Mapping[str, str], handed: list[Memory]) -> None:
         """An event for each memory handed that carries instructions planted for the agent: the label
@@ -188,11 +184,17 @@ class TrialGrading:
             if spec is not None and spec.claim.instructs:
                 self.event(key, EventKind.PLANTED, memory.id, "; ".join(spec.claim.instructs))
 
-    def _outcome(self, task: Task, actions: Actions, merged: bool | None, infra: bool) -> dict[str, bool | int | None]:
+    def _outcome(self, task: Task, actions: Actions, merged: bool | None, infra: bool) -> Outcome:
         """The task's outcome on its surface; none at all when the session failed for an
         infrastructure reason (a timeout, a model endpoint down): it did not run, it did not fail."""
-        outcome: dict[str, bool | int | None] = dict.fromkeys(_OUTCOMES)
-        return outcome if infra else outcome | scoring.outcome(task, actions, merged, self.expected_answer(task))
+        return Outcome() if infra else scoring.outcome(task, actions, merged, self.expected_answer(task))
+
+    def _recall(self, task: Task, handed_ids: list[str]) -> Recall:
+        """Whether the memories ``task`` needs were among the first K handed, for each K counted."""
+        if not task.needs:
+            return Recall()
+        needed = [self._needed(need) for need in task.needs]
+        return Recall(*(all(any(i in chain for i in handed_ids[:k]) for chain in needed) for k in RECALL_KS))
 
     def expected_answer(self, task: Task) -> str | None:
         """The answer read off ``main`` now, for a task that says where it is."""
@@ -233,9 +235,9 @@ class TrialGrading:
             refused_seeds=len(self.world.refused),
             bad_initial=len(bad),
             healed=len(healing),
-            bad_ids=";".join(bad),
-            healed_ids=";".join(healing),
-            bad_seeds=";".join(self.seed_of[i] for i in bad),
-            healed_seeds=";".join(self.seed_of[i] for i in healing),
+            bad_ids=tuple(bad),
+            healed_ids=tuple(healing),
+            bad_seeds=tuple(self.seed_of[i] for i in bad),
+            healed_seeds=tuple(self.seed_of[i] for i in healing),
         )
-        self.out.trials.append(row(record))
+        self.out.trials.append(record)

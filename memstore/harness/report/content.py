@@ -10,8 +10,8 @@ from typing import Any
 from memstore.harness.analysis.compare import Comparison, Verdict
 from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults, Value
 from memstore.harness.analysis.pairs import STRATA
+from memstore.harness.records import RECALL_KS, SESSION
 from memstore.harness.report.gates import Gate
-from memstore.harness.run.records import RECALL_KS
 from memstore.harness.stats import wilson_ci
 
 __all__ = [
@@ -260,11 +260,11 @@ def cost_rows(results: RunResults, timings: dict[str, Any] | None) -> list[dict[
         {
             "arm": arm_label(name, arm),
             "recall": {k: fmt(arm.overall.get(f"needed_recall_at_{k}")) for k in RECALL_KS},
-            "chars": fmt(arm.overall.get("injected_chars")),
-            "reads": fmt(arm.overall.get("verify_reads")),
+            "chars": fmt(arm.overall.get(SESSION.injected_chars)),
+            "reads": fmt(arm.overall.get(SESSION.verify_reads)),
             "store_ms": per_arm.get(name, {}).get("store_ms_per_session"),
             "tokens": _tokens(arm.overall),
-            "cost": fmt(arm.overall.get("cost_usd")),
+            "cost": fmt(arm.overall.get(SESSION.cost_usd)),
             "cost_per_merge": fmt(arm.overall.get("cost_per_merge")),
             "agent_s": per_arm.get(name, {}).get("agent_seconds_per_session"),
             "agent_s_per_merge": per_arm.get(name, {}).get("agent_seconds_per_merge"),
@@ -275,7 +275,7 @@ def cost_rows(results: RunResults, timings: dict[str, Any] | None) -> list[dict[
 
 def _tokens(found: Any) -> str:
     """Input / output tokens an arm reported, or '-' when it reported none."""
-    spent = [found.get(name) for name in ("input_tokens", "output_tokens")]
+    spent = [found.get(name) for name in (SESSION.input_tokens, SESSION.output_tokens)]
     return "-" if not any(spent) else f"{spent[0] or 0:,} / {spent[1] or 0:,}"
 
 
@@ -284,11 +284,11 @@ def usage_lines(results: RunResults) -> list[str]:
     lines = []
     for name, arm in results.arms.items():
         tokens = _tokens(arm.overall)
-        if tokens == "-" and not arm.overall.get("cost_usd"):
+        if tokens == "-" and not arm.overall.get(SESSION.cost_usd):
             continue
         per_merge = arm.overall.get("cost_per_merge")
         lines.append(
-            f"usage {arm_label(name, arm)}: {tokens} tokens in/out, ${arm.overall.get('cost_usd') or 0:.4f}"
+            f"usage {arm_label(name, arm)}: {tokens} tokens in/out, ${arm.overall.get(SESSION.cost_usd) or 0:.4f}"
             + (f", ${per_merge:.4f} per merged change" if isinstance(per_merge, int | float) else "")
         )
     return lines

@@ -26,6 +26,7 @@ it cannot decide.
 from __future__ import annotations
 
 from memstore.harness.analysis.model import ArmResult, Role, RunResults
+from memstore.harness.records import PROMISES
 from memstore.harness.report.effects import (
     HARM_OUTCOMES,
     anytime,
@@ -37,7 +38,6 @@ from memstore.harness.report.effects import (
 )
 from memstore.harness.report.families import GateRun, gate, gates
 from memstore.harness.report.gate import Gate, Outcome, decided
-from memstore.harness.run.promises import PROMISES
 
 __all__ = [
     "HARM_OUTCOMES",

@@ -17,6 +17,7 @@ import pandas as pd
 
 from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults, Value
 from memstore.harness.analysis.registry import Level, metrics
+from memstore.harness.records import EVENT, SESSION, EventKind
 from memstore.harness.report.charts import ChartData, every_chart
 from memstore.harness.report.content import (
     GROUPS_NOTE,
@@ -37,7 +38,6 @@ from memstore.harness.report.content import (
 from memstore.harness.report.decision import PROBE_NOTE, next_step, store_lines, undecided_lines, verdict_line
 from memstore.harness.report.gate import decide
 from memstore.harness.report.gates import Gate
-from memstore.harness.run.events import EventKind
 from memstore.harness.stats import wilson_ci
 
 __all__ = ["render_html"]
@@ -85,9 +85,9 @@ def _memories(events: pd.DataFrame) -> tuple[list[dict[str, Any]], int]:
         return [], 0
     labelled = events[(events.truth != "") & (events.kind != EventKind.RETRIEVE)]
     found = []
-    first_ids = sorted(labelled.memory_id.unique())[:_DRILL_MEMORIES]  # not every group: only those shown
-    shown = labelled[labelled.memory_id.isin(first_ids)]
-    for memory_id, rows in shown.groupby("memory_id", sort=True):
+    first_ids = sorted(labelled[EVENT.memory_id].unique())[:_DRILL_MEMORIES]  # not every group: only those shown
+    shown = labelled[labelled[EVENT.memory_id].isin(first_ids)]
+    for memory_id, rows in shown.groupby(EVENT.memory_id, sort=True):
         first = rows.iloc[0]
         found.append(
             {
@@ -98,7 +98,7 @@ def _memories(events: pd.DataFrame) -> tuple[list[dict[str, Any]], int]:
                 "events": rows[["arm", "trial", "task", "kind", "detail"]].to_dict("records"),
             }
         )
-    return found, int(labelled.memory_id.nunique())
+    return found, int(labelled[EVENT.memory_id].nunique())
 
 
 def _per_scenario(arms: Mapping[str, ArmResult], shown: list[Any], scenarios: list[str]) -> list[dict[str, Any]]:
@@ -128,7 +128,7 @@ def render_html(
     sessions = tables["sessions"]
     scenarios = sorted(sessions.scenario.unique()) if not sessions.empty else []
     # Failures first (a task that failed, then one that errored), so the drill-down opens on them.
-    order = sessions.assign(_ok=sessions.get("task_success", pd.Series(dtype=object)).eq(True))
+    order = sessions.assign(_ok=sessions.get(SESSION.task_success, pd.Series(dtype=object)).eq(True))
     head = order.sort_values("_ok", kind="stable").drop(columns="_ok").head(_DRILL_TASKS).astype(object)
     memories, memory_total = _memories(tables["events"])
     labels = {name: arm_label(name, arm) for name, arm in arms.items()}

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memstore.harness.analysis.model import Role
-from memstore.harness.run.promises import PROMISES
+from memstore.harness.records import PROMISES
 
 __all__ = ["INTEGRITY_KEYS", "VERIFIER_KEYS", "PlannedArm", "plan"]
 

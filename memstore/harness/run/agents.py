@@ -35,9 +35,9 @@ from typing import Protocol, runtime_checkable
 
 from memstore import plugins
 from memstore.errors import ConfigurationError
+from memstore.harness.records import Role
 from memstore.harness.run.boundary import AgentSession
 from memstore.harness.run.output import Arm
-from memstore.harness.run.records import Role
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.registry import Registry
 from memstore.uri import StoreURI

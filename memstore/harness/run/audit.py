@@ -21,7 +21,7 @@ list handed out while a retired memory exists, a correction to supersede, a look
 outsider). A promise with no chance in a run was not exercised: its gate says so instead of
 passing (`memstore.harness.report.gates`).
 
-Each breach is a `Breach` of one named promise (`memstore.harness.run.promises`): a contract metric in the results
+Each breach is a `Breach` of one named promise (`memstore.harness.records`): a contract metric in the results
 and a gate of the run. A breach is counted once per promise and memory in a trial, and the
 audit then follows the store (a correction that did not supersede leaves the old version
 live in the audit's account too), so one broken promise does not show up as another.
@@ -36,8 +36,7 @@ from datetime import datetime, timedelta
 
 from memstore.access import Access, AccessPolicy, Actor
 from memstore.errors import MemstoreError, NotFound, PermissionDenied
-from memstore.harness.run.events import EventKind
-from memstore.harness.run.promises import PROMISES
+from memstore.harness.records import PROMISE, PROMISES, Breaches, EventKind
 from memstore.harness.world import World
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface
 
@@ -54,7 +53,7 @@ class Breach:
     memory_id: str
     detail: str
 
-    def event(self) -> tuple[str, str, str]:
+    def event(self) -> tuple[EventKind, str, str]:
         """As an event row's (kind, memory id, detail)."""
         return EventKind.BREACH, self.memory_id, f"{self.promise}: {self.detail}"
 
@@ -69,10 +68,10 @@ def _leak(access: AccessPolicy, memory: Memory | _Record, user: str, repo: str, 
     would break, or None."""
     if memory.kind is Kind.PREFERENCE:
         if memory.author != user:
-            return "preference_leaks"
-        return "surface_leaks" if surface is Surface.CODE_REVIEW else None
+            return PROMISE.preference_leaks
+        return PROMISE.surface_leaks if surface is Surface.CODE_REVIEW else None
     if memory.repo != repo or access.level(user, repo) < Access.READ:
-        return "scope_leaks"
+        return PROMISE.scope_leaks
     return None
 
 
@@ -179,16 +178,16 @@ class StoreAudit:
         found: list[Breach] = []
         for memory_id in ids:
             record = self.records[memory_id]
-            self.chances["unkept_writes"] += 1
+            self.chances[PROMISE.unkept_writes] += 1
             got = self._get(memory_id, record.author)
             if got is None:
                 del self.records[memory_id]  # out of the account: it was never there
-                found += self._breach("unkept_writes", memory_id, "acknowledged, then not found")
+                found += self._breach(PROMISE.unkept_writes, memory_id, "acknowledged, then not found")
                 continue
-            self.chances["altered_memories"] += 1
+            self.chances[PROMISE.altered_memories] += 1
             changed = record.differs(got)
             if changed:
-                found += self._breach("altered_memories", memory_id, changed)
+                found += self._breach(PROMISE.altered_memories, memory_id, changed)
         return found
 
     # -- each session -------------------------------------------------------------------
@@ -204,18 +203,18 @@ class StoreAudit:
             readable = self.world.access.level(record.author, record.repo) >= Access.READ
             if expired:
                 record.status = Status.EXPIRED
-                self.chances["expired_returned"] += 1
+                self.chances[PROMISE.expired_returned] += 1
                 if got is not None:
-                    found += self._breach("expired_returned", record.id, "expired, still returned by get()")
+                    found += self._breach(PROMISE.expired_returned, record.id, "expired, still returned by get()")
             elif readable:
-                self.chances["lost_memories"] += 1
+                self.chances[PROMISE.lost_memories] += 1
                 if got is None:
                     del self.records[record.id]  # out of the account: the store no longer has it
-                    found += self._breach("lost_memories", record.id, "live, but get() no longer finds it")
+                    found += self._breach(PROMISE.lost_memories, record.id, "live, but get() no longer finds it")
             if not expired and got is not None:
-                self.chances["get_leaks"] += 1
+                self.chances[PROMISE.get_leaks] += 1
                 if self._get(record.id, OUTSIDER) is not None:
-                    found += self._breach("get_leaks", record.id, "get() showed it to a user with no access")
+                    found += self._breach(PROMISE.get_leaks, record.id, "get() showed it to a user with no access")
         return found
 
     def expired_now(self) -> list[str]:
@@ -243,19 +242,19 @@ class StoreAudit:
             if leak is not None:
                 found += self._breach(leak, memory.id, f"handed to {user} on {surface.value}")
             elif record is None:
-                found += self._breach("altered_memories", memory.id, "a memory that was never stored")
+                found += self._breach(PROMISE.altered_memories, memory.id, "a memory that was never stored")
             elif record.status is Status.SUPERSEDED:
-                found += self._breach("superseded_returned", memory.id, "a superseded version handed out")
+                found += self._breach(PROMISE.superseded_returned, memory.id, "a superseded version handed out")
             elif record.status is Status.RETIRED:
-                found += self._breach("retired_returned", memory.id, "a retired memory handed out")
+                found += self._breach(PROMISE.retired_returned, memory.id, "a retired memory handed out")
             elif record.status is Status.EXPIRED:
-                found += self._breach("expired_returned", memory.id, "an expired memory handed out")
+                found += self._breach(PROMISE.expired_returned, memory.id, "an expired memory handed out")
             else:
                 kept.append(memory.id)  # live: it counts for completeness and order, changed or not
-                self.chances["altered_memories"] += 1
+                self.chances[PROMISE.altered_memories] += 1
                 changed = record.differs(memory)
                 if changed:
-                    found += self._breach("altered_memories", memory.id, changed)
+                    found += self._breach(PROMISE.altered_memories, memory.id, changed)
         if limit is not None:
             found += self._complete(kept, user, surface, limit)
         return found
@@ -266,9 +265,9 @@ class StoreAudit:
         repo, access = self.world.scenario.repo, self.world.access
         statuses = {r.status for r in self.records.values()}
         for status, promise in (
-            (Status.SUPERSEDED, "superseded_returned"),
-            (Status.RETIRED, "retired_returned"),
-            (Status.EXPIRED, "expired_returned"),
+            (Status.SUPERSEDED, PROMISE.superseded_returned),
+            (Status.RETIRED, PROMISE.retired_returned),
+            (Status.EXPIRED, PROMISE.expired_returned),
         ):
             if status in statuses:
                 self.chances[promise] += 1
@@ -280,16 +279,18 @@ class StoreAudit:
         repo = self.world.scenario.repo
         visible = [r for r in self._live() if _leak(self.world.access, r, user, repo, surface) is None]
         expected = [r.id for r in sorted(visible, key=_Record.order, reverse=True)][:limit]
-        self.chances["forgotten"] += len(expected)
-        self.chances["order_breaches"] += len(expected) >= 2
+        self.chances[PROMISE.forgotten] += len(expected)
+        self.chances[PROMISE.order_breaches] += len(expected) >= 2
         if kept == expected:
             return []
         if set(kept) == set(expected) or (len(kept) == len(expected) and set(kept) <= {r.id for r in visible}):
-            return [Breach("order_breaches", "", f"recent() for {user} was not newest first")]
+            return [Breach(PROMISE.order_breaches, "", f"recent() for {user} was not newest first")]
         found: list[Breach] = []
         for memory_id in expected:
             if memory_id not in kept:
-                found += self._breach("forgotten", memory_id, f"live, visible to {user}, not returned by recent()")
+                found += self._breach(
+                    PROMISE.forgotten, memory_id, f"live, visible to {user}, not returned by recent()"
+                )
         return found
 
     def probe(self, user: str, surface: Surface, limit: int) -> list[Breach]:
@@ -309,65 +310,63 @@ class StoreAudit:
         """Keep the account in step with one thing a session did to the store, and check it."""
         now = self.world.clock.now()
         if kind == EventKind.DENIED and self.world.access.level(actor.user, self.world.scenario.repo) < Access.WRITE:
-            self.chances["permission_breaches"] += 1  # refused, as it must be: the promise was put to the test
+            self.chances[PROMISE.permission_breaches] += 1  # refused, as it must be: the promise was put to the test
         if kind in {EventKind.STORE, EventKind.CORRECT} and memory_id not in self.records:
             return self._wrote(memory_id, detail if kind == EventKind.CORRECT else None, actor, draft, now)
         record = self.records.get(memory_id)
         if record is None:
             return []
         if kind == EventKind.RETIRE:
-            self.chances["retired_returned"] += 1
+            self.chances[PROMISE.retired_returned] += 1
             found = self._needs_write(record, actor.user, "retired")
             got = self._get(memory_id, record.author)
             if got is not None and got.status is Status.ACTIVE:
-                found += self._breach("retired_returned", memory_id, "still active after retire()")
+                found += self._breach(PROMISE.retired_returned, memory_id, "still active after retire()")
             record.status = Status.RETIRED
             return found
         if kind == EventKind.REFRESH and record.status is Status.ACTIVE:
-            self.chances["refresh_ignored"] += 1
+            self.chances[PROMISE.refresh_ignored] += 1
             got = self._get(memory_id, record.author)
             if got is not None and got.refreshed_at < now and record.refreshed_at < now:
                 record.refreshed_at = got.refreshed_at
-                return self._breach("refresh_ignored", memory_id, "refresh() left its expiry window where it was")
+                return self._breach(PROMISE.refresh_ignored, memory_id, "refresh() left its expiry window where it was")
             record.refreshed_at = now
         return []
 
     def _needs_write(self, record: _Record, user: str, done: str) -> list[Breach]:
         if record.kind is Kind.FACT and self.world.access.level(user, record.repo) < Access.WRITE:
-            self.chances["permission_breaches"] += 1
-            return self._breach("permission_breaches", record.id, f"{done} by {user}, who has no write access")
+            self.chances[PROMISE.permission_breaches] += 1
+            return self._breach(PROMISE.permission_breaches, record.id, f"{done} by {user}, who has no write access")
         return []
 
     def _wrote(
         self, memory_id: str, corrects: str | None, actor: Actor, draft: MemoryDraft | None, now: datetime
     ) -> list[Breach]:
-        self.chances["unkept_writes"] += 1
+        self.chances[PROMISE.unkept_writes] += 1
         got = self._get(memory_id, actor.user)
         if got is None:
-            return self._breach("unkept_writes", memory_id, "acknowledged, then not found")
+            return self._breach(PROMISE.unkept_writes, memory_id, "acknowledged, then not found")
         record = self.records[memory_id] = _Record.of(got, draft, actor.user, now)
         found = self._needs_write(record, actor.user, "written")
-        self.chances["altered_memories"] += 1
+        self.chances[PROMISE.altered_memories] += 1
         changed = record.differs(got)
         if changed:
-            found += self._breach("altered_memories", memory_id, changed)
+            found += self._breach(PROMISE.altered_memories, memory_id, changed)
         old = self.records.get(corrects) if corrects else None
         if old is None:
             return found
-        self.chances["unsuperseded"] += 1
+        self.chances[PROMISE.unsuperseded] += 1
         before = self._get(old.id, old.author)
         if got.supersedes != old.id or (before is not None and before.status is Status.ACTIVE):
-            return found + self._breach("unsuperseded", old.id, f"corrected by {memory_id}, still active")
+            return found + self._breach(PROMISE.unsuperseded, old.id, f"corrected by {memory_id}, still active")
         old.status = Status.SUPERSEDED
         return found
 
 
-def breach_counts(breaches: Iterable[Breach]) -> dict[str, int]:
-    """Breaches per contract metric (every promise listed, zeros included)."""
-    counts = {p.metric: 0 for p in PROMISES}
-    for breach in breaches:
-        counts[breach.promise] += 1
-    return counts
+def breach_counts(breaches: Iterable[Breach]) -> Breaches:
+    """Breaches per promise of the contract (every promise counted, zeros included)."""
+    counts = Counter(breach.promise for breach in breaches)
+    return Breaches(**{p.metric: counts[p.metric] for p in PROMISES})
 
 
 def chances_text(chances: dict[str, int]) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstore.errors import MemstoreError
-from memstore.harness.run.events import EventKind
+from memstore.harness.records import EventKind
 from memstore.harness.run.gateway import Event, Gateway, Recall, Usage, citation, compile_pattern
 from memstore.harness.run.mcp_bridge import WRITES, logged_ids, read_events, replay_kind, snapshot, unexplained
 from memstore.harness.scenarios.model import Intent
@@ -111,7 +111,7 @@ class Tools:
         regular expression searched in the path) when one is given; a search, as ``git ls-files | grep``."""
         g = self._gateway
         if pattern:
-            g.counts["searches"] += 1
+            g.searches += 1
         compiled = compile_pattern(pattern) if pattern else None
         return [p for p in g.files() if compiled is None or compiled.search(p)]
 
@@ -119,7 +119,7 @@ class Tools:
         """Lines of the working copy that match ``pattern`` (a case-insensitive regular expression,
         or a plain string with ``literal=True``), at most `MAX_HITS` of them, in path order."""
         g = self._gateway
-        g.counts["searches"] += 1
+        g.searches += 1
         compiled = compile_pattern(re.escape(pattern) if literal else pattern)
         hits: list[Hit] = []
         for path in g.files():
@@ -138,7 +138,7 @@ class Tools:
         g = self._gateway
         if path not in g._read:
             g._read.add(path)
-            g.counts["reads"] += 1
+            g.reads += 1
         return g.text(path)
 
     def lines(self, path: str) -> list[str] | None:
@@ -197,7 +197,7 @@ class Tools:
             verdict = verify_memory(memory, codebase, verifier=g.verifier)
             if kept is not None:
                 kept[key] = verdict
-        g.counts["verify_reads"] += len(memory.citations)
+        g.verify_reads += len(memory.citations)
         g.record(EventKind.VERDICT, memory.id, verdict.summary())  # "valid", or "valid flagged:override,..."
         return verdict
 
@@ -280,7 +280,7 @@ class Tools:
 
     # -- for adapters of out-of-process agents ------------------------------------------------
 
-    def record(self, kind: str, memory_id: str = "", detail: str = "") -> None:
+    def record(self, kind: EventKind, memory_id: str = "", detail: str = "") -> None:
         """Record an event the harness should know of (``agent_error``, say)."""
         self._gateway.record(kind, memory_id, detail)
 

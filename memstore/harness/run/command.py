@@ -57,8 +57,8 @@ from pathlib import Path
 from typing import Any
 
 from memstore.errors import ConfigurationError
+from memstore.harness.records import EventKind
 from memstore.harness.run.boundary import AgentSession, Usage
-from memstore.harness.run.events import EventKind
 from memstore.harness.run.process import Finished, read_bounded, run_bounded
 from memstore.harness.run.sandbox import (
     DEFAULT_TIMEOUT,

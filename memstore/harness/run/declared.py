@@ -14,12 +14,12 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from memstore import backends
+from memstore.harness.records import Role
 from memstore.harness.run import agents
 from memstore.harness.run.agents import Agent, make_agent
 from memstore.harness.run.config import RunConfig
 from memstore.harness.run.executors import Registrations, check_executor
 from memstore.harness.run.output import Arm
-from memstore.harness.run.records import Role
 from memstore.harness.run.stores import check_store_uri, store_profile
 
 __all__ = ["Declared", "check_config", "declared", "registrations"]

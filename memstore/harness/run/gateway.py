@@ -14,6 +14,7 @@ from pathlib import Path
 
 from memstore.access import Actor
 from memstore.errors import ValidationError
+from memstore.harness.records import EventKind
 from memstore.harness.run.guard import StoreGuard
 from memstore.harness.run.mcp_bridge import McpLaunch
 from memstore.model import Citation, Memory, MemoryDraft, Surface
@@ -26,12 +27,9 @@ __all__ = ["Event", "Gateway", "Recall", "Usage", "citation", "compile_pattern",
 
 @dataclass(frozen=True)
 class Event:
-    """Something that happened in a session (recorded by the tools, read by the harness).
+    """Something that happened in a session (recorded by the tools, read by the harness)."""
 
-    ``kind`` is an `EventKind`.
-    """
-
-    kind: str
+    kind: EventKind
     memory_id: str = ""
     detail: str = ""
 
@@ -81,7 +79,9 @@ class Gateway:
     verifier: Verifier | None
     guard: StoreGuard
     events: list[Event] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=lambda: {"searches": 0, "reads": 0, "verify_reads": 0})
+    searches: int = 0  # what the session looked up (`memstore.harness.records.Lookups`)
+    reads: int = 0
+    verify_reads: int = 0
     findings: list[tuple[str, str]] = field(default_factory=list)
     answer: str | None = None
     mcp: McpLaunch | None = None  # how to start this session's MCP server (file stores only)
@@ -119,8 +119,8 @@ class Gateway:
         self._tree = None
         self._working = None
 
-    def record(self, kind: str, memory_id: str = "", detail: str = "") -> None:
-        self.events.append(Event(kind, memory_id, detail))
+    def record(self, kind: EventKind, memory_id: str = "", detail: str = "") -> None:
+        self.events.append(Event(EventKind(kind), memory_id, detail))
 
     def codebase(self) -> GitCodebase:
         """``main`` as it is now: memories are verified on the base, never on unmerged work."""

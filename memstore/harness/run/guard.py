@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from memstore.harness.run.events import EventKind
+from memstore.harness.records import EventKind
 from memstore.verify.beneath import walk
 
 __all__ = ["Recorder", "StoreGuard"]
@@ -25,7 +25,7 @@ _SKIP = ("-shm",)  # SQLite's shared-memory index changes on reads: not evidence
 
 
 class Recorder(Protocol):
-    def record(self, kind: str, memory_id: str = "", detail: str = "") -> None: ...
+    def record(self, kind: EventKind, memory_id: str = "", detail: str = "") -> None: ...
 
 
 class StoreGuard:

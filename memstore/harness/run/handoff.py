@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
+from memstore.harness.records import Breaches, EventKind, Lookups, Role, Spent
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.scenarios.model import Task
@@ -33,24 +34,24 @@ class Played:
     index: int
     task: Task
     key: Mapping[str, str]  # task, surface, user
-    role: str
+    role: Role
     handed: tuple[Memory, ...]
-    events: tuple[tuple[str, str, str], ...]  # (kind, memory id, detail) of the agent's own operations
+    events: tuple[tuple[EventKind, str, str], ...]  # (kind, memory id, detail) of the agent's own operations
     findings: tuple[tuple[str, str], ...]
     answer: str | None
     diff: str  # the committed change ("" for none)
     merged: bool | None  # None off the coding surface
-    contract: Mapping[str, int]  # breaches of each promise of the store contract
+    contract: Breaches  # breaches of each promise of the store contract
     chances: Mapping[str, int]  # occasions the store had to break each promise (`StoreAudit.chances`)
-    counts: Mapping[str, int]  # verify_reads, searches, reads
-    usage: Mapping[str, Any]  # tokens, cost, model, transcript
+    lookups: Lookups  # verify_reads, searches, reads
+    spent: Spent  # tokens, cost, model, transcript
 
 
 class Grading(Protocol):
     """What the trial loop tells the trial's grading, as it happens (see the module docstring)."""
 
     def begin(self) -> None: ...
-    def event(self, key: dict[str, str], kind: str, memory_id: str, detail: str) -> None: ...
+    def event(self, key: dict[str, str], kind: EventKind, memory_id: str, detail: str) -> None: ...
     def passes(self, task: Task, diff: str, runtime: AgentRuntime) -> bool: ...
     def merged(self, files: set[str]) -> None: ...
     def session(self, played: Played) -> None: ...

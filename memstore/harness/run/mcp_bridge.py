@@ -26,7 +26,7 @@ from typing import Any
 
 from memstore.access import Actor
 from memstore.errors import MemstoreError
-from memstore.harness.run.events import EventKind
+from memstore.harness.records import EventKind
 from memstore.model import Memory, Surface
 from memstore.store import MemoryStore
 

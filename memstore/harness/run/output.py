@@ -6,15 +6,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from memstore.harness.run.records import SessionRecord, columns
+from memstore.harness.records import EventRecord, FailureRecord, FindingRecord, SessionRecord, TrialRecord
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.scenarios.model import Scenario
 from memstore.uri import StoreURI
 
-__all__ = ["SESSION_COLUMNS", "TABLES", "Arm", "RunOutput", "Unit"]
-
-TABLES = ("trials", "sessions", "events", "findings", "failures")
-SESSION_COLUMNS = columns(SessionRecord)  # the sessions table, in order (one definition: the record)
+__all__ = ["Arm", "RunOutput", "Unit"]
 
 
 @dataclass(frozen=True)
@@ -63,11 +60,12 @@ class Unit:
 
 @dataclass
 class RunOutput:
-    """Rows of every table, and what they cost."""
+    """The records of every table (typed until they are written: `memstore.harness.records.row`),
+    and what the unit's parts took."""
 
-    trials: list[dict[str, Any]] = field(default_factory=list)
-    sessions: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    trials: list[TrialRecord] = field(default_factory=list)
+    sessions: list[SessionRecord] = field(default_factory=list)
+    events: list[EventRecord] = field(default_factory=list)
+    findings: list[FindingRecord] = field(default_factory=list)
     timings: list[dict[str, Any]] = field(default_factory=list)
-    failures: list[dict[str, Any]] = field(default_factory=list)  # units that could not run, and why
+    failures: list[FailureRecord] = field(default_factory=list)  # units that could not run, and why

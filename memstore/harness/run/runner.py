@@ -24,9 +24,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 
 from memstore import backends
 from memstore.errors import CostCapReached, Interrupted
+from memstore.harness.records import SHARD_TABLES, FailureRecord, Role
 from memstore.harness.run import agents
 from memstore.harness.run.agents import agent_role, make_agent
 from memstore.harness.run.config import RunConfig
@@ -34,7 +36,6 @@ from memstore.harness.run.declared import Declared, check_config, declared, regi
 from memstore.harness.run.executors import RayExecutor, Registrations
 from memstore.harness.run.handoff import GradingFactory
 from memstore.harness.run.output import Arm, RunOutput, Unit
-from memstore.harness.run.records import Role
 from memstore.harness.run.scratch import clean_stale, release_all
 from memstore.harness.run.trial import forget_templates, run_unit
 
@@ -143,7 +144,7 @@ def _run_batch(batch: list[int]) -> list[RunOutput]:
 
 def _not_run(unit: Unit, why: str) -> RunOutput:
     out = RunOutput()
-    out.failures.append({**unit.key(), "error": why, "where": ""})
+    out.failures.append(FailureRecord(**unit.key(), error=why, where=""))
     return out
 
 
@@ -248,7 +249,7 @@ def run(
             keep(work[position], output)
         results[position] = output
         finished += 1
-        spent += sum(float(row.get("cost_usd") or 0.0) for row in output.sessions)
+        spent += sum(session.spent.cost_usd for session in output.sessions)
         if progress:
             progress(finished, len(mine))
         if config.max_cost is not None and spent >= config.max_cost and finished < len(mine):
@@ -305,10 +306,9 @@ def merge_outputs(results: Sequence[RunOutput]) -> RunOutput:
     """One output from the outputs of units, in their order; events numbered in that order."""
     merged = RunOutput()
     for result in results:
-        for name in ("trials", "sessions", "events", "findings", "timings", "failures"):
+        for name in SHARD_TABLES:
             getattr(merged, name).extend(getattr(result, name))
-    for position, event in enumerate(merged.events):
-        event["seq"] = position
+    merged.events = [replace(event, seq=position) for position, event in enumerate(merged.events)]
     return merged
 
 

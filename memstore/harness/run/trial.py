@@ -19,18 +19,16 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Any
 
 from memstore.access import Actor
+from memstore.harness.records import EventKind, FailureRecord, Lookups, Spent
 from memstore.harness.run.agents import arm_role, make_agent
 from memstore.harness.run.audit import Breach, StoreAudit, breach_counts
 from memstore.harness.run.boundary import AgentSession, Gateway, Limits, PullRequest, TaskView, Tools, Usage
-from memstore.harness.run.events import EventKind
 from memstore.harness.run.guard import StoreGuard
 from memstore.harness.run.handoff import Grading, GradingFactory, Played
 from memstore.harness.run.mcp_bridge import McpLaunch
 from memstore.harness.run.output import RunOutput, Unit
-from memstore.harness.run.records import FailureRecord, row
 from memstore.harness.run.scratch import scratch
 from memstore.harness.run.stores import trial_store
 from memstore.harness.run.working import work
@@ -60,7 +58,7 @@ def run_unit(unit: Unit, grading: GradingFactory) -> RunOutput:
             error=f"{type(exc).__name__}: {str(exc)[:500]}",
             where="".join(traceback.format_exception(exc)[-3:])[-1500:],
         )
-        out.failures.append(row(failure))
+        out.failures.append(failure)
         return out
 
 
@@ -181,7 +179,7 @@ class _Trial:
         access.write_text(self.world.access.to_toml(), encoding="utf-8")
         self.shared = (uri, access)
 
-    def event(self, key: dict[str, str], kind: str, memory_id: str, detail: str) -> None:
+    def event(self, key: dict[str, str], kind: EventKind, memory_id: str, detail: str) -> None:
         self.grading.event(key, kind, memory_id, detail)
 
     def transcript_folder(self, task: Task) -> Path | None:
@@ -285,7 +283,7 @@ class _Trial:
             index=index,
             task=task,
             key=key,
-            role=self.role.value,
+            role=self.role,
             handed=tuple(handed),
             events=tuple(events),
             findings=tuple(gateway.findings),
@@ -294,8 +292,8 @@ class _Trial:
             merged=merged,
             contract=breach_counts(breaches),
             chances=self.audit.take_chances(),
-            counts=dict(gateway.counts),
-            usage=self._usage(gateway),
+            lookups=Lookups(gateway.verify_reads, gateway.searches, gateway.reads),
+            spent=self._spent(gateway),
         )
         self.grading.session(played)
         self.out.timings.append({**self.unit.key(), **key, "agent_s": agent_seconds})
@@ -327,22 +325,22 @@ class _Trial:
         for undone in self.workspace.secure():
             gateway.record(EventKind.TAMPERED, "", undone)
 
-    def _usage(self, gateway: Gateway) -> dict[str, Any]:
+    def _spent(self, gateway: Gateway) -> Spent:
         """What the session spent, as its agent reported it, and where its transcript is."""
         usage = gateway.usage or Usage()
         root, folder = self.unit.runtime.transcripts, gateway.transcript
-        return {
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "cache_tokens": usage.cache_tokens,
-            "cost_usd": round(usage.cost_usd, 6),
-            "model": usage.model,
-            "transcript": folder.relative_to(root.parent).as_posix() if folder and root and gateway.kept else "",
-        }
+        return Spent(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_tokens=usage.cache_tokens,
+            cost_usd=round(usage.cost_usd, 6),
+            model=usage.model,
+            transcript=folder.relative_to(root.parent).as_posix() if folder and root and gateway.kept else "",
+        )
 
     def _follow(
         self, task: Task, key: dict[str, str], gateway: Gateway, breaches: list[Breach]
-    ) -> list[tuple[str, str, str]]:
+    ) -> list[tuple[EventKind, str, str]]:
         """Keep the session's events; the audit follows (and checks) every store operation, and
         each recall over MCP where it happened among them; its breaches join ``breaches``. Every
         breach is an event too."""

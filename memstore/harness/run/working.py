@@ -11,9 +11,9 @@ undone first, each a ``tampered`` event).
 
 from __future__ import annotations
 
+from memstore.harness.records import EventKind
 from memstore.harness.run.agents import Agent
 from memstore.harness.run.boundary import AgentSession
-from memstore.harness.run.events import EventKind
 from memstore.harness.run.writes import WRITE_BUDGET, WriteBudget, overrun, stamps
 from memstore.verify.workspace import Workspace
 

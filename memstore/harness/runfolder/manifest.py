@@ -10,10 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memstore.errors import RunFolderError
+from memstore.harness.records import FORMAT, TABLES
 from memstore.harness.run.config import RunConfig
-from memstore.harness.run.output import TABLES
 from memstore.harness.run.process import read_bounded
-from memstore.harness.run.records import FORMAT
 from memstore.harness.runfolder.lock import LOCK
 from memstore.harness.runfolder.recipe import Recipe
 from memstore.harness.runfolder.shards import ENGINE

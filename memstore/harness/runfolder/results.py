@@ -24,13 +24,13 @@ from memstore.harness.analysis.compare import compare_groups, compare_within
 from memstore.harness.analysis.curves import confusion, healing_curves
 from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import RunResults
+from memstore.harness.records import EVENT, TABLES, columns, format_of, row, upgrade, upgrade_tables
 from memstore.harness.run.declared import Declared
-from memstore.harness.run.output import SESSION_COLUMNS, TABLES, RunOutput
+from memstore.harness.run.output import RunOutput
 from memstore.harness.run.process import gunzip_bounded, read_bounded
 from memstore.harness.run.runner import RunConfig
 from memstore.harness.run.sandbox import resolve_mode
 from memstore.harness.runfolder.forked import in_child
-from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_tables
 from memstore.harness.runfolder.whole import whole
 from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.uri import StoreURI
@@ -64,10 +64,10 @@ def _git_commit() -> str | None:
 def frames_of(output: RunOutput) -> dict[str, pd.DataFrame]:
     """The tables of a run's rows, each in its kept order."""
     frames = {}
-    for name in TABLES:
-        frame = pd.DataFrame(getattr(output, name))
+    for name, record in TABLES.items():
+        frame = pd.DataFrame([row(r) for r in getattr(output, name)])
         if name == "sessions":
-            frame = frame.reindex(columns=list(SESSION_COLUMNS))
+            frame = frame.reindex(columns=list(columns(record)))
         if not frame.empty:
             frame = frame.sort_values(_ORDER[name], kind="stable").reset_index(drop=True)
         frames[name] = frame
@@ -339,6 +339,6 @@ def load_tables(folder: Path) -> dict[str, pd.DataFrame]:
         except (OSError, ValueError) as exc:  # missing, or not a table pandas can read
             raise ConfigurationError(f"{folder} is not a run folder: {exc}") from exc
     if "events" in tables and "truth" in tables["events"]:
-        for column in ("truth", "origin", "detail", "memory_id"):
+        for column in ("truth", "origin", "detail", EVENT.memory_id):
             tables["events"][column] = tables["events"][column].fillna("").astype(str)
     return upgrade_tables(tables, version)

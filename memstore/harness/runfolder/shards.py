@@ -22,10 +22,10 @@ from typing import Any
 
 from memstore import __version__
 from memstore.errors import BadShard
+from memstore.harness.records import FORMAT, SHARD_TABLES, TABLES, from_row, row
 from memstore.harness.run.handoff import GradingFactory
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.process import gunzip_bounded, read_bounded
-from memstore.harness.run.records import FORMAT
 from memstore.harness.run.runner import RunConfig, run
 from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.harness.scenarios.model import Scenario
@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 ENGINE = f"memstore-{__version__}/shards-{FORMAT}"  # a shard from another engine is never reused
-_TABLES = ("trials", "sessions", "events", "findings", "timings", "failures")
 
 
 def unit_id(unit: Unit) -> str:
@@ -95,7 +94,11 @@ def write_shard(folder: Path, unit: Unit, output: RunOutput) -> Path:
     found = unit_id(unit)
     target = folder / f"{found}.json.gz"
     partial = target.with_name(f".{target.name}.{os.getpid()}.part")
-    data = {"format": FORMAT, "engine": ENGINE, "unit": found, **{n: getattr(output, n) for n in _TABLES}}
+    rows = {
+        name: [row(r) for r in getattr(output, name)] if name in TABLES else getattr(output, name)
+        for name in SHARD_TABLES
+    }
+    data = {"format": FORMAT, "engine": ENGINE, "unit": found, **rows}
     raw = json.dumps(data, default=_plain).encode()
     with open(partial, "wb") as handle:
         handle.write(gzip.compress(raw, mtime=0))
@@ -129,13 +132,19 @@ def check_shard(path: Path, expected: str) -> RunOutput:
         raise BadShard(f"{path.name}: not a shard of {ENGINE}")
     if data.get("unit") != expected:
         raise BadShard(f"{path.name}: holds unit {str(data.get('unit'))[:40]!r}, not the unit its name says")
-    for name in _TABLES:
+    for name in SHARD_TABLES:
         rows = data.get(name, [])
         if not isinstance(rows, list) or not all(
             isinstance(row, dict) and all(isinstance(k, str) and _flat(v) for k, v in row.items()) for row in rows
         ):
             raise BadShard(f"{path.name}: its {name!r} are not a list of flat records")
-    return RunOutput(**{name: list(data.get(name, [])) for name in _TABLES})
+    try:
+        typed: dict[str, Any] = {
+            name: [from_row(record, r) for r in data.get(name, [])] for name, record in TABLES.items()
+        }
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BadShard(f"{path.name}: a row is not its table's record ({type(exc).__name__}: {exc})") from exc
+    return RunOutput(**typed, timings=list(data.get("timings", [])))
 
 
 def _flat(value: Any) -> bool:
@@ -157,7 +166,7 @@ def infrastructure_failed(output: RunOutput) -> bool:
     """Whether a unit failed for a reason outside the agent's work: it could not run (a worker
     died, the cost cap stopped it, the harness failed) or a session lost its agent to a timeout
     or a model endpoint. Those are what ``--retry-errors`` runs again."""
-    return bool(output.failures) or any(bool(s.get("infra_error")) for s in output.sessions)
+    return bool(output.failures) or any(s.infra_error for s in output.sessions)
 
 
 def run_in_folder(

@@ -14,8 +14,8 @@ from memstore.harness.analysis.model import ArmResult, Rate
 from memstore.harness.analysis.registry import Direction, Level, metrics
 from memstore.harness.analysis.registry import Test as Compared  # not a test class
 from memstore.harness.grading.trial import TrialGrading
+from memstore.harness.records import SessionRecord, columns
 from memstore.harness.run.declared import declared
-from memstore.harness.run.output import SESSION_COLUMNS
 from memstore.harness.run.runner import Arm, RunConfig, run
 from memstore.harness.runfolder.results import write_run
 from tests.harness.conftest import scenario
@@ -26,7 +26,7 @@ NO_TRIALS = pd.DataFrame(columns=["arm", "scenario", "trial", "healed", "bad_ini
 
 
 def _session(scenario: str, task: str, trial: int, ok: object) -> dict[str, object]:
-    row: dict[str, object] = dict.fromkeys(SESSION_COLUMNS)
+    row: dict[str, object] = dict.fromkeys(columns(SessionRecord))
     row.update(
         arm=ARM,
         agent="a",

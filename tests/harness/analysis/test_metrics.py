@@ -7,13 +7,13 @@ import pandas as pd
 from memstore.harness.analysis.metrics import Slice, compute, control_arm, memory_pairs, paired_with_control, rate
 from memstore.harness.analysis.model import ArmResult, Rate
 from memstore.harness.analysis.registry import REGISTRY
-from memstore.harness.run.output import SESSION_COLUMNS
+from memstore.harness.records import SessionRecord, columns
 
 ROLES = {"no-memory": "control", "trusting": "harm-probe"}  # as those agents declare them
 
 
 def _session(task: str, surface: str, **values: object) -> dict[str, object]:
-    row: dict[str, object] = dict.fromkeys(SESSION_COLUMNS)
+    row: dict[str, object] = dict.fromkeys(columns(SessionRecord))
     row.update(
         arm="a/memory",
         agent="a",

@@ -10,6 +10,7 @@ from memstore.access import Access, AccessPolicy, Actor
 from memstore.clock import FakeClock
 from memstore.harness.grading.actions import Actions, parse_diff
 from memstore.harness.grading.scoring import healed, outcome, stale_uses, states
+from memstore.harness.records import Outcome
 from memstore.harness.scenarios.model import Check, Claim, Finding, Location, Origin, SeedMemory, Task, Truth
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface
 
@@ -95,16 +96,16 @@ def test_a_moved_memory_misleads_when_its_stale_line_is_edited_and_the_true_one_
 
 
 def test_outcomes_per_surface() -> None:
-    assert outcome(CODING, Actions(), True) == {"merged": True, "task_success": True}
+    assert outcome(CODING, Actions(), True) == Outcome(merged=True, task_success=True)
     review = Task("r", Surface.CODE_REVIEW, "rev", "Review.", findings=(Finding("b.ts"), Finding("c.md")))
     partial = outcome(review, Actions(findings=(("b.ts", ""), ("z.ts", ""))), None)
-    assert partial == {"findings": 2, "correct_findings": 1, "expected_findings": 2, "task_success": False}
+    assert partial == Outcome(findings=2, correct_findings=1, expected_findings=2, task_success=False)
     exact = outcome(review, Actions(findings=(("b.ts", ""), ("c.md", ""))), None)
-    assert exact["task_success"] is True
+    assert exact.task_success is True
     cli = Task("q", Surface.CLI, "dev", "How long?", answer="30d")
-    assert outcome(cli, Actions(answer="30 days"), None) == {"answer_correct": True, "task_success": True}
+    assert outcome(cli, Actions(answer="30 days"), None) == Outcome(answer_correct=True, task_success=True)
     # an answer read off the code at the end of the session wins over the scenario's constant
-    assert outcome(cli, Actions(answer="14 days"), None, expected_answer="14d")["answer_correct"] is True
+    assert outcome(cli, Actions(answer="14 days"), None, expected_answer="14d").answer_correct is True
 
 
 def test_the_diff_is_read_the_same_for_every_agent() -> None:

@@ -48,8 +48,8 @@ def test_a_module_factory_spec_is_an_agent_in_every_worker(agent_module: str) ->
     check_config(config)
     output = run(config, grading=TrialGrading)
     assert output.failures == []
-    assert [s["merged"] for s in output.sessions] == [True, True]  # it explores like the no-memory stub
-    assert {s["role"] for s in output.sessions} == {"treatment"}
+    assert [s.outcome.merged for s in output.sessions] == [True, True]  # it explores like the no-memory stub
+    assert {s.role for s in output.sessions} == {"treatment"}
 
 
 def test_an_entry_point_names_an_agent(tmp_path: Path, agent_module: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,7 +62,7 @@ def test_an_entry_point_names_an_agent(tmp_path: Path, agent_module: str, monkey
         RunConfig(scenarios=(scenario("api-version-control"),), arms=(Arm("careful", "sqlite:"),), workers=2),
         grading=TrialGrading,
     )
-    assert [s["agent"] for s in output.sessions] == ["careful"]
+    assert [s.agent for s in output.sessions] == ["careful"]
 
 
 def test_a_registration_made_here_reaches_spawn_workers(agent_module: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,7 +73,7 @@ def test_a_registration_made_here_reaches_spawn_workers(agent_module: str, monke
     check_config(config)
     output = run(config, grading=TrialGrading)
     assert output.failures == []
-    assert [s["arm"] for s in output.sessions] == ["mine/sqlite"]
+    assert [s.arm for s in output.sessions] == ["mine/sqlite"]
 
 
 def test_a_registration_workers_cannot_import_is_refused_before_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,7 +125,7 @@ def test_a_store_registered_here_reaches_spawn_workers_too(monkeypatch: pytest.M
     check_config(config)
     output = run(config, grading=TrialGrading)
     assert output.failures == []
-    assert [s["store"] for s in output.sessions] == ["mine"]
+    assert [s.store for s in output.sessions] == ["mine"]
     monkeypatch.setitem(backends.BACKENDS.registered, "local", lambda uri, options: open_memory(uri, options))
     refused = RunConfig(scenarios=config.scenarios, arms=(Arm("jit-verify", "local://"),), workers=2)
     with pytest.raises(ConfigurationError, match="store 'local' was registered with"):

@@ -31,8 +31,8 @@ def test_a_scripted_agent_runs_end_to_end(tmp_path: Path) -> None:
     script.write_text(SCRIPT)
     output = run_arms(["api-version-moved"], [Arm(f"command:{sys.executable} {script}", "memory://")])
     (session,) = output.sessions
-    assert session["merged"] is True  # its edits were committed, checked and merged
-    kinds = [(e["kind"], e["detail"]) for e in output.events if e["kind"] != "retrieve"]
+    assert session.outcome.merged is True  # its edits were committed, checked and merged
+    kinds = [(e.kind, e.detail) for e in output.events if e.kind != "retrieve"]
     assert ("use", "") in kinds
     assert any(kind == "store" for kind, _ in kinds)
     assert ("agent_error", "retire: not a memory it was given") in kinds
@@ -42,10 +42,10 @@ def test_a_failing_command_is_recorded(tmp_path: Path) -> None:
     script = tmp_path / "broken.py"
     script.write_text("raise SystemExit(3)\n")
     output = run_arms(["api-version-moved"], [Arm(f"command:{sys.executable} {script}", "memory://")])
-    details = [e["detail"] for e in output.events if e["kind"] == "agent_error"]
+    details = [e.detail for e in output.events if e.kind == "agent_error"]
     assert details[0].startswith("exit status 3")
     assert details[1].startswith("no readable result")
-    assert output.sessions[0]["merged"] is False
+    assert output.sessions[0].outcome.merged is False
 
 
 def test_the_task_file_is_documented_json(tmp_path: Path) -> None:
@@ -98,14 +98,12 @@ def test_labels_lapse_from_the_merged_commits_for_a_command_agent_too(tmp_path: 
     output = run_arms(
         ["expiry-and-refresh"], [Arm(f"command:{sys.executable} {script}", "memory://"), Arm("jit-verify", "memory://")]
     )
-    merged = {(s["agent"][:7], s["task"]): s["merged"] for s in output.sessions}
+    merged = {(s.agent[:7], s.task): s.outcome.merged for s in output.sessions}
     assert merged == {
         ("command", "bump-patch"): True,
         ("command", "bump-minor"): True,
         ("jit-ver", "bump-patch"): True,
         ("jit-ver", "bump-minor"): True,
     }
-    handed_later = {
-        (e["agent"][:7], e["truth"]) for e in output.events if e["kind"] == "retrieve" and e["task"] == "bump-minor"
-    }
+    handed_later = {(e.agent[:7], e.truth) for e in output.events if e.kind == "retrieve" and e.task == "bump-minor"}
     assert handed_later == {("command", "lapsed"), ("jit-ver", "lapsed")}

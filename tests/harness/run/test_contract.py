@@ -131,7 +131,7 @@ def test_max_cost_stops_new_units_once_spent(tmp_path: Path) -> None:
     names = ("api-version-control", "api-version-moved", "api-docs-deleted")
     config = RunConfig(scenarios=tuple(scenario(n) for n in names), arms=(Arm(spec, "sqlite:"),), max_cost=1.0)
     output = run(config, grading=TrialGrading)
-    assert len({s["scenario"] for s in output.sessions}) == 1  # the first unit spent the budget
-    assert [f["error"] for f in output.failures] == ["not run: --max-cost reached ($1.00 spent)"] * 2
+    assert len({s.scenario for s in output.sessions}) == 1  # the first unit spent the budget
+    assert [f.error for f in output.failures] == ["not run: --max-cost reached ($1.00 spent)"] * 2
     unbounded = run(RunConfig(scenarios=config.scenarios, arms=config.arms), grading=TrialGrading)
     assert unbounded.failures == []

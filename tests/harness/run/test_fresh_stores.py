@@ -72,7 +72,7 @@ def test_every_trial_of_a_third_party_store_opens_its_own_fresh_store() -> None:
     assert not any(folder.exists() for folder in folders)  # each trial's store went with it
     # and was closed when its trial ended (a store over a server process ends that process)
     assert [Path(path).parent.name for path in CLOSED] == [folder.name for folder in folders]
-    seeded = {row["seeded"] for row in output.trials}
+    seeded = {row.seeded for row in output.trials}
     assert seeded == {len(scenario("api-version-moved").memories)}  # no trial inherits another's memories
 
 

@@ -47,7 +47,7 @@ def _agent(tmp_path: Path, source: str) -> str:
 
 
 def _errors(output: object, arm: str) -> list[str]:
-    return [e["detail"] for e in output.events if e["kind"] == "agent_error" and e["arm"] == arm]  # type: ignore[attr-defined]
+    return [e.detail for e in output.events if e.kind == "agent_error" and e.arm == arm]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("name", list(SCHEMA_BREAKERS))
@@ -57,9 +57,9 @@ def test_a_result_that_breaks_the_schema_fails_its_session_only(tmp_path: Path, 
     output = run_arms(["api-version-moved"], arms)
     (reason,) = _errors(output, arms[0].name)
     assert reason.startswith("result.json does not match the schema: ")
-    assert {s["arm"] for s in output.sessions} == {arms[0].name, arms[1].name}  # every arm has its results
+    assert {s.arm for s in output.sessions} == {arms[0].name, arms[1].name}  # every arm has its results
     assert output.failures == []
-    assert not any(e["kind"] == "store" for e in output.events if e["arm"] == arms[0].name)  # nothing applied
+    assert not any(e.kind == "store" for e in output.events if e.arm == arms[0].name)  # nothing applied
 
 
 @pytest.mark.parametrize(
@@ -77,7 +77,7 @@ def test_a_memory_the_store_refuses_is_a_refusal_not_a_crash(
     agent = _agent(tmp_path, f"import os\nopen(os.environ['MEMSTORE_RESULT'], 'w').write({text!r})\n")
     output = run_arms(["api-version-moved"], [Arm(agent, "sqlite:")])
     assert _errors(output, Arm(agent, "sqlite:").name) == []
-    details = [e["detail"] for e in output.events if e["kind"] == "denied"]
+    details = [e.detail for e in output.events if e.kind == "denied"]
     assert len(details) == 1
     assert details[0].startswith(denied)
 
@@ -101,7 +101,7 @@ def test_a_broken_agent_fails_its_own_session(tmp_path: Path, source: str, reaso
     output = run_arms(["api-version-moved"], arms)
     assert time.monotonic() - started < 60
     assert any(r.startswith(reason) for r in _errors(output, arms[0].name)), _errors(output, arms[0].name)
-    assert [s["agent_error"] for s in output.sessions] == [True, False]
+    assert [s.agent_error for s in output.sessions] == [True, False]
 
 
 def test_an_agent_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -> None:
@@ -109,11 +109,11 @@ def test_an_agent_past_its_timeout_is_killed_with_its_children(tmp_path: Path) -
     started = time.monotonic()
     output = run_arms(["api-version-moved"], [Arm(agent, "memory://")], runtime=AgentRuntime(timeout=2.0))
     assert time.monotonic() - started < 30
-    infra = [e["detail"] for e in output.events if e["kind"] == "infra_error"]
+    infra = [e.detail for e in output.events if e.kind == "infra_error"]
     assert infra == ["timed out after 2 s"]  # an infrastructure failure: the session counts as not run
     (session,) = output.sessions
-    assert session["infra_error"] is True
-    assert session["task_success"] is None
+    assert session.infra_error is True
+    assert session.outcome.task_success is None
 
 
 ESCAPER = """
@@ -209,7 +209,7 @@ def test_an_agent_writing_past_its_budget_is_an_agent_error_and_nothing_of_it_is
     assert grown < 48 * 1024, grown
     errors = _errors(output, Arm(agent, "memory://").name)
     assert [e.split(";")[0] for e in errors] == [reason]
-    assert [(s["agent_error"], s["merged"]) for s in output.sessions] == [(True, False)]
+    assert [(s.agent_error, s.outcome.merged) for s in output.sessions] == [(True, False)]
 
 
 def test_one_file_past_the_budget_is_cut_where_the_budget_ends(tmp_path: Path) -> None:
@@ -222,7 +222,7 @@ def test_one_file_past_the_budget_is_cut_where_the_budget_ends(tmp_path: Path) -
     assert errors[0].startswith("exit status 1: ")
     assert errors[0].endswith("OSError: [Errno 27] File too large\n")
     assert errors[-1].startswith("wrote more than 16,777,216 bytes into its working copy")
-    assert [(s["agent_error"], s["merged"]) for s in output.sessions] == [(True, False)]
+    assert [(s.agent_error, s.outcome.merged) for s in output.sessions] == [(True, False)]
 
 
 def test_what_a_session_past_its_budget_wrote_is_gone_before_the_next_session(tmp_path: Path) -> None:
@@ -247,7 +247,7 @@ def test_what_a_session_past_its_budget_wrote_is_gone_before_the_next_session(tm
     listed = seen.read_text().split()
     assert ".git" in listed
     assert "junk" not in listed
-    assert [(s["surface"], s["agent_error"]) for s in output.sessions] == [
+    assert [(s.surface, s.agent_error) for s in output.sessions] == [
         ("code_review", True),
         ("coding_agent", False),
     ]
@@ -277,7 +277,7 @@ def test_a_unit_that_cannot_run_is_a_failure_row(monkeypatch: pytest.MonkeyPatch
     output = run_arms(["api-version-moved"], [Arm("no-memory", "memory://")])
     assert output.sessions == []
     (failure,) = output.failures
-    assert failure["error"] == "OSError: disk on fire"
+    assert failure.error == "OSError: disk on fire"
 
 
 @pytest.mark.parametrize(
@@ -355,12 +355,12 @@ def test_an_agent_that_kills_its_worker_costs_only_its_own_units(tmp_path: Path)
     arms = [Arm(agent, "memory://"), Arm("no-memory", "memory://")]
     # Outside the sandbox (inside it, the agent's pid namespace has no worker to kill)
     output = run_arms(["api-version-moved", "api-version-control"], arms, workers=2, runtime=UNBOXED)
-    assert sorted((f["arm"], f["scenario"]) for f in output.failures) == [
+    assert sorted((f.arm, f.scenario) for f in output.failures) == [
         (arms[0].name, "api-version-control"),
         (arms[0].name, "api-version-moved"),
     ]
-    assert all(f["error"].startswith("the worker process running this unit died") for f in output.failures)
-    assert sorted((s["arm"], s["scenario"]) for s in output.sessions) == [
+    assert all(f.error.startswith("the worker process running this unit died") for f in output.failures)
+    assert sorted((s.arm, s.scenario) for s in output.sessions) == [
         ("no-memory/memory", "api-version-control"),
         ("no-memory/memory", "api-version-moved"),
     ]

@@ -66,15 +66,15 @@ for path in glob.glob(os.path.join({tmp!r}, "memstore-stores-*", "*", "store.db"
 def test_a_store_changed_behind_the_harness_s_back_is_reported(tmp_path: Path, private_tmp: Path) -> None:
     arm = Arm(_agent(tmp_path, TAMPER_STORE.format(tmp=str(private_tmp))), "sqlite:")
     output = run_arms(["api-version-moved"], [arm], runtime=UNBOXED)
-    tampered = [e for e in output.events if e["kind"] == "tampered"]
+    tampered = [e for e in output.events if e.kind == "tampered"]
     assert len(tampered) == 1
-    assert tampered[0]["detail"].startswith("the store's files changed while the agent ran (store.db")
-    assert output.sessions[0]["tampered"] == 1
+    assert tampered[0].detail.startswith("the store's files changed while the agent ran (store.db")
+    assert output.sessions[0].tampered == 1
 
 
 def test_an_honest_agent_is_not_reported(tmp_path: Path, private_tmp: Path) -> None:
     output = run_arms(["api-version-moved"], [Arm(_agent(tmp_path, "print('hi')\n"), "sqlite:")], runtime=UNBOXED)
-    assert [e for e in output.events if e["kind"] == "tampered"] == []
+    assert [e for e in output.events if e.kind == "tampered"] == []
 
 
 TAMPER_TEMPLATE = """
@@ -104,10 +104,10 @@ def test_a_template_changed_by_one_trial_never_reaches_the_next(tmp_path: Path, 
     output = run_arms(["api-version-moved"], arms, runtime=UNBOXED)
     assert log.read_text() in {"written", "refused"}  # refused where permissions hold (not for root)
     assert "PLANTED" not in (tmp_path / "saw").read_text()
-    noticed = [e for e in output.events if e["kind"] == "tampered"]
+    noticed = [e for e in output.events if e.kind == "tampered"]
     if log.read_text() == "written":
-        assert [e["arm"] for e in noticed] == [arms[1].name]
-        assert "template was changed by an earlier trial; it was rebuilt" in noticed[0]["detail"]
+        assert [e.arm for e in noticed] == [arms[1].name]
+        assert "template was changed by an earlier trial; it was rebuilt" in noticed[0].detail
 
 
 def test_a_sealed_template_is_read_only_and_knows_when_it_changed(tmp_path: Path) -> None:

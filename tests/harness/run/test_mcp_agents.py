@@ -110,7 +110,7 @@ def test_writing_the_store_behind_the_server_is_still_tampering(agent_script: Pa
     spec = f"command:{sys.executable} {agent_script} mcp tamper"
     config = RunConfig(scenarios=(scenario("api-docs-deleted"),), arms=(Arm(spec, "sqlite:"),), runtime=UNBOXED)
     output = run(config, grading=TrialGrading)
-    tampered = [e["detail"] for e in output.events if e["kind"] == "tampered"]
+    tampered = [e.detail for e in output.events if e.kind == "tampered"]
     assert tampered
     assert tampered[0].startswith("memories changed outside the MCP server: mem_")
 
@@ -164,9 +164,9 @@ def test_an_in_process_agent_uses_the_same_server(monkeypatch: pytest.MonkeyPatc
     )
     kinds: dict[str, list[str]] = {}
     for e in output.events:
-        kinds.setdefault(e["kind"], []).append(e["truth"])
-    recalled = [e["memory_id"] for e in output.events if e["kind"] == "retrieve" and e["detail"] == "mcp recent"]
-    verified = [e["memory_id"] for e in output.events if e["kind"] == "verdict"]
+        kinds.setdefault(e.kind, []).append(e.truth)
+    recalled = [e.memory_id for e in output.events if e.kind == "retrieve" and e.detail == "mcp recent"]
+    verified = [e.memory_id for e in output.events if e.kind == "verdict"]
     assert verified == recalled  # one verdict per memory it recalled over MCP, recorded as the tools record it
     assert set(kinds["retire"]) == {"contradicted", "unsupported", "missing"}  # it retired what verify refused
     assert set(kinds["refresh"]) == {"valid"}
@@ -237,12 +237,12 @@ def _recalled_breaches(spec: str, store: str) -> tuple[list[tuple[str, str]], li
     output = run(
         RunConfig(scenarios=(scenario("adversarial-memories"),), arms=(Arm(spec, store),)), grading=TrialGrading
     )
-    breaches = [(e["memory_id"], e["detail"]) for e in output.events if e["kind"] == "breach"]
-    recalled = [e["memory_id"] for e in output.events if e["kind"] == "retrieve" and e["detail"] == "mcp recent"]
-    stored = [e["memory_id"] for e in output.events if e["kind"] == "store"]
+    breaches = [(e.memory_id, e.detail) for e in output.events if e.kind == "breach"]
+    recalled = [e.memory_id for e in output.events if e.kind == "retrieve" and e.detail == "mcp recent"]
+    stored = [e.memory_id for e in output.events if e.kind == "store"]
     assert len(stored) == 3 * len(output.sessions)
     assert set(stored) <= set(recalled)  # what it stored came back in its own session's recall
-    return breaches, [s["altered_memories"] for s in output.sessions]
+    return breaches, [s.contract.altered_memories for s in output.sessions]
 
 
 def test_an_honest_agent_recalling_what_it_just_stored_breaks_no_promise(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,6 +10,7 @@ from memstore import Actor, Memory, Surface, backends
 from memstore.backends import register_backend
 from memstore.backends.memory import InMemoryStore
 from memstore.harness.grading.trial import TrialGrading
+from memstore.harness.records import row
 from memstore.harness.run.runner import Arm, iter_arms
 from tests.harness.conftest import run_arms
 
@@ -42,8 +43,8 @@ def test_arms_pair_up_across_stores() -> None:
         ["api-version-contradicted"], [Arm("jit-verify", "memory://"), Arm("jit-verify", "sqlite:")], trials=2, seed=11
     )
     by_arm: dict[str, list[dict[str, object]]] = {}
-    for row in output.sessions:
-        by_arm.setdefault(row["arm"], []).append({k: v for k, v in row.items() if k not in {"arm", "store"}})
+    for session in output.sessions:
+        by_arm.setdefault(session.arm, []).append({k: v for k, v in row(session).items() if k not in {"arm", "store"}})
     assert by_arm["jit-verify/memory"] == by_arm["jit-verify/sqlite"]
 
 
@@ -57,25 +58,25 @@ def test_trials_differ_but_repeat() -> None:
     assert one.events == two.events
     edited = {}
     for e in one.events:
-        if e["kind"] == "edit":
-            edited.setdefault(e["trial"], set()).add(e["detail"].split(":")[0])
+        if e.kind == "edit":
+            edited.setdefault(e.trial, set()).add(e.detail.split(":")[0])
     assert all(len(files) == 2 for files in edited.values())
     assert len({frozenset(files) for files in edited.values()}) >= 2
-    assert [s["merged"] for s in one.sessions] == [False] * 6  # two of three places is not enough
+    assert [s.outcome.merged for s in one.sessions] == [False] * 6  # two of three places is not enough
 
 
 def test_a_leaky_store_is_caught() -> None:
     output = run_arms(["other-repo-no-leak"], [Arm("trusting", "leaky://")])
-    assert sum(s["leaks"] for s in output.sessions) > 0
-    leaked = {e["memory_id"]: e["detail"].split(":")[0] for e in output.events if e["kind"] == "breach"}
+    assert sum(s.leaks for s in output.sessions) > 0
+    leaked = {e.memory_id: e.detail.split(":")[0] for e in output.events if e.kind == "breach"}
     # the other repository's fact and the other user's preference
     assert sorted(leaked.values()) == ["preference_leaks", "scope_leaks"]
 
 
 def test_a_store_that_never_expires_is_caught() -> None:
     output = run_arms(["expiry-and-refresh"], [Arm("trusting", "forgetful://")])
-    assert sum(s["expiry_violations"] for s in output.sessions) > 0
-    details = {e["detail"] for e in output.events if e["kind"] == "breach"}
+    assert sum(s.expiry_violations for s in output.sessions) > 0
+    details = {e.detail for e in output.events if e.kind == "breach"}
     assert "expired_returned: expired, still returned by get()" in details
 
 
@@ -84,17 +85,17 @@ def test_reference_stores_break_no_rule() -> None:
         ["other-repo-no-leak", "expiry-and-refresh"],
         [Arm(a, s) for a in ("trusting", "jit-verify") for s in ("memory://", "sqlite:")],
     )
-    assert sum(s["leaks"] + s["expiry_violations"] for s in output.sessions) == 0
+    assert sum(s.leaks + s.expiry_violations for s in output.sessions) == 0
 
 
 def test_refresh_keeps_a_memory_alive_that_trusting_lets_expire() -> None:
     output = run_arms(["expiry-and-refresh"], [Arm("trusting", "memory://"), Arm("jit-verify", "memory://")])
-    later = {s["arm"]: s for s in output.sessions if s["task"] == "bump-minor"}
-    assert later["jit-verify/memory"]["handed"] == 1
-    assert later["trusting/memory"]["handed"] == 0
-    assert (later["jit-verify/memory"]["needed_at_5"], later["trusting/memory"]["needed_at_5"]) == (True, False)
-    expired = [e for e in output.events if e["kind"] == "expired"]
-    assert {e["arm"] for e in expired} == {"trusting/memory", "jit-verify/memory"}  # old-timeout expires for all
+    later = {s.arm: s for s in output.sessions if s.task == "bump-minor"}
+    assert later["jit-verify/memory"].handed == 1
+    assert later["trusting/memory"].handed == 0
+    assert (later["jit-verify/memory"].recall.needed_at_5, later["trusting/memory"].recall.needed_at_5) == (True, False)
+    expired = [e for e in output.events if e.kind == "expired"]
+    assert {e.arm for e in expired} == {"trusting/memory", "jit-verify/memory"}  # old-timeout expires for all
 
 
 def test_iter_arms_runs_the_control_once() -> None:
@@ -129,7 +130,7 @@ def test_a_verdict_is_kept_for_the_trial_while_main_stays_and_changes_nothing(mo
     monkeypatch.setattr(boundary, "verify_memory", counted)
     config = RunConfig(scenarios=(scenario("files-change-together"),), arms=(Arm("jit-verify", "sqlite:"),), workers=1)
     kept = run(config, grading=TrialGrading)
-    verdicts = [e for e in kept.events if e["kind"] == "verdict"]
+    verdicts = [e for e in kept.events if e.kind == "verdict"]
     assert len(calls) == len(set(calls)) < len(verdicts)  # each (memory, commit) once; some sessions asked again
     once = len(calls)
     real_gateway = trial._Trial._gateway

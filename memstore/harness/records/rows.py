@@ -2,9 +2,9 @@
 
 Each table of a run folder has one frozen record here: `SessionRecord`, `TrialRecord`,
 `EventRecord`, `FindingRecord`, `FailureRecord`. A record's fields are its table's columns, in
-order (`columns`), and `row` is the plain mapping a shard and a CSV keep. `FORMAT` is the
-version of that layout, written into ``results.json``, the tables' manifest and every shard;
-`memstore.harness.runfolder.upgrade` reads older ones.
+order (`memstore.harness.records.tables`). A record stays typed until it is written: an arm's
+role is a `Role`, an event's kind an `EventKind`, a list a tuple; `tables.row` turns it into the
+plain row a shard and a CSV keep.
 
 `Role` is what an arm is in a run, declared by its agent and its store.
 """
@@ -13,24 +13,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Any
+
+from memstore.harness.records.events import EventKind
+from memstore.harness.records.promises import Breaches
 
 __all__ = [
-    "FORMAT",
     "RECALL_KS",
     "EventRecord",
     "FailureRecord",
     "FindingRecord",
+    "Lookups",
+    "Outcome",
+    "Recall",
+    "Record",
     "Role",
     "SessionRecord",
+    "Spent",
     "TrialRecord",
-    "columns",
-    "row",
 ]
-
-FORMAT = 4  # 1: before versions were written (no "format" key); 2: one stubs' budget for the whole run;
-# 3: memories paired across arms by the id their store gave them (4: by their seeded key)
-RECALL_KS = (5, 10, 20, 50)  # the ranks at which retrieval recall is counted (``needed_at_K``)
 
 
 class Role(StrEnum):
@@ -43,13 +43,59 @@ class Role(StrEnum):
 
 
 @dataclass(frozen=True)
+class Lookups:
+    """What a session looked up in the store and the code."""
+
+    verify_reads: int = 0  # cited lines the verifier read
+    searches: int = 0
+    reads: int = 0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The outcome on the task's surface: None where it does not apply, or the session did not run."""
+
+    merged: bool | None = None
+    findings: int | None = None
+    correct_findings: int | None = None
+    expected_findings: int | None = None
+    answer_correct: bool | None = None
+    task_success: bool | None = None
+
+
+@dataclass(frozen=True)
+class Recall:
+    """Whether the memories the task needs were among the first K handed (None: it needs none)."""
+
+    needed_at_5: bool | None = None
+    needed_at_10: bool | None = None
+    needed_at_20: bool | None = None
+    needed_at_50: bool | None = None
+
+
+RECALL_KS = tuple(int(f.name.rpartition("_")[2]) for f in fields(Recall))  # the ranks counted (``needed_at_K``)
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a session spent on a model, as its agent reported it, and where its transcript is."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str = ""
+    transcript: str = ""
+
+
+@dataclass(frozen=True)
 class SessionRecord:
     """One session: what it was handed, what it did, how it went (`docs/metrics.md` names each)."""
 
     arm: str
     agent: str
     store: str
-    role: str
+    role: Role
     scenario: str
     trial: int
     task: str
@@ -60,55 +106,23 @@ class SessionRecord:
     index: int
     handed: int  # memories handed at the start
     injected_chars: int  # their size as text
-    verify_reads: int
-    searches: int
-    reads: int
+    lookups: Lookups  # what the session looked up
     leaks: int
     expiry_violations: int
-    # the store contract's promises (`memstore.harness.run.promises.PROMISES`), breaches counted
-    forgotten: int
-    unkept_writes: int
-    lost_memories: int
-    unsuperseded: int
-    superseded_returned: int
-    retired_returned: int
-    refresh_ignored: int
-    expired_returned: int
-    order_breaches: int
-    altered_memories: int
-    scope_leaks: int
-    preference_leaks: int
-    surface_leaks: int
-    get_leaks: int
-    permission_breaches: int
+    contract: Breaches  # the store contract's promises, breaches counted: one column each (`PROMISES`)
     contract_chances: str  # the occasions to break each promise: "forgotten=3;get_leaks=5" (`audit.chances_text`)
     agent_error: bool
     infra_error: bool
     tampered: int
-    origins: str  # the origins of the seeded memories handed, ";"-joined
-    # the outcome on the task's surface (None where it does not apply, or the session did not run)
-    merged: bool | None
-    findings: int | None
-    correct_findings: int | None
-    expected_findings: int | None
-    answer_correct: bool | None
-    task_success: bool | None
-    # whether the memories the task needs were among the first K handed (None: it needs none)
-    needed_at_5: bool | None
-    needed_at_10: bool | None
-    needed_at_20: bool | None
-    needed_at_50: bool | None
+    origins: tuple[str, ...]  # the origins of the seeded memories handed (written ";"-joined)
+    outcome: Outcome
+    recall: Recall
     moved_given: int
     moved_reanchored: int
     stale_use: bool
-    misled_origins: str
+    misled_origins: tuple[str, ...]
     healed: int
-    input_tokens: int
-    output_tokens: int
-    cache_tokens: int
-    cost_usd: float
-    model: str
-    transcript: str
+    spent: Spent
 
 
 @dataclass(frozen=True)
@@ -126,10 +140,10 @@ class TrialRecord:
     refused_seeds: int
     bad_initial: int
     healed: int
-    bad_ids: str
-    healed_ids: str
-    bad_seeds: str  # the same memories by their seeded key (`EventRecord.seed`), in the same order
-    healed_seeds: str
+    bad_ids: tuple[str, ...]
+    healed_ids: tuple[str, ...]
+    bad_seeds: tuple[str, ...]  # the same memories by their seeded key (`EventRecord.seed`), in the same order
+    healed_seeds: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -145,7 +159,7 @@ class EventRecord:
     surface: str
     user: str
     seq: int
-    kind: str
+    kind: EventKind
     memory_id: str
     detail: str
     origin: str
@@ -184,21 +198,3 @@ class FailureRecord:
 
 
 Record = SessionRecord | TrialRecord | EventRecord | FindingRecord | FailureRecord
-
-
-def columns(record: type[Record]) -> tuple[str, ...]:
-    """A table's columns, in order: its record's fields."""
-    return tuple(f.name for f in fields(record))
-
-
-_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def row(record: Record) -> dict[str, Any]:
-    """The plain mapping a shard and a table keep of ``record`` (what `dataclasses.asdict` gives:
-    every field is a plain value, so nothing below the record needs copying)."""
-    kind = type(record)
-    names = _NAMES.get(kind)
-    if names is None:
-        names = _NAMES[kind] = columns(kind)
-    return {name: getattr(record, name) for name in names}

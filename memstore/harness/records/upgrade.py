@@ -1,7 +1,8 @@
-"""Reading what an older memstore wrote: one place for every difference between formats.
+"""The format of what a run writes, and reading what an older memstore wrote: one place for every
+difference between formats.
 
 `results.json`, the manifest and every shard carry the format of the layout they were written
-in (`memstore.harness.run.records.FORMAT`); the tables of a run folder are in the format of its
+in (`FORMAT`); the tables of a run folder are in the format of its
 ``results.json``. A document without one is format 1: what memstore wrote before formats were
 recorded. `upgrade` brings a ``results.json`` document to the current format and
 `upgrade_tables` a run folder's tables; nothing else in memstore reads an older layout.
@@ -30,9 +31,12 @@ from typing import Any
 import pandas as pd
 
 from memstore.errors import ConfigurationError
-from memstore.harness.run.records import FORMAT, Role
+from memstore.harness.records.rows import Role
 
-__all__ = ["format_of", "upgrade", "upgrade_tables"]
+__all__ = ["FORMAT", "format_of", "upgrade", "upgrade_tables"]
+
+FORMAT = 4  # 1: before versions were written (no "format" key); 2: one stubs' budget for the whole run;
+# 3: memories paired across arms by the id their store gave them (4: by their seeded key)
 
 
 def format_of(document: Mapping[str, Any]) -> int:

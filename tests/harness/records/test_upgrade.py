@@ -17,12 +17,11 @@ from click.testing import CliRunner
 from memstore.cli import main
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis.model import RunResults
+from memstore.harness.records import FORMAT, Role, format_of, upgrade, upgrade_tables
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.records import FORMAT, Role
 from memstore.harness.run.runner import Arm, RunConfig, units
 from memstore.harness.runfolder.results import load_baseline, load_results, load_tables
 from memstore.harness.runfolder.shards import ENGINE, write_shard
-from memstore.harness.runfolder.upgrade import format_of, upgrade, upgrade_tables
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file
 

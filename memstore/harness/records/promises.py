@@ -1,12 +1,17 @@
 """The promises of the store contract the harness checks on every run (docs/design.md, "The store
 protocol"): each is a contract metric, counted by the run's audit of the store
-(`memstore.harness.run.audit`), and a gate that fails the run when the count is not 0."""
+(`memstore.harness.run.audit`), and a gate that fails the run when the count is not 0.
+
+`Breaches` is the one place they are written: one field per promise, in the order of the
+sessions table's columns, each carrying its label and sentences; `PROMISES` is read off it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from typing import Any
 
-__all__ = ["EXPIRY_PROMISES", "LEAK_PROMISES", "PROMISES", "Promise"]
+__all__ = ["CONTRACT_COLUMNS", "EXPIRY_PROMISES", "LEAK_PROMISES", "PROMISES", "Breaches", "Promise"]
 
 
 @dataclass(frozen=True)
@@ -20,84 +25,103 @@ class Promise:
     chance: str = ""  # what a session must do for the store to be able to break it (the gate's "exercised")
 
 
-PROMISES: tuple[Promise, ...] = (
-    Promise(
-        "forgotten",
+def _promise(label: str, says: str, *, chance: str) -> Any:
+    """A field of `Breaches`: a count of breaches (0 by default) and its promise's words."""
+    return field(default=0, metadata={"label": label, "says": says, "chance": chance})
+
+
+@dataclass(frozen=True)
+class Breaches:
+    """A session's breaches of each promise of the store contract, counted by the run's audit."""
+
+    forgotten: int = _promise(
         "forgot",
         "recent() returns every live memory the user may see, up to the limit",
         chance="a recent() list that should hold a live memory",
-    ),
-    Promise("unkept_writes", "unkept", "a write the store acknowledged is kept", chance="a write to read back"),
-    Promise(
-        "lost_memories",
+    )
+    unkept_writes: int = _promise(
+        "unkept",
+        "a write the store acknowledged is kept",
+        chance="a write to read back",
+    )
+    lost_memories: int = _promise(
         "lost",
         "a live memory is never lost before it expires",
         chance="a live memory to look up at a session's start",
-    ),
-    Promise(
-        "unsuperseded",
+    )
+    unsuperseded: int = _promise(
         "unsuperseded",
         "a correction supersedes the version it corrects",
         chance="a correction of a memory",
-    ),
-    Promise(
-        "superseded_returned",
+    )
+    superseded_returned: int = _promise(
         "superseded",
         "a superseded version is never handed out",
         chance="a list handed out while a superseded version exists",
-    ),
-    Promise(
-        "retired_returned",
+    )
+    retired_returned: int = _promise(
         "retired",
         "a retired memory is never handed out again",
         chance="a retired memory, or a list handed out while one exists",
-    ),
-    Promise(
-        "refresh_ignored", "refresh", "refresh() restarts a memory's expiry window", chance="a refresh of a live memory"
-    ),
-    Promise("expired_returned", "expired", "an expired memory is never handed out", chance="a memory that expired"),
-    Promise(
-        "order_breaches",
+    )
+    refresh_ignored: int = _promise(
+        "refresh",
+        "refresh() restarts a memory's expiry window",
+        chance="a refresh of a live memory",
+    )
+    expired_returned: int = _promise(
+        "expired",
+        "an expired memory is never handed out",
+        chance="a memory that expired",
+    )
+    order_breaches: int = _promise(
         "order",
         "recent() is newest first, so the limit keeps the newest",
         chance="a recent() list that should hold two memories or more",
-    ),
-    Promise(
-        "altered_memories",
+    )
+    altered_memories: int = _promise(
         "altered",
         "a memory comes back as it was stored (subject, fact, citations)",
         chance="a memory read back",
-    ),
-    Promise(
-        "scope_leaks",
+    )
+    scope_leaks: int = _promise(
         "scope",
         "a repository's facts reach only users who may read that repository",
         chance="a list handed to a user while a fact of a repository they may not read exists",
-    ),
-    Promise(
-        "preference_leaks",
+    )
+    preference_leaks: int = _promise(
         "prefs",
         "a preference reaches only its author",
         chance="a list handed to a user while another user's preference exists",
-    ),
-    Promise(
-        "surface_leaks",
+    )
+    surface_leaks: int = _promise(
         "review",
         "the code-review surface gets repository facts only, never preferences",
         chance="a list on the code-review surface for a user who has a preference",
-    ),
-    Promise(
-        "get_leaks",
+    )
+    get_leaks: int = _promise(
         "get()",
         "get() shows nothing to a user who may not see it",
         chance="a live memory looked up as a user with no access",
-    ),
-    Promise(
-        "permission_breaches",
+    )
+    permission_breaches: int = _promise(
         "perms",
         "a repository fact is written, corrected or retired only with WRITE access",
         chance="a write, correction or retirement by a user without WRITE access",
-    ),
-)
+    )
+
+    @property
+    def leaks(self) -> int:
+        """Breaches of the promises that keep a memory from whom may not see it."""
+        return sum(getattr(self, name) for name in LEAK_PROMISES)
+
+    @property
+    def expiry_violations(self) -> int:
+        """Breaches of the promises of expiry."""
+        return sum(getattr(self, name) for name in EXPIRY_PROMISES)
+
+
+PROMISES: tuple[Promise, ...] = tuple(Promise(f.name, **f.metadata) for f in fields(Breaches))
+CONTRACT_COLUMNS = tuple(p.metric for p in PROMISES)  # the contract's columns of the sessions table, in order
 LEAK_PROMISES = ("scope_leaks", "preference_leaks", "surface_leaks", "get_leaks")
 EXPIRY_PROMISES = ("expired_returned", "refresh_ignored")

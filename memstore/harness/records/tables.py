@@ -1,0 +1,152 @@
+"""The tables of a run folder, each its record's fields: the one list of tables and their columns.
+
+`TABLES` names every table with its record, in the order a run folder writes them; every other
+list of tables derives from it. A table's columns are its record's fields in order, a nested
+record's (`Breaches`, `Outcome`, ...) taken in its place (`columns`).
+
+Code that reads a table reads a column through its table's names, never by a string:
+``sessions[SESSION.task_success]``. `Columns` derives them from the record, so a renamed field
+is an error where it is read (and `tests/test_columns.py` finds every name read, and every string
+that spells a column, outside this package).
+
+`row` turns a typed record into the plain row a shard and a CSV keep (an enum as its value, a
+tuple ``";"``-joined); `from_row` reads one back.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
+from enum import Enum
+from typing import Any, TypeVar
+
+from memstore.harness.records.promises import Breaches
+from memstore.harness.records.rows import (
+    EventRecord,
+    FailureRecord,
+    FindingRecord,
+    Record,
+    SessionRecord,
+    TrialRecord,
+)
+
+__all__ = [
+    "EVENT",
+    "FAILURE",
+    "FINDING",
+    "PROMISE",
+    "SESSION",
+    "SHARD_TABLES",
+    "TABLES",
+    "TRIAL",
+    "Columns",
+    "columns",
+    "from_row",
+    "row",
+]
+
+TABLES: dict[str, type[Record]] = {  # every table of a run folder, with its record, in the order it is written
+    "trials": TrialRecord,
+    "sessions": SessionRecord,
+    "events": EventRecord,
+    "findings": FindingRecord,
+    "failures": FailureRecord,
+}
+# A shard keeps each table's rows and what the unit's parts took, in the order shards were always written.
+SHARD_TABLES = (*(name for name in TABLES if name != "failures"), "timings", "failures")
+
+R = TypeVar("R")
+
+
+_FIELDS: dict[type, tuple[tuple[str, Any], ...]] = {}
+_COLUMNS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(record: type) -> tuple[tuple[str, Any], ...]:
+    """A record's fields, each with its type (resolved once)."""
+    found = _FIELDS.get(record)
+    if found is None:
+        hints = typing.get_type_hints(record)
+        found = _FIELDS[record] = tuple((f.name, hints[f.name]) for f in fields(record))
+    return found
+
+
+def _nested(kind: Any) -> bool:
+    """Whether a field's type is a record nested in its place (`Breaches`, `Outcome`, ...)."""
+    return isinstance(kind, type) and is_dataclass(kind)
+
+
+def columns(record: type) -> tuple[str, ...]:
+    """A table's columns, in order: its record's fields, a nested record's in its place."""
+    found = _COLUMNS.get(record)
+    if found is None:
+        names: list[str] = []
+        for name, kind in _fields(record):
+            names.extend(columns(kind) if _nested(kind) else (name,))
+        found = _COLUMNS[record] = tuple(names)
+    return found
+
+
+def row(record: object) -> dict[str, Any]:
+    """The plain row a shard and a table keep of ``record``: a column per field (a nested record's
+    fields in its place), an enum as its value, a tuple ``";"``-joined."""
+    plain: dict[str, Any] = {}
+    for name, _ in _fields(type(record)):
+        value = getattr(record, name)
+        if is_dataclass(value):
+            plain.update(row(value))
+        elif isinstance(value, Enum):
+            plain[name] = value.value
+        elif isinstance(value, tuple):
+            plain[name] = ";".join(value)
+        else:
+            plain[name] = value
+    return plain
+
+
+def from_row(record: type[R], plain: Mapping[str, Any]) -> R:
+    """The record a plain row (`row`) was made of."""
+    values: dict[str, Any] = {}
+    kind: Any
+    for name, kind in _fields(record):
+        if _nested(kind):
+            values[name] = from_row(kind, plain)
+            continue
+        value = plain[name]
+        if isinstance(kind, type) and issubclass(kind, Enum):
+            value = kind(value)
+        elif typing.get_origin(kind) is tuple:
+            value = tuple(value.split(";")) if value else ()
+        values[name] = value
+    made: R = record(**values)
+    return made
+
+
+class Columns:
+    """The column names of one table, read as attributes: ``SESSION.task_success`` is
+    ``"task_success"``, and a name its record lacks is an `AttributeError` where it is read."""
+
+    def __init__(self, record: type) -> None:
+        self.record = record
+        self.names = columns(record)
+        self._known = frozenset(self.names)
+
+    def __getattr__(self, name: str) -> str:
+        if name.startswith("_") or name not in self._known:
+            raise AttributeError(f"{self.record.__name__} has no column {name!r}")
+        return name
+
+    def __iter__(self) -> typing.Iterator[str]:
+        return iter(self.names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._known
+
+
+SESSION = Columns(SessionRecord)
+TRIAL = Columns(TrialRecord)
+EVENT = Columns(EventRecord)
+FINDING = Columns(FindingRecord)
+FAILURE = Columns(FailureRecord)
+PROMISE = Columns(Breaches)  # the store contract's promises, each named as its column
