@@ -20,7 +20,9 @@ def test_the_committed_sample_baseline_is_what_a_fresh_run_writes(memstore_run: 
         pytest.skip("no baseline run folder: pass --memstore-baseline RUN (reports/sample-baseline in a checkout)")
     then, now = baseline.results.run, memstore_run.results.run
     same_run = ("scenario_set_hash", "stores", "seed", "trials")
-    if any(then[key] != now[key] for key in same_run) or set(baseline.results.arms) != set(memstore_run.results.arms):
+    if any(getattr(then, key) != getattr(now, key) for key in same_run) or set(baseline.results.arms) != set(
+        memstore_run.results.arms
+    ):
         pytest.skip("the baseline ran other scenarios, stores, agents, seed or trials")
     differences = check(memstore_run.folder, baseline.source)
     assert differences == [], f"if the change is meant, regenerate it (reports/README.md): {REGENERATE[SAMPLE]}"

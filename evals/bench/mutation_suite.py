@@ -100,7 +100,7 @@ def agents(workers: int) -> None:
     names = ["jit-verify", *(f"mutant:{n}" for n in AGENT_MUTANTS)]
     arms = [*iter_arms(names, ["sqlite:"]), Arm("jit-verify", "ranked:")]
     run, seconds = _run([*_library(), *samples], arms, workers)
-    tasks = run.results.run["tasks"]
+    tasks = run.results.run.tasks
     print(f"agent mutants: the library, 3 generated repositories and 2 flooded ones ({tasks} tasks), {seconds:.1f} s\n")
     print("| mutant | breaks | told apart by | jit-verify | mutant | paired verdict (Holm) |")
     print("|---|---|---|---|---|---|")

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -25,7 +26,7 @@ from memstore.errors import OutputError
 from memstore.harness.analysis.compare import Comparison, compare_runs
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.compose import Parts, choose
-from memstore.harness.records import FailureRecord
+from memstore.harness.records import FailureRecord, RunMeta
 from memstore.harness.report import Gate, gates, write_reports
 from memstore.harness.report.gate import Decision, decide
 from memstore.harness.run.declared import Declared, check_config, declared
@@ -123,7 +124,7 @@ def _checked(
     arms = check_config(config)
     if baseline is not None:
         check_same_scenarios(
-            {"scenario_set_hash": scenario_set_hash(config.scenarios)},
+            RunMeta(scenario_set_hash=scenario_set_hash(config.scenarios)),
             baseline.results.run,
             force=force,
             what="the baseline",
@@ -174,8 +175,8 @@ def evaluate(
                 config, out / "shards", shown, parts=parts, arms=arms, retry_errors=retry_errors
             )
             seconds = time.perf_counter() - started
-            extra = stopped.metadata(output, arms)
-            return assemble(config, out, output, seconds, arms=arms, parts=parts, baseline=baseline, extra=extra)
+            found = stopped.metadata(output, arms)
+            return assemble(config, out, output, seconds, arms=arms, parts=parts, baseline=baseline, sequential=found)
         whole: RunOutput = run_in_folder(
             config, out / "shards", shown, grading=parts.grading, retry_errors=retry_errors
         )
@@ -247,9 +248,9 @@ def assemble(
     arms: Mapping[str, Declared] | None = None,
     parts: Parts | None = None,
     baseline: Baseline | None = None,
-    extra: dict[str, object] | None = None,
+    sequential: Mapping[str, Any] | None = None,
 ) -> Evaluation:
-    """Write the run folder's tables, results.json (with ``extra`` in its metadata) and reports
+    """Write the run folder's tables, results.json (with ``sequential`` in its metadata) and reports
     from the units' rows. ``arms``: what the arms declared when the run was checked (declared
     here again when not given: a merge); ``parts``: the gates (`choose` by default).
 
@@ -258,7 +259,7 @@ def assemble(
     """
     try:
         arms = arms if arms is not None else declared(config)
-        results, tables = write_run(out, config, output, arms=arms, seconds=seconds, extra=extra)
+        results, tables = write_run(out, config, output, arms=arms, seconds=seconds, sequential=sequential)
         against = []
         if baseline is not None:
             against = compare_runs(

@@ -295,7 +295,7 @@ def _asked(config: pytest.Config) -> _Asked:
     except (MemstoreError, ValueError) as exc:
         raise pytest.UsageError(f"memstore: {exc}") from exc
     if baseline is not None:
-        if baseline.results.run["scenario_set_hash"] != scenario_set_hash(run_config.scenarios):
+        if baseline.results.run.scenario_set_hash != scenario_set_hash(run_config.scenarios):
             baseline, note = None, f"the baseline {baseline_file} ran another scenario set: no regression gate"
     else:
         note = f"no baseline at {baseline_file} (--memstore-baseline RUN): no regression gate"

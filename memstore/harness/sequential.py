@@ -27,6 +27,7 @@ from memstore.harness.analysis.compare import compare_within
 from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.compose import Parts
+from memstore.harness.records import ArmMeta, RunMeta
 from memstore.harness.report.families import GateFamily, gates
 from memstore.harness.run.declared import Declared
 from memstore.harness.run.output import RunOutput
@@ -49,18 +50,16 @@ class Stopped:
     planned: int  # scenarios it could have run
 
     def metadata(self, output: RunOutput, arms: Mapping[str, Declared]) -> dict[str, Any]:
-        """What the run's metadata keeps of it (``run["sequential"]``), with the intervals the
+        """What the run's metadata keeps of it (`RunMeta.sequential`), with the intervals the
         gates decide on (``arms``: what the arms declare, their roles)."""
         roles = {name: d.role for name, d in arms.items()}
         intervals = anytime_intervals(frames_of(output)["sessions"], self.order, roles)
         return {
-            "sequential": {
-                "order": list(self.order),
-                "looks": self.looks,
-                "stopped": self.reason,
-                "scenarios_planned": self.planned,
-                "intervals": intervals,
-            }
+            "order": list(self.order),
+            "looks": self.looks,
+            "stopped": self.reason,
+            "scenarios_planned": self.planned,
+            "intervals": intervals,
         }
 
 
@@ -133,10 +132,10 @@ def _decided(
     frames = frames_of(output)
     roles = {name: d.role for name, d in arms.items()}
     stopped = Stopped(tuple(ran), 0, "", len(config.scenarios))
-    run = {
-        "tasks": len(frames["sessions"]) // max(len(config.arms), 1),
-        "arms": [{"name": name, "verifies": d.verifies} for name, d in arms.items()],
-        **stopped.metadata(output, arms),
-    }
+    run = RunMeta(
+        tasks=len(frames["sessions"]) // max(len(config.arms), 1),
+        arms=tuple(ArmMeta(name, verifies=d.verifies) for name, d in arms.items()),
+        sequential=stopped.metadata(output, arms),
+    )
     results = RunResults(run, compute(frames, roles), tuple(compare_within(frames, seed=config.seed)))
     return all(g.decided for g in gates(results, families=families))

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from memstore.harness.records import FORMAT, Role
+from memstore.harness.records import FORMAT, Role, RunMeta
 
 __all__ = [
     "ArmResult",
@@ -184,7 +184,7 @@ class ArmResult:
 class RunResults:
     """A run's results: what it was (``run``), each arm's metrics, and the paired comparisons."""
 
-    run: Mapping[str, Any]
+    run: RunMeta
     arms: Mapping[str, ArmResult]
     comparisons: tuple[Comparison, ...] = ()
     groups: tuple[Comparison, ...] = ()  # task success against the control within each group of tasks
@@ -198,7 +198,7 @@ class RunResults:
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "run": dict(self.run),
+            "run": self.run.to_json(),
             "arms": {name: arm.to_json() for name, arm in self.arms.items()},
             "comparisons": [c.to_dict() for c in self.comparisons],
             "groups": [c.to_dict() for c in self.groups],
@@ -209,7 +209,7 @@ class RunResults:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunResults:
         return cls(
-            run=dict(data["run"]),
+            run=RunMeta.from_json(data["run"]),
             arms={name: ArmResult.from_json(arm) for name, arm in data["arms"].items()},
             comparisons=tuple(Comparison.from_dict(c) for c in data.get("comparisons", [])),
             groups=tuple(Comparison.from_dict(c) for c in data.get("groups", [])),

@@ -7,12 +7,14 @@
 - `promises`: the store contract's promises (`Breaches`, one field each; `PROMISES` read off it);
 - `tables`: `TABLES`, every table with its record; the column names (`SESSION.task_success`),
   and the plain row a record is written as (`row`, `from_row`);
+- `meta`: `RunMeta` and `ArmMeta`, what a run was (``results.json``'s ``run``);
 - `upgrade`: `FORMAT`, the version of all of it, and `upgrade`, reading an older one.
 
 It imports the core of memstore, pandas and the standard library, never another stage.
 """
 
 from memstore.harness.records.events import EventKind
+from memstore.harness.records.meta import ArmMeta, RunMeta
 from memstore.harness.records.promises import (
     CONTRACT_COLUMNS,
     EXPIRY_PROMISES,
@@ -66,6 +68,7 @@ __all__ = [
     "SHARD_TABLES",
     "TABLES",
     "TRIAL",
+    "ArmMeta",
     "Breaches",
     "Columns",
     "EventKind",
@@ -78,6 +81,7 @@ __all__ = [
     "Recall",
     "Record",
     "Role",
+    "RunMeta",
     "SessionRecord",
     "Spent",
     "TrialRecord",

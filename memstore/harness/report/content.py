@@ -127,10 +127,9 @@ def agent_parameters(results: RunResults) -> str:
     no agent has any. By name: a run rendered as it ends and one rendered again from its
     ``results.json`` (whose keys are sorted) say the same."""
     given: dict[str, str] = {}
-    for arm in results.run.get("arms", []):
-        params = arm.get("params") or {}
-        if params:
-            given.setdefault(arm["agent"], ", ".join(f"{k}={v}" for k, v in sorted(params.items())))
+    for arm in results.run.arms:
+        if arm.params:
+            given.setdefault(arm.agent, ", ".join(f"{k}={v}" for k, v in sorted(arm.params.items())))
     if not given:
         return "none"
     if len(set(given.values())) == 1:
@@ -143,7 +142,7 @@ def simulation_notes(results: RunResults, *, brief: bool = False) -> list[str]:
     (``brief``: a population's description and parameters left to the reports, for the terminal)."""
     run = results.run
     notes = []
-    stubs = list(dict.fromkeys(a["agent"] for a in run.get("arms", []) if a.get("simulated")))
+    stubs = list(dict.fromkeys(a.agent for a in run.arms if a.simulated))
     if stubs:
         budget = agent_parameters(results)
         one = len(stubs) == 1
@@ -155,14 +154,14 @@ def simulation_notes(results: RunResults, *, brief: bool = False) -> list[str]:
             f"The exploration budget ({budget}) is a modelling choice, not a measurement "
             '(docs/agents.md, "The stub agents").'
         )
-    runtime = run.get("agent_runtime")
+    runtime = run.agent_runtime
     if runtime:
         weaker = "" if str(runtime["sandbox"]).startswith("bubblewrap") else " WEAKER ISOLATION: "
         notes.append(
             f"Command agents ran with{weaker} {runtime['sandbox']}; network {runtime['network']}; "
             f'{runtime["timeout_seconds"]:g} s per session (docs/agents.md, "The sandbox").'
         )
-    for name, population in sorted(run.get("populations", {}).items()):
+    for name, population in sorted(run.populations.items()):
         parameters = ", ".join(f"{k}={v}" for k, v in population.get("parameters", {}).items())
         if brief:
             notes.append(
@@ -302,7 +301,7 @@ def store_profile_lines(results: RunResults) -> list[str]:
     """For each store over another project's engine: what the engine does itself, and what is
     emulated around it (`memstore.backends.foreign`), one line each."""
     lines = []
-    for uri, profile in sorted((results.run.get("store_profiles") or {}).items()):
+    for uri, profile in sorted((results.run.store_profiles or {}).items()):
         native = "; ".join(f"{k}: {v}" for k, v in sorted(profile.get("native", {}).items())) or "nothing listed"
         emulated = "; ".join(f"{k}: {v}" for k, v in sorted(profile.get("emulated", {}).items())) or "nothing"
         lines.append(f"{uri} does itself: {native}. Emulated around it: {emulated}.")

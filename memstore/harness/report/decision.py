@@ -150,11 +150,11 @@ def next_step(gate_list: list[Gate], results: RunResults) -> str:
         return ""
     if decision is Decision.FAIL:
         return "Next: read each failed gate above (report.md names the scenarios; report.html drills down to tasks)."
-    tasks = int(results.run.get("tasks") or 0)
+    tasks = results.run.tasks
     needed = _most(g.tasks_needed for g in gate_list if g.outcome is Outcome.INCONCLUSIVE)
     steps = []
     if needed is not None:
-        trials = int(results.run.get("trials") or 1)
+        trials = results.run.trials or 1
         more = max(trials + 1, -(-needed * trials // max(tasks, 1)))
         steps.append(
             f"run about {needed:,} tasks ({tasks:,} now): more scenarios or a larger --sample, or --trials {more} "

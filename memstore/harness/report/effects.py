@@ -43,7 +43,7 @@ def _against_control(results: RunResults, arms: list[str]) -> list[Comparison]:
 
 def anytime(results: RunResults) -> dict[str, dict[str, list[float]]] | None:
     """A sequential run's anytime-valid intervals (`memstore.harness.analysis.anytime`), or None."""
-    found = results.run.get("sequential")
+    found = results.run.sequential
     return found.get("intervals", {}) if isinstance(found, dict) else None
 
 
@@ -93,7 +93,7 @@ def _most(found: Iterable[int | None]) -> int | None:
 
 def tasks_of(results: RunResults) -> int:
     """The tasks of a run (every trial counted)."""
-    return int(results.run.get("tasks") or 0) or 1
+    return results.run.tasks or 1
 
 
 def _more(tasks_needed: int | None, now: int, what: str) -> str:

@@ -6,7 +6,7 @@ first use. Which arms a family judges it declares, never by an agent's name:
 
 - ``each_arm``: every arm, before any other family (the integrity gates, the store contract);
 - ``declares="verifies"``: each arm whose agent declares that capability in the run's metadata
-  (``results.run["arms"]``), a negative control aside (the verifier's bars);
+  (``results.run.arms``), a negative control aside (the verifier's bars);
 - neither: the run once (no harm, harm seen, the baseline).
 
 So adding a gate is one decorated function::
@@ -86,9 +86,7 @@ def every_family() -> list[GateFamily]:
 def declaring(results: RunResults, capability: str) -> list[str]:
     """The arms whose agent declares ``capability`` (such as ``verifies``), as the run's metadata
     records it; a negative control's arms aside (its gate is that its breaches are caught)."""
-    declared: dict[Any, bool] = {
-        a.get("name"): bool(a.get(capability)) for a in results.run.get("arms", []) if isinstance(a, dict)
-    }
+    declared: dict[Any, bool] = {a.name: a.declares(capability) for a in results.run.arms}
     return [name for name, arm in results.arms.items() if declared.get(name) and arm.role is not Role.NEGATIVE_CONTROL]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from memstore.harness.analysis.compare import FAMILIES, Comparison, Verdict
 from memstore.harness.analysis.model import Role, RunResults
 from memstore.harness.analysis.registry import Level, metrics
+from memstore.harness.records import RunMeta
 from memstore.harness.report.content import (
     GROUPS_NOTE,
     arm_label,
@@ -46,12 +47,12 @@ def _md(text: object) -> str:
     return " ".join(str(text).split()).translate(_ESCAPES).replace("](", "]\\(")  # [x](y) is no link
 
 
-def _header(run: dict[str, Any], arms: int) -> str:
+def _header(run: RunMeta, arms: int) -> str:
     return (
-        f"{run['tasks']} tasks, {arms} arms, seed {run['seed']}, {run['trials']} trial(s); scenario set "
-        f"`{run['scenario_set_hash']}`; memstore {run['memstore_version']}"
-        + (f", commit `{run['git_commit'][:12]}`" if run.get("git_commit") else "")
-        + (f". Tasks: {_md(run['sample'])}" if run.get("sample") else "")
+        f"{run.tasks} tasks, {arms} arms, seed {run.seed}, {run.trials} trial(s); scenario set "
+        f"`{run.scenario_set_hash}`; memstore {run.memstore_version}"
+        + (f", commit `{run.git_commit[:12]}`" if run.git_commit else "")
+        + (f". Tasks: {_md(run.sample)}" if run.sample else "")
     )
 
 
@@ -149,7 +150,7 @@ def _verdict(results: RunResults, gate_list: list[Gate]) -> list[str]:
     probes = results.arms_of(Role.HARM_PROBE)
     lines += [f"Probes: {_md(', '.join(probes))}: {PROBE_NOTE}.", ""] if probes else []
     lines += [f"- {_md(line)}" for line in store_lines(results, gate_list)]
-    lines += [_header(dict(results.run), len(results.arms)), ""]
+    lines += [_header(results.run, len(results.arms)), ""]
     lines += [f"- {_md(h.text)}" for h in headlines(results)]
     errors = error_lines(results)
     if errors:

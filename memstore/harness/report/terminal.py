@@ -181,7 +181,7 @@ def print_summary(console: Console, results: RunResults, gate_list: list[Gate], 
     short = short_names(results)
     names = list(results.arms)
     console.print(Text(legend(results), style="dim"))
-    title = f"{results.run['tasks']:,} tasks x {len(names)} arms"
+    title = f"{results.run.tasks:,} tasks x {len(names)} arms"
     for block in _blocks(names, console.width, short):
         console.print(_table(results, block, title, short))
         title = ""

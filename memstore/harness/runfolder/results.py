@@ -24,7 +24,17 @@ from memstore.harness.analysis.compare import compare_groups, compare_within
 from memstore.harness.analysis.curves import confusion, healing_curves
 from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import RunResults
-from memstore.harness.records import EVENT, TABLES, columns, format_of, row, upgrade, upgrade_tables
+from memstore.harness.records import (
+    EVENT,
+    TABLES,
+    ArmMeta,
+    RunMeta,
+    columns,
+    format_of,
+    row,
+    upgrade,
+    upgrade_tables,
+)
 from memstore.harness.run.declared import Declared
 from memstore.harness.run.output import RunOutput
 from memstore.harness.run.process import gunzip_bounded, read_bounded
@@ -74,62 +84,61 @@ def frames_of(output: RunOutput) -> dict[str, pd.DataFrame]:
     return frames
 
 
-def metadata(config: RunConfig, arms: Mapping[str, Declared]) -> dict[str, Any]:
+def metadata(config: RunConfig, arms: Mapping[str, Declared], sequential: Mapping[str, Any] | None = None) -> RunMeta:
     """What a run was: enough to rerun it and to refuse comparing it with another kind of run
-    (with what the arms' agents and stores declare: roles, simulations, parameters, profiles)."""
-    stores = sorted({StoreURI.parse(arm.store).redacted for arm in config.arms})
-    return {
-        "seed": config.seed,
-        "trials": config.trials,
-        "limit": config.limit,
-        "scenario_set_hash": scenario_set_hash(config.scenarios),
-        "scenarios": sorted(s.name for s in config.scenarios),
-        "tasks": sum(len(s.tasks) for s in config.scenarios) * config.trials,
-        **({"sample": config.sample} if config.sample else {}),
-        "arms": [
-            {
-                "name": a.name,
-                "agent": a.agent,
-                "store": StoreURI.parse(a.store).redacted,
-                "role": arms[a.name].role.value,
-                "simulated": arms[a.name].simulated,
-                "verifies": arms[a.name].verifies,
-                "params": arms[a.name].params,
-            }
+    (with what the arms' agents and stores declare: roles, simulations, parameters, profiles);
+    ``sequential``: a sequential run's order, looks and intervals."""
+    return RunMeta(
+        seed=config.seed,
+        trials=config.trials,
+        limit=config.limit,
+        scenario_set_hash=scenario_set_hash(config.scenarios),
+        scenarios=tuple(sorted(s.name for s in config.scenarios)),
+        tasks=sum(len(s.tasks) for s in config.scenarios) * config.trials,
+        sample=config.sample or None,
+        arms=tuple(
+            ArmMeta(
+                name=a.name,
+                agent=a.agent,
+                store=StoreURI.parse(a.store).redacted,
+                role=arms[a.name].role,
+                simulated=arms[a.name].simulated,
+                verifies=arms[a.name].verifies,
+                params=arms[a.name].params,
+            )
             for a in config.arms
-        ],
-        "stores": stores,
-        **_profiles(config, arms),
-        "populations": {
+        ),
+        stores=tuple(sorted({StoreURI.parse(arm.store).redacted for arm in config.arms})),
+        store_profiles=_profiles(config, arms),
+        populations={
             s.population["name"]: s.population for s in sorted(config.scenarios, key=lambda s: s.name) if s.population
         },
-        "expiry_days": config.expiry.total_seconds() / 86_400,
-        **_agent_runtime(config),
-        "memstore_version": __version__,
-    }
+        expiry_days=config.expiry.total_seconds() / 86_400,
+        agent_runtime=_agent_runtime(config),
+        memstore_version=__version__,
+        sequential=sequential,
+    )
 
 
-def _profiles(config: RunConfig, arms: Mapping[str, Declared]) -> dict[str, Any]:
+def _profiles(config: RunConfig, arms: Mapping[str, Declared]) -> dict[str, Any] | None:
     """What the stores over other projects' engines do themselves and what is emulated around them
     (only for runs that have such a store: `memstore.harness.run.stores.store_profile`)."""
     profiles = {StoreURI.parse(a.store).redacted: arms[a.name].store for a in config.arms}
     shown = {uri: p for uri, p in sorted(profiles.items()) if p["native"] or p["emulated"]}
-    return {"store_profiles": shown} if shown else {}
+    return shown or None
 
 
-def _agent_runtime(config: RunConfig) -> dict[str, Any]:
+def _agent_runtime(config: RunConfig) -> dict[str, Any] | None:
     """How command agents ran (only for runs that have them): sandbox, network, timeout, environment."""
     if not any(arm.agent.startswith("command:") for arm in config.arms):
-        return {}
+        return None
 
     runtime = config.runtime
     return {
-        "agent_runtime": {
-            "sandbox": resolve_mode(runtime.sandbox)[1],
-            "network": runtime.network.value,
-            "timeout_seconds": runtime.timeout,
-            "env": list(runtime.env),
-        }
+        "sandbox": resolve_mode(runtime.sandbox)[1],
+        "network": runtime.network.value,
+        "timeout_seconds": runtime.timeout,
+        "env": list(runtime.env),
     }
 
 
@@ -146,12 +155,12 @@ def write_run(
     *,
     arms: Mapping[str, Declared],
     seconds: float,
-    extra: Mapping[str, Any] | None = None,
+    sequential: Mapping[str, Any] | None = None,
 ) -> tuple[RunResults, dict[str, pd.DataFrame]]:
     """Write tables, results.json and timings.json into ``folder``, each whole (`whole`); return
     the results and tables. ``arms``: what the arms declare, as the run checked them before it
-    started (`memstore.harness.run.declared.check_config`); ``extra``: more of the run's
-    metadata (a sequential run's order and intervals).
+    started (`memstore.harness.run.declared.check_config`); ``sequential``: a sequential
+    run's order and intervals, for its metadata.
 
     Tables are gzipped CSV with a zero timestamp in the gzip header, so one seed gives the same
     bytes every time."""
@@ -172,7 +181,7 @@ def write_run(
                 frame.to_csv(packed, index=False, float_format="%.6g", lineterminator="\n")
         comparisons = tuple(compare_within(frames, seed=config.seed))
         results = RunResults(
-            run={**metadata(config, arms), **(extra or {})},
+            run=metadata(config, arms, sequential),
             arms=computing.result(),
             comparisons=comparisons,
             groups=tuple(compare_groups(frames)),
@@ -224,10 +233,10 @@ def _write_timings(
         path.write_text(text + "\n")
 
 
-def check_same_scenarios(current: Mapping[str, Any], other: Mapping[str, Any], *, force: bool, what: str) -> None:
+def check_same_scenarios(current: RunMeta, other: RunMeta, *, force: bool, what: str) -> None:
     """Refuse to compare runs (their ``run`` descriptions) of different scenario sets: their
     numbers measure different things."""
-    mine, theirs = current["scenario_set_hash"], other["scenario_set_hash"]
+    mine, theirs = current.scenario_set_hash, other.scenario_set_hash
     if mine != theirs and not force:
         raise ConfigurationError(
             f"{what} ran another scenario set ({theirs}, this run {mine}); comparing them would mislead. "

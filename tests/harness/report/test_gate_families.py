@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memstore.harness.analysis.model import ArmResult, Role, RunResults
+from memstore.harness.records import ArmMeta, RunMeta
 from memstore.harness.report.families import GATES, every_family, gates
 from tests.distributions import install
 
@@ -35,7 +36,8 @@ def budget(run, arm):
 
 
 def _run(**declared: dict[str, bool]) -> RunResults:
-    return RunResults({"arms": [{"name": name, **flags} for name, flags in declared.items()]}, ARMS, ())
+    arms = tuple(ArmMeta.from_json({"name": name, **flags}) for name, flags in declared.items())
+    return RunResults(RunMeta(arms=arms), ARMS, ())
 
 
 def test_memstores_own_families_in_their_order() -> None:

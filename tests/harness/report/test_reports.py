@@ -17,6 +17,7 @@ import pytest
 from memstore.harness.analysis.compare import Comparison, Verdict, compare_runs
 from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults
 from memstore.harness.evaluate import Evaluation, evaluate
+from memstore.harness.records import RunMeta
 from memstore.harness.report import gates, render_junit, render_markdown, write_reports
 from memstore.harness.report.charts import forest_chart
 from memstore.harness.report.gate import Outcome
@@ -258,7 +259,7 @@ ARMS = {
 
 
 def _run(*comparisons: Comparison) -> RunResults:
-    return RunResults({}, ARMS, comparisons)
+    return RunResults(RunMeta(), ARMS, comparisons)
 
 
 def test_the_no_harm_gate_fails_when_a_treatment_is_significantly_worse() -> None:
@@ -283,7 +284,7 @@ def test_the_no_harm_gate_fails_when_a_treatment_is_significantly_worse() -> Non
     ]
     # neither worse nor shown not worse: inconclusive, with about how many tasks would rule harm out
     wide = replace(good[1], low=-0.10, high=0.10, diff=0.0, n=100)
-    (open_,) = no_harm_gates(RunResults({"tasks": 100}, ARMS, (wide,)))
+    (open_,) = no_harm_gates(RunResults(RunMeta(tasks=100), ARMS, (wide,)))
     assert open_.outcome is Outcome.INCONCLUSIVE
     assert (open_.tasks_needed, open_.advice) == (400, "about 400 tasks (100 now) would rule it out")
 
@@ -301,7 +302,7 @@ def test_the_harm_seen_gate_fails_when_trusting_is_not_measurably_harmed() -> No
     assert gate.failed  # stale use alone is not harm to an outcome, and merge's interval rules out harm of 5%
     assert gate.message == ("merge_rate 0.780 vs 0.800 (underpowered, p = 0.4); harm of 5% or more is ruled out")
     wide = replace(unharmed.comparisons[0], low=-0.20, high=0.16)
-    open_ = harm_seen_gate(RunResults({"tasks": 50}, ARMS, (wide,)))
+    open_ = harm_seen_gate(RunResults(RunMeta(tasks=50), ARMS, (wide,)))
     assert open_.outcome is Outcome.INCONCLUSIVE  # -2 points, [-20, +16]: harm neither shown nor ruled out
     assert open_.advice == "about 4,050 tasks (50 now) would show it"
     assert harm_seen_gate(_run()).outcome is Outcome.NOT_EXERCISED
@@ -370,7 +371,7 @@ def test_arms_of_one_stub_with_budgets_of_their_own_get_short_names_told_apart()
         f"{agent}/sqlite": ArmResult(agent, "sqlite", Role.TREATMENT, {})
         for agent in ("jit-verify", "jit-verify[reads=2]", "jit-verify[searches=1]")
     }
-    results = RunResults(run={}, arms=arms, comparisons=())
+    results = RunResults(run=RunMeta(), arms=arms, comparisons=())
     assert short_names(results) == {
         "jit-verify/sqlite": "jit-verify",
         "jit-verify[reads=2]/sqlite": "jit-verify'1",

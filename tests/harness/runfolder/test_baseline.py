@@ -9,6 +9,7 @@ import pandas as pd
 
 from memstore.harness.analysis.compare import UNPAIRED, Verdict, compare_runs
 from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults
+from memstore.harness.records import RunMeta
 from memstore.harness.report import gates
 from memstore.harness.report.effects import FEWEST_UNITS
 from memstore.harness.runfolder.results import load_baseline
@@ -34,7 +35,7 @@ def _run(successes: list[bool]) -> tuple[RunResults, pd.DataFrame]:
     )
     rate = Rate(sum(successes), len(successes))
     arm = ArmResult("jit-verify", "sqlite", Role.TREATMENT, {"task_success_rate": rate, "answer_accuracy": rate})
-    return RunResults({"seed": 0, "scenario_set_hash": "x", "tasks": len(successes)}, {ARM: arm}), sessions
+    return RunResults(RunMeta(seed=0, scenario_set_hash="x", tasks=len(successes)), {ARM: arm}), sessions
 
 
 def _flipped(base: list[bool], how_many: int) -> list[bool]:
