@@ -27,7 +27,7 @@ PACKAGE = Path(records.__file__).resolve().parents[2]
 RECORDS = Path(records.__file__).resolve().parent
 
 COLUMNS = {name for record in TABLES.values() for name in columns(record)}
-SPECIFIC = {"stratum", "origins", "tampered", "forgotten", "unsuperseded"}  # no underscore, still only columns
+SPECIFIC = {"stratum", "origins", "tampered", "forgotten", "unsuperseded", "merged"}  # no underscore, only columns
 WATCHED = {name for name in COLUMNS if "_" in name} | SPECIFIC
 
 # Strings that spell a column and mean something else, by the module that holds them.

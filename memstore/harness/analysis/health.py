@@ -13,7 +13,7 @@ __all__: list[str] = []
 
 
 @metric(
-    "leaks",
+    SESSION.leaks,
     label="leaks",
     counts="memories shown to someone not entitled to see them (checked by the harness from the rules): "
     "scope_leaks + preference_leaks + surface_leaks + get_leaks",
@@ -21,7 +21,7 @@ __all__: list[str] = []
     rate=False,
 )
 def _leaks(s: Slice) -> int:
-    return int(column(s.sessions, "leaks").sum())
+    return int(column(s.sessions, SESSION.leaks).sum())
 
 
 @metric(

@@ -77,12 +77,12 @@ def _task_success(s: Slice) -> Rate | None:
     label="merge",
     counts="coding tasks whose change passes the scenario's merge check / coding tasks",
     test=Test.MCNEMAR,
-    column="merged",
+    column=SESSION.merged,
     surface=Surface.CODING_AGENT,
     chart=True,
 )
 def _merge(s: Slice) -> Rate | None:
-    return _binary(s.sessions, "merged", Surface.CODING_AGENT)
+    return _binary(s.sessions, SESSION.merged, Surface.CODING_AGENT)
 
 
 def _review(s: Slice, denominator: str) -> Rate | None:

@@ -71,7 +71,8 @@ def _cost(s: Slice) -> float:
 
 
 def _merged(s: Slice) -> int:
-    return int(column(s.sessions, "merged").fillna(False).astype(bool).sum()) if "merged" in s.sessions else 0
+    found = s.sessions
+    return int(column(found, SESSION.merged).fillna(False).astype(bool).sum()) if SESSION.merged in found else 0
 
 
 @metric("tokens_per_merge", label="tok/merge", counts="input and output tokens per merged change",

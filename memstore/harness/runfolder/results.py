@@ -26,6 +26,7 @@ from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.records import (
     EVENT,
+    SESSION,
     TABLES,
     ArmMeta,
     RunMeta,
@@ -202,7 +203,10 @@ def _write_timings(
     """``timings.json``: where the run ran from, how long it took, and the seconds per arm."""
     timings = pd.DataFrame(output.timings)
     per_arm = {}
-    merges = sessions_table.groupby("arm").merged.sum() if "merged" in sessions_table else pd.Series()
+    merged_column = SESSION.merged
+    merges = (
+        sessions_table.groupby(SESSION.arm)[merged_column].sum() if merged_column in sessions_table else pd.Series()
+    )
     for arm in sorted(timings.arm.unique()) if not timings.empty else []:
         rows = timings[timings.arm == arm]
         sessions = int(rows.task.ne("").sum())
