@@ -137,7 +137,7 @@ class TrialGrading:
             **self.unit.key(),
             role=played.role,
             task=key["task"],
-            surface=key["surface"],
+            surface=task.surface,
             user=key["user"],
             scenario_kind=self.world.scenario.kind,
             stratum=task.stratum,
@@ -168,7 +168,7 @@ class TrialGrading:
             finding = FindingRecord(
                 **self.unit.key(),
                 task=key["task"],
-                surface=key["surface"],
+                surface=task.surface,
                 user=key["user"],
                 path=path,
                 correct=path in expected,

@@ -3,8 +3,8 @@
 Each table of a run folder has one frozen record here: `SessionRecord`, `TrialRecord`,
 `EventRecord`, `FindingRecord`, `FailureRecord`. A record's fields are its table's columns, in
 order (`memstore.harness.records.tables`). A record stays typed until it is written: an arm's
-role is a `Role`, an event's kind an `EventKind`, a list a tuple; `tables.row` turns it into the
-plain row a shard and a CSV keep.
+role is a `Role`, a session's surface a `Surface`, an event's kind an `EventKind`, a list a
+tuple; `tables.row` turns it into the plain row a shard and a CSV keep.
 
 `Role` is what an arm is in a run, declared by its agent and its store.
 """
@@ -16,6 +16,7 @@ from enum import StrEnum
 
 from memstore.harness.records.events import EventKind
 from memstore.harness.records.promises import Breaches
+from memstore.model import Surface
 
 __all__ = [
     "RECALL_KS",
@@ -99,7 +100,7 @@ class SessionRecord:
     scenario: str
     trial: int
     task: str
-    surface: str
+    surface: Surface
     user: str
     scenario_kind: str
     stratum: str
@@ -177,7 +178,7 @@ class FindingRecord:
     scenario: str
     trial: int
     task: str
-    surface: str
+    surface: Surface
     user: str
     path: str
     correct: bool

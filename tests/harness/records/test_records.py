@@ -29,6 +29,7 @@ from memstore.harness.records import (
     from_row,
     row,
 )
+from memstore.model import Surface
 
 PLAIN = (str, int, float, bool, type(None))
 _IDS = st.text(alphabet="abc-#0123456789", min_size=1, max_size=6)  # no ";": a list is written ";"-joined
@@ -107,7 +108,9 @@ def test_a_row_is_plain_in_column_order_and_reads_back(record: type) -> None:
     check()
 
 
-def test_a_role_reads_back_as_a_role() -> None:
-    session = from_row(SessionRecord, dict.fromkeys(columns(SessionRecord), 0) | {"role": "harm-probe", "origins": ""})
+def test_an_enum_reads_back_as_its_enum() -> None:
+    plain = dict.fromkeys(columns(SessionRecord), 0) | {"role": "harm-probe", "surface": "cli", "origins": ""}
+    session = from_row(SessionRecord, plain)
     assert session.role is Role.HARM_PROBE
+    assert session.surface is Surface.CLI
     assert session.origins == ()
