@@ -1,7 +1,8 @@
 """The run folder: what a run is (`recipe`: the `Recipe` of its options and the one builder of its
 `RunConfig`), the folder the commands open (`folder`: `RunFolder`), its ``manifest.json`` and
 the folder rules (`manifest`), each finished unit (`shards`), the tables and ``results.json``
-(`results`), all in a versioned format read back through `upgrade`.
+(`results`), all in a versioned format (`memstore.harness.records.FORMAT`) read back through
+`memstore.harness.records.upgrade`.
 
 The one library the CLI, the pytest plugin and `memstore.harness.evaluate` use for run folders:
 resume (``--resume``), parts run on several machines and assembled (``memstore merge``), the
