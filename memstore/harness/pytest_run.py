@@ -22,6 +22,7 @@ import pytest
 from memstore.errors import RunFolderError
 from memstore.harness.analysis.compare import compare_runs
 from memstore.harness.evaluate import Evaluation, evaluate
+from memstore.harness.records import FailureRecord, from_row
 from memstore.harness.report import gates
 from memstore.harness.run.runner import RunConfig
 from memstore.harness.runfolder.lock import hold
@@ -63,7 +64,7 @@ def run_once(config: RunConfig, folder: Path, shared: Path, session: str, baseli
             done.write_text(session, encoding="utf-8")
             return evaluation
     results, tables = load_results(folder), load_tables(folder)
-    failures = tables["failures"].to_dict("records") if not tables["failures"].empty else []
+    failures = [from_row(FailureRecord, r) for r in tables["failures"].astype(object).fillna("").to_dict("records")]
     against = []
     if baseline is not None:
         against = compare_runs(
