@@ -26,8 +26,7 @@ from memstore.harness.analysis.pairs import (
     task_groups,
 )
 from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Slice, Test, Unit, metric, metrics
-from memstore.harness.records import PROMISES, RECALL_KS, SESSION, TRIAL, EventKind
-from memstore.harness.run.audit import parse_chances
+from memstore.harness.records import PROMISES, RECALL_KS, SESSION, TRIAL, Chances, EventKind
 from memstore.model import Surface
 
 __all__ = ["RECALL_KS", "Slice", "compute", "control_arm", "memory_pairs", "paired_with_control", "rate"]
@@ -346,11 +345,11 @@ def compute(tables: dict[str, pd.DataFrame], roles: Mapping[str, Role] | None = 
 
 def chance_counts(sessions: pd.DataFrame) -> dict[str, int]:
     """The occasions the store had to break each promise, over ``sessions`` (``chances[METRIC]``,
-    every promise listed; `memstore.harness.run.audit`): 0 means the promise was not exercised."""
+    every promise listed; `memstore.harness.records.Chances`): 0 means the promise was not exercised."""
     found = dict.fromkeys((p.metric for p in PROMISES), 0)
     if SESSION.contract_chances in sessions:
         for text in sessions[SESSION.contract_chances]:
-            for name, n in parse_chances(text).items():
+            for name, n in Chances.read(text).counts:
                 if name in found:
                     found[name] += n
     return {f"chances[{name}]": n for name, n in found.items()}

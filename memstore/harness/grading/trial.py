@@ -27,7 +27,6 @@ from memstore.harness.records import (
     SessionRecord,
     TrialRecord,
 )
-from memstore.harness.run.audit import chances_text
 from memstore.harness.run.handoff import Played
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.sandbox import AgentRuntime
@@ -148,7 +147,7 @@ class TrialGrading:
             leaks=played.contract.leaks,
             expiry_violations=played.contract.expiry_violations,
             contract=played.contract,
-            contract_chances=chances_text(dict(played.chances)),
+            contract_chances=played.chances,
             agent_error=any(kind == EventKind.AGENT_ERROR for kind, _, _ in played.events),
             infra_error=infra,
             tampered=sum(kind == EventKind.TAMPERED for kind, _, _ in played.events),

@@ -21,6 +21,7 @@ from memstore.harness.records.promises import (
     LEAK_PROMISES,
     PROMISES,
     Breaches,
+    Chances,
     Promise,
 )
 from memstore.harness.records.rows import (
@@ -70,6 +71,7 @@ __all__ = [
     "TRIAL",
     "ArmMeta",
     "Breaches",
+    "Chances",
     "Columns",
     "EventKind",
     "EventRecord",

@@ -8,10 +8,11 @@ sessions table's columns, each carrying its label and sentences; `PROMISES` is r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["CONTRACT_COLUMNS", "EXPIRY_PROMISES", "LEAK_PROMISES", "PROMISES", "Breaches", "Promise"]
+__all__ = ["CONTRACT_COLUMNS", "EXPIRY_PROMISES", "LEAK_PROMISES", "PROMISES", "Breaches", "Chances", "Promise"]
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,33 @@ class Breaches:
     def expiry_violations(self) -> int:
         """Breaches of the promises of expiry."""
         return sum(getattr(self, name) for name in EXPIRY_PROMISES)
+
+
+@dataclass(frozen=True)
+class Chances:
+    """The occasions a session gave the store to break each promise (what makes its gate exercised),
+    by promise, those with none left out; one column, written ``forgotten=3;get_leaks=5``."""
+
+    counts: tuple[tuple[str, int], ...] = ()  # (promise, occasions), by name
+
+    @classmethod
+    def of(cls, counts: Mapping[str, int]) -> Chances:
+        """The chances counted in ``counts`` (a promise's metric -> occasions)."""
+        return cls(tuple((name, n) for name, n in sorted(counts.items()) if n))
+
+    def written(self) -> str:
+        """As a session row holds them: ``forgotten=3;get_leaks=5``."""
+        return ";".join(f"{name}={n}" for name, n in self.counts)
+
+    @classmethod
+    def read(cls, text: object) -> Chances:
+        """`written` read back ("" or a missing value: no chance)."""
+        found: dict[str, int] = {}
+        for part in text.split(";") if isinstance(text, str) else ():
+            name, _, n = part.partition("=")
+            if name and n.isdigit():
+                found[name] = found.get(name, 0) + int(n)
+        return cls.of(found)
 
 
 PROMISES: tuple[Promise, ...] = tuple(Promise(f.name, **f.metadata) for f in fields(Breaches))

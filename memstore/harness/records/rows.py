@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 
 from memstore.harness.records.events import EventKind
-from memstore.harness.records.promises import Breaches
+from memstore.harness.records.promises import Breaches, Chances
 from memstore.model import Surface
 
 __all__ = [
@@ -111,7 +111,7 @@ class SessionRecord:
     leaks: int
     expiry_violations: int
     contract: Breaches  # the store contract's promises, breaches counted: one column each (`PROMISES`)
-    contract_chances: str  # the occasions to break each promise: "forgotten=3;get_leaks=5" (`audit.chances_text`)
+    contract_chances: Chances  # the occasions to break each promise (written "forgotten=3;get_leaks=5")
     agent_error: bool
     infra_error: bool
     tampered: int

@@ -10,7 +10,8 @@ is an error where it is read (and `tests/test_columns.py` finds every name read,
 that spells a column, outside this package).
 
 `row` turns a typed record into the plain row a shard and a CSV keep (an enum as its value, a
-tuple ``";"``-joined); `from_row` reads one back.
+tuple ``";"``-joined, a value that says how it is written, such as `Chances`, as it says);
+`from_row` reads one back.
 """
 
 from __future__ import annotations
@@ -73,8 +74,9 @@ def _fields(record: type) -> tuple[tuple[str, Any], ...]:
 
 
 def _nested(kind: Any) -> bool:
-    """Whether a field's type is a record nested in its place (`Breaches`, `Outcome`, ...)."""
-    return isinstance(kind, type) and is_dataclass(kind)
+    """Whether a field's type is a record nested in its place (`Breaches`, `Outcome`, ...), not a
+    value written in one column (`Chances`: it says how, with ``written`` and ``read``)."""
+    return isinstance(kind, type) and is_dataclass(kind) and not hasattr(kind, "written")
 
 
 def columns(record: type) -> tuple[str, ...]:
@@ -94,8 +96,10 @@ def row(record: object) -> dict[str, Any]:
     plain: dict[str, Any] = {}
     for name, _ in _fields(type(record)):
         value = getattr(record, name)
-        if is_dataclass(value):
+        if _nested(type(value)):
             plain.update(row(value))
+        elif hasattr(value, "written"):
+            plain[name] = value.written()
         elif isinstance(value, Enum):
             plain[name] = value.value
         elif isinstance(value, tuple):
@@ -114,7 +118,9 @@ def from_row(record: type[R], plain: Mapping[str, Any]) -> R:
             values[name] = from_row(kind, plain)
             continue
         value = plain[name]
-        if isinstance(kind, type) and issubclass(kind, Enum):
+        if hasattr(kind, "read"):
+            value = kind.read(value)
+        elif isinstance(kind, type) and issubclass(kind, Enum):
             value = kind(value)
         elif typing.get_origin(kind) is tuple:
             value = tuple(value.split(";")) if value else ()

@@ -36,11 +36,11 @@ from datetime import datetime, timedelta
 
 from memstore.access import Access, AccessPolicy, Actor
 from memstore.errors import MemstoreError, NotFound, PermissionDenied
-from memstore.harness.records import PROMISE, PROMISES, Breaches, EventKind
+from memstore.harness.records import PROMISE, PROMISES, Breaches, Chances, EventKind
 from memstore.harness.world import World
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface
 
-__all__ = ["OUTSIDER", "Breach", "StoreAudit", "breach_counts", "chances_text", "entitled", "parse_chances"]
+__all__ = ["OUTSIDER", "Breach", "StoreAudit", "breach_counts", "entitled"]
 
 OUTSIDER = "memstore-audit-outsider"  # a user with no access anywhere: get() must show them nothing
 
@@ -149,9 +149,9 @@ class StoreAudit:
 
     # -- bookkeeping --------------------------------------------------------------------
 
-    def take_chances(self) -> dict[str, int]:
+    def take_chances(self) -> Chances:
         """The chances counted since the last call (a session's), and a fresh count."""
-        found = dict(self.chances)
+        found = Chances.of(self.chances)
         self.chances.clear()
         return found
 
@@ -367,20 +367,3 @@ def breach_counts(breaches: Iterable[Breach]) -> Breaches:
     """Breaches per promise of the contract (every promise counted, zeros included)."""
     counts = Counter(breach.promise for breach in breaches)
     return Breaches(**{p.metric: counts[p.metric] for p in PROMISES})
-
-
-def chances_text(chances: dict[str, int]) -> str:
-    """Chances as a session row holds them: ``forgotten=3;get_leaks=5`` (promises with none left out)."""
-    return ";".join(f"{name}={n}" for name, n in sorted(chances.items()) if n)
-
-
-def parse_chances(text: object) -> dict[str, int]:
-    """`chances_text` read back ("" or a missing value: no chance)."""
-    found: dict[str, int] = {}
-    if not isinstance(text, str):
-        return found
-    for part in text.split(";"):
-        name, _, n = part.partition("=")
-        if name and n.isdigit():
-            found[name] = found.get(name, 0) + int(n)
-    return found

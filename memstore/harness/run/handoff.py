@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from memstore.harness.records import Breaches, EventKind, Lookups, Role, Spent
+from memstore.harness.records import Breaches, Chances, EventKind, Lookups, Role, Spent
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.scenarios.model import Task
@@ -42,7 +42,7 @@ class Played:
     diff: str  # the committed change ("" for none)
     merged: bool | None  # None off the coding surface
     contract: Breaches  # breaches of each promise of the store contract
-    chances: Mapping[str, int]  # occasions the store had to break each promise (`StoreAudit.chances`)
+    chances: Chances  # occasions the store had to break each promise (`StoreAudit.take_chances`)
     lookups: Lookups  # verify_reads, searches, reads
     spent: Spent  # tokens, cost, model, transcript
 

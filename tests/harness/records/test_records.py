@@ -18,6 +18,7 @@ from memstore.harness.records import (
     SESSION,
     TABLES,
     Breaches,
+    Chances,
     EventKind,
     EventRecord,
     FailureRecord,
@@ -40,8 +41,12 @@ _TUPLES = {
 }
 
 
+_CHANCES = st.dictionaries(st.sampled_from(CONTRACT_COLUMNS), st.integers(0, 9)).map(Chances.of)
+
+
 def _records(record: type) -> st.SearchStrategy[object]:
-    return st.builds(record, **dict.fromkeys(_TUPLES.get(record, ()), _LISTS))
+    chances = {"contract_chances": _CHANCES} if record is SessionRecord else {}
+    return st.builds(record, **dict.fromkeys(_TUPLES.get(record, ()), _LISTS), **chances)
 
 
 def test_the_tables_are_the_records_in_the_order_a_run_folder_writes_them() -> None:
@@ -79,6 +84,14 @@ def test_a_column_name_is_read_off_the_record() -> None:
     assert "contract" not in SESSION
     with pytest.raises(AttributeError, match="SessionRecord has no column 'task_sucess'"):
         _ = SESSION.task_sucess
+
+
+def test_the_chances_are_one_column_written_by_promise_name() -> None:
+    chances = Chances.of({"get_leaks": 5, "forgotten": 3, "scope_leaks": 0})
+    assert chances.written() == "forgotten=3;get_leaks=5"  # by name, those with none left out
+    assert Chances.read("forgotten=3;get_leaks=5") == chances
+    assert Chances.read(float("nan")) == Chances.read("") == Chances()  # an empty cell of a table read back
+    assert "counts" not in columns(SessionRecord)
 
 
 def test_an_enum_is_written_as_its_value_and_a_tuple_joined() -> None:
