@@ -1,4 +1,4 @@
-"""A column is read through its table's names, never by a string (docs/design.md, "The records").
+"""A column is read through its table's names, never by a string (docs/design.md, "How data flows").
 
 The records package (`memstore.harness.records`) is the one place a column is spelled: each table's
 columns are its record's fields, and code elsewhere reads ``sessions[SESSION.task_success]``.
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from memstore.harness import records
-from memstore.harness.records import TABLES, Breaches, Columns, columns
+from memstore.harness.records import TABLES, Breaches, Columns, SessionRecord, columns
 
 PACKAGE = Path(records.__file__).resolve().parents[2]
 RECORDS = Path(records.__file__).resolve().parent
@@ -45,8 +45,8 @@ ELSEWHERE: dict[tuple[str, str], str] = {
     },
 }
 
-NAMES = {"SESSION": "sessions", "TRIAL": "trials", "EVENT": "events", "FINDING": "findings", "FAILURE": "failures"}
-OF = {name: TABLES[table] for name, table in NAMES.items()} | {"PROMISE": Breaches}  # each name's record
+# The names of each table's columns the records package exports (SESSION, ..., PROMISE), with their record.
+OF = {name: value.record for name, value in vars(records).items() if isinstance(value, Columns)}
 _OWN = {name for name in dir(Columns) if not name.startswith("_")} | {"record", "names"}
 
 
@@ -70,6 +70,11 @@ def _modules() -> list[Path]:
 def test_no_module_spells_a_column_outside_the_records() -> None:
     found = [p for path in _modules() for p in problems(path.read_text(), path.relative_to(PACKAGE.parent).as_posix())]
     assert found == []
+
+
+def test_every_table_and_the_promises_have_their_names() -> None:
+    assert set(OF.values()) == {*TABLES.values(), Breaches}
+    assert OF["SESSION"] is SessionRecord
 
 
 def test_every_listed_exception_is_still_there() -> None:
