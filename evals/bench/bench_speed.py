@@ -1,13 +1,13 @@
 """The default run against an earlier commit's, side by side: ``memstore eval`` timed on both.
 
-Run:  python evals/bench/bench_speed.py                 (about eight minutes: both default runs)
+Run:  python evals/bench/bench_speed.py                 (about five minutes: both default runs)
       python evals/bench/bench_speed.py --against COMMIT --workers 2 --seed 0 [--quick]
 
-The earlier commit (11ea0a9 by default, issue 23's reference) is checked out in a temporary git
-worktree and run from there with the same interpreter, the same seed, the same number of
-workers and the same agents (the three 11ea0a9 ran by default; later commits add a fourth, so a
-run of the default arms does a third more work), on the same machine, one after the other:
-first the earlier commit, then this checkout.
+The earlier commit (3fb2d4e by default, issue 44's reference; 11ea0a9 was issue 23's) is checked
+out in a temporary git worktree and run from there with the same interpreter, the same seed, the
+same number of workers and the same agents (the four default arms of both: no-memory, trusting,
+blind-trusting, jit-verify), on the same machine, one after the other: first the earlier commit,
+then this checkout.
 Each run's wall time (the command, from start to exit) and run time (the units, from
 ``timings.json``) are printed, with the ratio earlier / now. ``results.json`` is compared too:
 equal where the engine did not change on purpose; where it did, the arms whose overall figures
@@ -23,25 +23,47 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-AGAINST = "11ea0a9"
+AGAINST = "3fb2d4e"
 
 
 def _git(*args: str) -> str:
     return subprocess.run(["git", "-C", str(ROOT), *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
+def metadata_of(tree: Path, folder: Path) -> Path:
+    """A folder holding ``tree``'s own distribution metadata (its version and entry points, read from
+    its pyproject.toml), to put on the path before the installed memstore's: an earlier commit must
+    not load the plug-ins this checkout declares (modules it does not have)."""
+    project = tomllib.loads((tree / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = re.search(r'__version__ = "(.+)"', (tree / "memstore" / "__init__.py").read_text(encoding="utf-8"))
+    version = project.get("version") or (declared[1] if declared else "0")  # a dynamic version: the package's own
+    info = folder / f"memstore-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: memstore\nVersion: {version}\n")
+    groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
+    lines = [
+        f"[{group}]\n" + "".join(f"{name} = {ref}\n" for name, ref in entries.items())
+        for group, entries in groups.items()
+    ]
+    (info / "entry_points.txt").write_text("\n".join(lines))
+    return folder
+
+
 def timed_run(label: str, tree: Path, out: Path, args: argparse.Namespace, extra: list[str]) -> dict[str, object]:
-    """One ``memstore eval`` from ``tree``'s code; its wall and run seconds."""
+    """One ``memstore eval`` from ``tree``'s code and metadata; its wall and run seconds."""
     argv = [sys.executable, "-m", "memstore", "eval", "--out", str(out), "--seed", str(args.seed)]
     argv += ["--workers", str(args.workers), *(a for agent in args.agents for a in ("--agent", agent)), *extra]
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    path = [str(tree)] if tree == ROOT else [str(tree), str(metadata_of(tree, out.parent / f"{label}-metadata"))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     helped = subprocess.run([*argv[:4], "--help"], cwd=tree, env=env, capture_output=True, text=True).stdout
     if "--no-fail" in helped:  # a failed gate is a finished run here (older commits lack the flag)
         argv.append("--no-fail")
@@ -77,11 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         dest="agents",
         action="append",
         default=None,
-        help="an agent both runs use; repeat (default: no-memory, trusting and jit-verify, the arms 11ea0a9 ran "
-        "by default, so both runs do the same work; later commits add blind-trusting to the default)",
+        help="an agent both runs use; repeat (default: the four default arms of 3fb2d4e and now; 11ea0a9 "
+        "ran no-memory, trusting and jit-verify only)",
     )
     args = parser.parse_args(argv)
-    args.agents = args.agents or ["no-memory", "trusting", "jit-verify"]
+    args.agents = args.agents or ["no-memory", "trusting", "blind-trusting", "jit-verify"]
     commit = _git("rev-parse", "--short", args.against)
     head = _git("rev-parse", "--short", "HEAD")
     print(
