@@ -58,6 +58,20 @@ def _compile_once(config: pytest.Config) -> None:
     sys.pycache_prefix, sys.dont_write_bytecode = str(prefix), False
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files that hold a slow test (``@pytest.mark.slow``) and the evaluation suite first, each
+    file's tests in their order: pytest-xdist (``--dist loadfile``) hands files out in this order,
+    so the long ones start while the other worker has work, and the last files handed out are
+    short. In collection order, the evaluation suite's run and the mutation suites came last, and
+    one worker ran them alone for a minute."""
+    heavy = {
+        item.path
+        for item in items
+        if item.get_closest_marker("slow") or item.path.is_relative_to(config.rootpath / "evals")
+    }
+    items.sort(key=lambda item: item.path not in heavy)  # stable: the rest keep their order
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Remove the temporary folders made above (memory is not a disk to fill run after run)."""
     made = config.stash.get(_MADE, None)

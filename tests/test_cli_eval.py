@@ -184,6 +184,7 @@ def test_a_failed_gate_fails_the_run_and_the_summary_says_so_first(tmp_path: Pat
     assert _summary(exploratory.output)[0].startswith("FAIL: 2 of 22 gates failed")
 
 
+@pytest.mark.slow
 def test_a_run_whose_gates_all_pass_says_pass_and_exits_0(tmp_path: Path) -> None:
     """--quick exercises every promise and decides every gate of the four built-in arms."""
     result = CliRunner().invoke(main, ["eval", "--quick", "--out", str(tmp_path / "run")])

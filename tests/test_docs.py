@@ -185,6 +185,7 @@ def test_python_blocks_run(page: str, line: int, body: str, scratch: Path, monke
 _BASH = [b for b in _blocks("bash") if b[2].strip() not in SETUP]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("page", "line", "body"), _BASH, ids=[f"{p}:{n}" for p, n, _ in _BASH])
 def test_bash_blocks_run(page: str, line: int, body: str, scratch: Path) -> None:
     if "mcp:server-memory" in body and shutil.which("mcp-server-memory") is None:

@@ -136,6 +136,7 @@ def test_a_request_of_exactly_the_bound_is_served(relay: Relay) -> None:
     assert "reason" in answer["result"]["content"][0]["text"]
 
 
+@pytest.mark.slow
 def test_a_client_that_never_reads_its_answers_cannot_pile_requests_up_in_the_server(
     tmp_path: Path, relay: Relay
 ) -> None:

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[3]
 SCENARIO = str(ROOT / "scenarios" / "api-version-control.yaml")
 # A command agent that waits until the test lets it go (a minute at most): the eval that runs it
@@ -33,6 +35,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(_memstore(*args), capture_output=True, text=True, check=False, timeout=120)
 
 
+@pytest.mark.slow
 def test_a_running_eval_holds_its_folder_against_a_second_eval_a_resume_and_a_merge(tmp_path: Path) -> None:
     agent = tmp_path / "slow.py"
     agent.write_text(SLOW)
