@@ -14,13 +14,13 @@ agent scheme       ``memstore.agent_schemes``  ``factory(argument, runtime) -> A
 metric             ``memstore.metrics``        a module whose ``@metric`` functions register
 chart              ``memstore.charts``         a module whose ``@chart`` functions register
 gate               ``memstore.gates``          a module whose ``@gate`` families register
-grading            ``memstore.gradings``       a trial's grading (``run.handoff.Grading``)
+grading            ``memstore.gradings``       a trial's grading (``run.play.handoff.Grading``)
 MCP tool mapping   ``memstore.mcp_mappings``   a ``ToolMapping`` class for ``mcp:NAME``
 command            ``memstore.commands``       a click command of the ``memstore`` program
 =================  ==========================  =====================================================
 
 Each kind's own module binds its registry under a typed name (`memstore.store.BACKENDS`,
-`memstore.harness.run.agents.AGENTS`, ...), next to the protocol its factories follow.
+`memstore.harness.run.boundary.agents.AGENTS`, ...), next to the protocol its factories follow.
 """
 
 from __future__ import annotations

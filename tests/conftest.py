@@ -22,10 +22,10 @@ BACKENDS = ["memory", "sqlite-file", "sqlite-memory", *(["postgresql"] if POSTGR
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """The tests' temporary folders where the harness keeps its scratch: in memory where the
-    machine has room (`memstore.harness.run.scratch.scratch_base`), since the tests build
+    machine has room (`memstore.harness.run.isolation.scratch.scratch_base`), since the tests build
     thousands of small git repositories. Before pytest makes its temporary-path factory; not in
     xdist's workers, which are given their part of it; never over a ``--basetemp`` asked for."""
-    from memstore.harness.run.scratch import scratch_base
+    from memstore.harness.run.isolation.scratch import scratch_base
 
     _compile_once(config)
     base = scratch_base()

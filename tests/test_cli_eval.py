@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from memstore.cli import main
-from memstore.harness.run.runner import RunConfig, fitted_workers, iter_arms
+from memstore.harness.run.runner.pool import RunConfig, fitted_workers, iter_arms
 from memstore.harness.runfolder.recipe import DEFAULT_AGENTS
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_library

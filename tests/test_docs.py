@@ -29,7 +29,7 @@ import yaml
 
 from memstore.cli import main
 from memstore.harness.analysis.registry import metric_table
-from memstore.harness.run.agents import AGENTS
+from memstore.harness.run.boundary.agents import AGENTS
 from memstore.store import BACKENDS
 
 ROOT = Path(__file__).parent.parent

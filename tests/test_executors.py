@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from memstore.cli import main
 from memstore.errors import ConfigurationError
-from memstore.harness.run.executors import check_executor, ray_address
+from memstore.harness.run.runner.executors import check_executor, ray_address
 
 ROOT = Path(__file__).parents[1]
 SCENARIOS = [

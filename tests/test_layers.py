@@ -49,7 +49,17 @@ ROOMS: tuple[tuple[str, ...], ...] = (
     ("memstore.harness.records",),  # the typed spine every stage reads: records, promises, tables, format
     ("memstore.harness.scenarios",),
     ("memstore.harness.world",),
-    ("memstore.harness.run",),
+    (  # the run stage's records, on their way to a leaf package of their own (issue 44, item 2)
+        "memstore.harness.run.events",
+        "memstore.harness.run.records",
+        "memstore.harness.run.promises",
+    ),
+    ("memstore.harness.run.isolation",),  # the run stage, from the ground up: sandbox, processes, scratch
+    ("memstore.harness.run.output",),  # what a unit is and what it gives back
+    ("memstore.harness.run.boundary",),  # what an agent is handed, the agents registry, the command adapter
+    ("memstore.harness.run.play",),  # the trial loop, its hand-off to the grading, the store audit
+    ("memstore.harness.run.runner",),  # what to run, the pool, the executors
+    ("memstore.harness.run",),  # the run stage's face
     ("memstore.harness.grading",),
     ("memstore.harness.analysis",),
     ("memstore.harness.runfolder",),
@@ -75,14 +85,15 @@ _PLUGIN_NEEDS = (  # the harness only once its options are used
     "runfolder.results",
     "pytest_run",
     "report.suite",
-    "run.agents",
-    "run.runner",
+    "run.boundary.agents",
+    "run.runner.pool",
     "scenarios.data",
 )
 LAZY: set[tuple[str, str]] = {
     *((_PLUGIN, f"memstore.harness.{name}") for name in _PLUGIN_NEEDS),
-    ("memstore.harness.run.boundary", "memstore.mcp.server"),  # the MCP SDK, only for a session that asks for MCP
-    ("memstore.harness.run.boundary", "memstore.mcp.service"),
+    # the MCP SDK, only for a session that asks for MCP
+    ("memstore.harness.run.boundary.session", "memstore.mcp.server"),
+    ("memstore.harness.run.boundary.session", "memstore.mcp.service"),
 }
 
 GROUPS = plugins.GROUPS  # entry-point groups: "memstore.agents" is a group of the plug-in table, not an import

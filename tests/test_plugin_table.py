@@ -20,8 +20,8 @@ from memstore.backends.memory import InMemoryStore
 from memstore.cli import main
 from memstore.errors import ConfigurationError
 from memstore.harness.compose import choose
-from memstore.harness.run.agents import make_agent
-from memstore.harness.run.runner import Arm, RunConfig, run
+from memstore.harness.run.boundary.agents import make_agent
+from memstore.harness.run.runner.pool import Arm, RunConfig, run
 from memstore.plugins import GROUPS, STORES, TABLE, listing
 from memstore.registry import Registry
 from memstore.store import BACKENDS, open_store

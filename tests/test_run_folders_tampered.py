@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from memstore.cli import main
 from memstore.harness.records import TABLES
-from memstore.harness.run.process import gunzip_bounded
+from memstore.harness.run.isolation.process import gunzip_bounded
 from memstore.harness.runfolder import results, shards
 from memstore.harness.runfolder.shards import SHARD_CAP, BadShard, check_shard
 

@@ -14,7 +14,7 @@ import argparse
 import time
 
 from memstore.harness.grading.trial import TrialGrading
-from memstore.harness.run.runner import Arm, RunConfig, run
+from memstore.harness.run.runner.pool import Arm, RunConfig, run
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file, load_library
 

@@ -26,7 +26,7 @@ import yaml
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.records import PROMISES
 from memstore.harness.run.output import Arm
-from memstore.harness.run.runner import RunConfig, iter_arms
+from memstore.harness.run.runner.pool import RunConfig, iter_arms
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_library
 from memstore.testing.agent_mutants import AGENT_MUTANTS

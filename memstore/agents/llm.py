@@ -34,7 +34,7 @@ from urllib.parse import parse_qsl
 
 from memstore.errors import ConfigurationError
 from memstore.harness.records import EventKind, Role
-from memstore.harness.run.boundary import AgentSession, Usage
+from memstore.harness.run.boundary.session import AgentSession, Usage
 from memstore.model import Surface
 
 __all__ = ["PROMPT_VERSION", "LlmAgent", "LlmSettings", "make"]
@@ -372,5 +372,5 @@ def make(spec: str) -> LlmAgent:
 
 
 def llm_agent(spec: str, runtime: object) -> LlmAgent:
-    """The ``llm:`` agent scheme's factory (`memstore.harness.run.agents.AGENT_SCHEMES`)."""
+    """The ``llm:`` agent scheme's factory (`memstore.harness.run.boundary.agents.AGENT_SCHEMES`)."""
     return make(spec)

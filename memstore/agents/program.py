@@ -28,7 +28,7 @@ from memstore.agents.reading import (
     used_outside,
     value_changes,
 )
-from memstore.harness.run.boundary import AgentSession, Hit, PullRequest
+from memstore.harness.run.boundary.session import AgentSession, Hit, PullRequest
 from memstore.harness.scenarios.model import Intent, IntentAction
 from memstore.model import Citation, Memory, Surface
 

@@ -39,7 +39,7 @@ from memstore.agents import craft
 from memstore.agents.params import StubParams
 from memstore.agents.program import Known, Program
 from memstore.harness.records import EventKind, Role
-from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.boundary.session import AgentSession
 from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify import Verdict, VerdictStatus
 from memstore.verify.claims import terms

@@ -31,7 +31,7 @@ from memstore.errors import ScenarioError
 from memstore.harness.evaluate import Evaluation, evaluate_folder, run_part
 from memstore.harness.report.gate import EXIT
 from memstore.harness.report.terminal import print_summary
-from memstore.harness.run.config import RunConfig
+from memstore.harness.run.runner.config import RunConfig
 from memstore.harness.runfolder.folder import RunFolder
 from memstore.harness.runfolder.recipe import DEFAULT_STORE, Recipe
 from memstore.harness.scenarios.sample import QUICK

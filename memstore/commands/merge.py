@@ -12,7 +12,7 @@ from memstore.commands._shared import console, plain
 from memstore.harness.evaluate import merge_folders
 from memstore.harness.report.gate import EXIT
 from memstore.harness.report.terminal import print_summary
-from memstore.harness.run.runner import units
+from memstore.harness.run.runner.pool import units
 
 __all__ = ["merge_command"]
 

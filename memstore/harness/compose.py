@@ -11,7 +11,7 @@ distribution, so a plug-in's grading or gate family is chosen the same way:
   (`memstore.harness.report.families`);
 - the agents and stores: named by the run's config (`RunConfig.arms`; by default every stub on
   ``sqlite:``, `memstore.harness.runfolder.manifest`), made and opened once by
-  `memstore.harness.run.declared.check_config`, whose `Declared` the pipeline hands on;
+  `memstore.harness.run.runner.declarations.check_config`, whose `Declared` the pipeline hands on;
 - the metrics: every module of the ``memstore.metrics`` group, read by the analysis stage from
   the table when the results are computed.
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from memstore import plugins
 from memstore.errors import ConfigurationError
 from memstore.harness.report.families import GateFamily, every_family
-from memstore.harness.run.handoff import GradingFactory
+from memstore.harness.run.play.handoff import GradingFactory
 from memstore.registry import Registry
 
 __all__ = ["GRADING", "GRADINGS", "Parts", "choose"]
@@ -39,7 +39,7 @@ class Parts:
     """The parts chosen for a run (see the module docstring).
 
     Attributes:
-        grading: makes each trial's grading (`memstore.harness.run.handoff.Grading`).
+        grading: makes each trial's grading (`memstore.harness.run.play.handoff.Grading`).
         gates: the families of gates the run is held to, in order.
     """
 

@@ -4,7 +4,7 @@
 same thing wherever it starts::
 
     from memstore.harness.evaluate import evaluate
-    from memstore.harness.run.runner import RunConfig, iter_arms
+    from memstore.harness.run.runner.pool import RunConfig, iter_arms
     from memstore.harness.scenarios import load_library
 
     config = RunConfig(scenarios=tuple(load_library()), arms=tuple(iter_arms(["no-memory", "jit-verify"], ["sqlite:"])))
@@ -29,9 +29,9 @@ from memstore.harness.compose import Parts, choose
 from memstore.harness.records import FailureRecord, RunMeta
 from memstore.harness.report import Gate, gates, write_reports
 from memstore.harness.report.gate import Decision, decide
-from memstore.harness.run.declared import Declared, check_config, declared
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner import RunConfig
+from memstore.harness.run.runner.declarations import Declared, check_config, declared
+from memstore.harness.run.runner.pool import RunConfig
 from memstore.harness.runfolder.folder import RunFolder
 from memstore.harness.runfolder.lock import hold
 from memstore.harness.runfolder.results import Baseline, check_same_scenarios, load_baseline, write_run

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from memstore.harness.analysis.model import ArmResult, RunResults
     from memstore.harness.evaluate import Evaluation
     from memstore.harness.report.gates import Gate
-    from memstore.harness.run.runner import RunConfig
+    from memstore.harness.run.runner.pool import RunConfig
     from memstore.harness.runfolder.results import Baseline
 
 __all__ = ["EvalRun", "GateItem", "enable_gates", "memstore_run"]
@@ -150,7 +150,7 @@ def _wanted(config: pytest.Config) -> bool:
 def _run_config(config: pytest.Config) -> RunConfig:
     """The run the options describe: a `Recipe` with this plugin's defaults (two workers, fewer
     when the run has less work and none were asked for), built as ``memstore eval`` builds its own."""
-    from memstore.harness.run.runner import fitted_workers
+    from memstore.harness.run.runner.pool import fitted_workers
     from memstore.harness.runfolder.recipe import DEFAULT_AGENTS, DEFAULT_STORE, Recipe
 
     stores = tuple(config.getoption("--memstore-store")) or (DEFAULT_STORE,)
@@ -179,7 +179,7 @@ def _run_config(config: pytest.Config) -> RunConfig:
 def _planned(run_config: RunConfig) -> list[tuple[str, str]]:
     """The suite's gates, (arm, key), from the arms' roles and their agents' declarations (no unit runs)."""
     from memstore.harness.report.suite import PlannedArm, plan
-    from memstore.harness.run.agents import arm_role, make_agent
+    from memstore.harness.run.boundary.agents import arm_role, make_agent
 
     arms = []
     for arm in run_config.arms:
@@ -282,7 +282,7 @@ def _asked(config: pytest.Config) -> _Asked:
     found = config.stash.get(_ASKED, None)
     if found is not None:
         return found
-    from memstore.harness.run.runner import check_config
+    from memstore.harness.run.runner.pool import check_config
     from memstore.harness.runfolder.results import load_baseline
     from memstore.harness.scenarios.data import scenario_set_hash
 

@@ -24,7 +24,7 @@ from memstore.harness.analysis.compare import compare_runs
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.records import FailureRecord, from_row
 from memstore.harness.report import gates
-from memstore.harness.run.runner import RunConfig
+from memstore.harness.run.runner.pool import RunConfig
 from memstore.harness.runfolder.lock import hold
 from memstore.harness.runfolder.manifest import holds_a_run, prepare_folder
 from memstore.harness.runfolder.results import Baseline, load_results, load_tables

@@ -29,9 +29,9 @@ from memstore.harness.analysis.model import RunResults
 from memstore.harness.compose import Parts
 from memstore.harness.records import ArmMeta, RunMeta
 from memstore.harness.report.families import GateFamily, gates
-from memstore.harness.run.declared import Declared
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner import RunConfig, merge_outputs
+from memstore.harness.run.runner.declarations import Declared
+from memstore.harness.run.runner.pool import RunConfig, merge_outputs
 from memstore.harness.runfolder.results import frames_of
 from memstore.harness.runfolder.shards import run_in_folder
 

@@ -18,8 +18,8 @@ from memstore.agents.program import Known, Program
 from memstore.agents.stubs import JitVerifyAgent, TrustingAgent, _Stub, refused_for_instructions
 from memstore.errors import ConfigurationError
 from memstore.harness.records import Role
-from memstore.harness.run.agents import split_params
-from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.boundary.agents import split_params
+from memstore.harness.run.boundary.session import AgentSession
 from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify import VerdictStatus
 
@@ -174,7 +174,7 @@ def make_agent_mutant(name: str, params: Mapping[str, str] | StubParams | None =
 
 
 def mutant_agent(argument: str, runtime: object) -> _Stub:
-    """The ``mutant:`` agent scheme's factory (`memstore.harness.run.agents.AGENT_SCHEMES`):
+    """The ``mutant:`` agent scheme's factory (`memstore.harness.run.boundary.agents.AGENT_SCHEMES`):
     ``NAME`` or ``NAME[searches=1,...]``."""
     name, params = split_params(argument)
     if name not in AGENT_MUTANTS:

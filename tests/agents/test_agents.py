@@ -9,7 +9,7 @@ import pytest
 
 from memstore.agents.params import StubParams
 from memstore.errors import ConfigurationError
-from memstore.harness.run.agents import make_agent, split_params, with_params
+from memstore.harness.run.boundary.agents import make_agent, split_params, with_params
 from memstore.harness.run.output import Arm, RunOutput
 from tests.harness.conftest import run_arms
 

@@ -17,8 +17,8 @@ import pytest
 
 from memstore.harness.analysis.model import Role
 from memstore.harness.evaluate import Evaluation, evaluate
-from memstore.harness.run.boundary import AgentSession
-from memstore.harness.run.runner import RunConfig, iter_arms
+from memstore.harness.run.boundary.session import AgentSession
+from memstore.harness.run.runner.pool import RunConfig, iter_arms
 from memstore.harness.scenarios.loader import load_library
 from memstore.harness.scenarios.model import IntentAction
 from tests.testing.test_agent_mutants import population_sample

@@ -9,9 +9,9 @@ from pathlib import Path
 from memstore import Access, AccessPolicy, Actor, FakeClock, Surface, open_store
 from memstore.agents.stubs import JitVerifyAgent
 from memstore.harness.records import EventKind
-from memstore.harness.run.boundary import AgentSession, Limits, TaskView, Tools
-from memstore.harness.run.gateway import Gateway
-from memstore.harness.run.guard import StoreGuard
+from memstore.harness.run.boundary.gateway import Gateway
+from memstore.harness.run.boundary.session import AgentSession, Limits, TaskView, Tools
+from memstore.harness.run.isolation.guard import StoreGuard
 from memstore.model import Citation, Kind, MemoryDraft
 from memstore.verify import GitCodebase, anchor
 from memstore.verify.workspace import Workspace

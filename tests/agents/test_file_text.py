@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from memstore import Access, AccessPolicy, Actor, FakeClock, Surface, open_store
-from memstore.harness.run.boundary import Hit, Tools
-from memstore.harness.run.gateway import Gateway
-from memstore.harness.run.guard import StoreGuard
+from memstore.harness.run.boundary.gateway import Gateway
+from memstore.harness.run.boundary.session import Hit, Tools
+from memstore.harness.run.isolation.guard import StoreGuard
 from memstore.verify import GitCodebase
 from memstore.verify.history import HistoryBuilder
 from memstore.verify.workspace import Workspace

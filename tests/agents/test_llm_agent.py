@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from memstore.cli import main
 from memstore.errors import ConfigurationError
-from memstore.harness.run.agents import make_agent
+from memstore.harness.run.boundary.agents import make_agent
 from memstore.testing.scripted_model import ScriptedModel, serve
 
 SCRIPTS = Path(__file__).parent / "scripts"

@@ -73,7 +73,7 @@ def test_a_run_on_another_projects_store_says_what_was_emulated_and_what_poisone
     """The run's metadata and report.md name what memcite did itself and what was done around it,
     and the poisoning table counts the adversarial memories each store handed and what they did."""
     from memstore.harness.evaluate import evaluate
-    from memstore.harness.run.runner import RunConfig, iter_arms
+    from memstore.harness.run.runner.pool import RunConfig, iter_arms
     from memstore.harness.scenarios.data import scenarios_dir
     from memstore.harness.scenarios.loader import load_library
 

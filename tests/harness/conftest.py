@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from memstore.harness.grading.trial import TrialGrading
-from memstore.harness.run.runner import Arm, RunConfig, RunOutput, run
-from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
+from memstore.harness.run.isolation.sandbox import AgentRuntime, SandboxMode
+from memstore.harness.run.runner.pool import Arm, RunConfig, RunOutput, run
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file
 from memstore.harness.scenarios.model import Scenario

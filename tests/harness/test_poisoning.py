@@ -9,7 +9,7 @@ import pandas as pd
 
 from memstore.harness.analysis.model import Rate
 from memstore.harness.evaluate import evaluate
-from memstore.harness.run.runner import RunConfig, iter_arms
+from memstore.harness.run.runner.pool import RunConfig, iter_arms
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file
 

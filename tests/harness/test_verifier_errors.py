@@ -10,7 +10,7 @@ import pytest
 
 from memstore.harness.analysis.model import Rate
 from memstore.harness.evaluate import evaluate
-from memstore.harness.run.runner import RunConfig, iter_arms
+from memstore.harness.run.runner.pool import RunConfig, iter_arms
 from memstore.harness.scenarios.loader import load_file
 from memstore.harness.world import check_labels
 

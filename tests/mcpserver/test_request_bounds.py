@@ -22,7 +22,7 @@ import pytest
 
 from memstore import Kind, MemoryDraft, open_store
 from memstore.access import Actor
-from memstore.harness.run.sandbox import Relay
+from memstore.harness.run.isolation.sandbox import Relay
 from memstore.model import Citation, Surface
 from tests.mcpserver.test_hostile_clients import INIT
 from tests.mcpserver.test_server import _policy

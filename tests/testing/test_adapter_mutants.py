@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from memstore.harness.evaluate import Evaluation, evaluate
-from memstore.harness.run.runner import RunConfig, fitted_workers, iter_arms
+from memstore.harness.run.runner.pool import RunConfig, fitted_workers, iter_arms
 from memstore.harness.scenarios.loader import load_library
 from memstore.testing.mutants import STORE_MUTANTS, mutant_uri
 from tests.testing.test_mutants import KILLING, _failed_promises, hand_written_library

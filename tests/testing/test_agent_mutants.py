@@ -11,8 +11,8 @@ import yaml
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis.compare import Comparison, Verdict
 from memstore.harness.evaluate import Evaluation, evaluate
-from memstore.harness.run.agents import make_agent
-from memstore.harness.run.runner import Arm, RunConfig, iter_arms
+from memstore.harness.run.boundary.agents import make_agent
+from memstore.harness.run.runner.pool import Arm, RunConfig, iter_arms
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_library
 from memstore.testing.agent_mutants import AGENT_MUTANTS

@@ -5,7 +5,7 @@ it committed: values that must be equal across files, texts that must (not) be t
 that must not change, and a command that must pass (a real test suite, where the fixture's
 toolchain runs here). The scenario's patterns run under a time limit (the `regex` package's
 ``timeout``). The command runs the agent's code (a test suite imports the modules it edited), so
-it runs as the agent did (`memstore.harness.run.sandbox.run_isolated`: the sandbox, a scrubbed
+it runs as the agent did (`memstore.harness.run.isolation.sandbox.run_isolated`: the sandbox, a scrubbed
 environment, no network, bounded): one that reads what it should not sees nothing, and one that
 backtracks or hangs without end fails its check, not the run.
 
@@ -30,7 +30,7 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
-from memstore.harness.run.sandbox import AgentRuntime, run_isolated
+from memstore.harness.run.isolation.sandbox import AgentRuntime, run_isolated
 from memstore.harness.scenarios.model import Task
 from memstore.harness.scenarios.values import pattern_group
 from memstore.verify.workspace import Workspace

@@ -1,6 +1,6 @@
 """Grading one trial: where the labels meet what each session did.
 
-The trial loop (`memstore.harness.run.trial`) plays the sessions and never reads grading data;
+The trial loop (`memstore.harness.run.play.loop`) plays the sessions and never reads grading data;
 it hands this class what it saw, as it happened: each event, each coding change before it
 merges, each session once it ended (`Played`), the trial once it ended. This class alone reads
 the labels (truth, origin, claim), the checks, the expected findings and answers, and writes the
@@ -27,9 +27,9 @@ from memstore.harness.records import (
     SessionRecord,
     TrialRecord,
 )
-from memstore.harness.run.handoff import Played
+from memstore.harness.run.isolation.sandbox import AgentRuntime
 from memstore.harness.run.output import RunOutput, Unit
-from memstore.harness.run.sandbox import AgentRuntime
+from memstore.harness.run.play.handoff import Played
 from memstore.harness.scenarios.model import SeedMemory, Task
 from memstore.harness.scenarios.values import read_value
 from memstore.harness.world import Template, World

@@ -33,7 +33,7 @@ from memstore.harness.report.decision import (
 )
 from memstore.harness.report.gate import Decision, decide
 from memstore.harness.report.gates import Gate
-from memstore.harness.run.agents import split_params
+from memstore.harness.run.boundary.agents import split_params
 
 __all__ = ["first_line", "legend", "print_summary", "short_names"]
 

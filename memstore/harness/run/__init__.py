@@ -1,1 +1,78 @@
-"""Running agents: the agent boundary, the built-in agents, the command adapter, the trial loop, the pool."""
+"""Running agents: the agent boundary, isolation, the trial loop and its audit, the runner.
+
+Four rooms, from the ground up: `isolation` (sandbox, bounded processes, write budget, store guard, scratch
+space), `boundary` (what an agent is handed, the agents registry, the command adapter, the MCP bridge), `play`
+(the trial loop, its hand-off to the grading, the store audit) and `runner` (what to run, the pool, the
+executors). Below them the typed records, the event kinds, the store contract's promises and a unit's output
+(`records`, `events`, `promises`, `output`), on their way to a leaf package of their own (issue 44, item 2).
+"""
+
+from memstore.harness.run.boundary import (
+    AGENT_SCHEMES,
+    AGENTS,
+    Agent,
+    AgentSession,
+    CommandAgent,
+    Hit,
+    Limits,
+    PullRequest,
+    TaskView,
+    Tools,
+    Usage,
+    agent_role,
+    arm_role,
+    make_agent,
+    register_agent,
+    split_params,
+    with_params,
+)
+from memstore.harness.run.isolation import AgentRuntime, Network, SandboxMode, run_isolated
+from memstore.harness.run.play import Grading, GradingFactory, Played, run_unit
+from memstore.harness.run.runner import (
+    Declared,
+    RunConfig,
+    check_config,
+    declared,
+    fitted_workers,
+    iter_arms,
+    merge_outputs,
+    run,
+    units,
+)
+
+__all__ = [
+    "AGENTS",
+    "AGENT_SCHEMES",
+    "Agent",
+    "AgentRuntime",
+    "AgentSession",
+    "CommandAgent",
+    "Declared",
+    "Grading",
+    "GradingFactory",
+    "Hit",
+    "Limits",
+    "Network",
+    "Played",
+    "PullRequest",
+    "RunConfig",
+    "SandboxMode",
+    "TaskView",
+    "Tools",
+    "Usage",
+    "agent_role",
+    "arm_role",
+    "check_config",
+    "declared",
+    "fitted_workers",
+    "iter_arms",
+    "make_agent",
+    "merge_outputs",
+    "register_agent",
+    "run",
+    "run_isolated",
+    "run_unit",
+    "split_params",
+    "units",
+    "with_params",
+]

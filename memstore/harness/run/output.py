@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from memstore.harness.records import EventRecord, FailureRecord, FindingRecord, SessionRecord, TrialRecord
-from memstore.harness.run.sandbox import AgentRuntime
+from memstore.harness.run.isolation.sandbox import AgentRuntime
 from memstore.harness.scenarios.model import Scenario
 from memstore.uri import StoreURI
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from memstore.errors import RunFolderError
 from memstore.harness.records import FORMAT, TABLES
-from memstore.harness.run.config import RunConfig
-from memstore.harness.run.process import read_bounded
+from memstore.harness.run.isolation.process import read_bounded
+from memstore.harness.run.runner.config import RunConfig
 from memstore.harness.runfolder.lock import LOCK
 from memstore.harness.runfolder.recipe import Recipe
 from memstore.harness.runfolder.shards import ENGINE

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from memstore.errors import ConfigurationError, RunFolderError
-from memstore.harness.run.agents import split_params, with_params
-from memstore.harness.run.config import RunConfig
+from memstore.harness.run.boundary.agents import split_params, with_params
+from memstore.harness.run.isolation.sandbox import DEFAULT_TIMEOUT, AgentRuntime, Network, SandboxMode
 from memstore.harness.run.output import Arm
-from memstore.harness.run.runner import iter_arms
-from memstore.harness.run.sandbox import DEFAULT_TIMEOUT, AgentRuntime, Network, SandboxMode
+from memstore.harness.run.runner.config import RunConfig
+from memstore.harness.run.runner.pool import iter_arms
 from memstore.harness.scenarios.loader import load_library
 from memstore.harness.scenarios.model import Scenario
 from memstore.harness.scenarios.sample import sample_tasks

@@ -36,11 +36,11 @@ from memstore.harness.records import (
     upgrade,
     upgrade_tables,
 )
-from memstore.harness.run.declared import Declared
+from memstore.harness.run.isolation.process import gunzip_bounded, read_bounded
+from memstore.harness.run.isolation.sandbox import resolve_mode
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.process import gunzip_bounded, read_bounded
-from memstore.harness.run.runner import RunConfig
-from memstore.harness.run.sandbox import resolve_mode
+from memstore.harness.run.runner.declarations import Declared
+from memstore.harness.run.runner.pool import RunConfig
 from memstore.harness.runfolder.forked import in_child
 from memstore.harness.runfolder.whole import whole
 from memstore.harness.scenarios.data import scenario_set_hash
@@ -123,7 +123,7 @@ def metadata(config: RunConfig, arms: Mapping[str, Declared], sequential: Mappin
 
 def _profiles(config: RunConfig, arms: Mapping[str, Declared]) -> dict[str, Any] | None:
     """What the stores over other projects' engines do themselves and what is emulated around them
-    (only for runs that have such a store: `memstore.harness.run.stores.store_profile`)."""
+    (only for runs that have such a store: `memstore.harness.run.play.stores.store_profile`)."""
     profiles = {StoreURI.parse(a.store).redacted: arms[a.name].store for a in config.arms}
     shown = {uri: p for uri, p in sorted(profiles.items()) if p["native"] or p["emulated"]}
     return shown or None
@@ -160,7 +160,7 @@ def write_run(
 ) -> tuple[RunResults, dict[str, pd.DataFrame]]:
     """Write tables, results.json and timings.json into ``folder``, each whole (`whole`); return
     the results and tables. ``arms``: what the arms declare, as the run checked them before it
-    started (`memstore.harness.run.declared.check_config`); ``sequential``: a sequential
+    started (`memstore.harness.run.runner.declarations.check_config`); ``sequential``: a sequential
     run's order and intervals, for its metadata.
 
     Tables are gzipped CSV with a zero timestamp in the gzip header, so one seed gives the same

@@ -23,10 +23,10 @@ from typing import Any
 from memstore import __version__
 from memstore.errors import BadShard
 from memstore.harness.records import FORMAT, SHARD_TABLES, TABLES, from_row, row
-from memstore.harness.run.handoff import GradingFactory
+from memstore.harness.run.isolation.process import gunzip_bounded, read_bounded
 from memstore.harness.run.output import RunOutput, Unit
-from memstore.harness.run.process import gunzip_bounded, read_bounded
-from memstore.harness.run.runner import RunConfig, run
+from memstore.harness.run.play.handoff import GradingFactory
+from memstore.harness.run.runner.pool import RunConfig, run
 from memstore.harness.scenarios.data import scenario_set_hash
 from memstore.harness.scenarios.model import Scenario
 from memstore.uri import StoreURI
@@ -178,7 +178,7 @@ def run_in_folder(
     retry_errors: bool = False,
     part: tuple[int, int] | None = None,
 ) -> RunOutput:
-    """`memstore.harness.run.runner.run` (each trial graded by what ``grading`` makes), each unit
+    """`memstore.harness.run.runner.pool.run` (each trial graded by what ``grading`` makes), each unit
     written to ``shards`` as it finishes, and a unit whose shard is already there read back, not
     run again: an interrupted run resumes where it stopped. ``retry_errors`` runs again the units
     that failed for infrastructure reasons."""

@@ -15,8 +15,8 @@ from memstore.harness.analysis.registry import Direction, Level, metrics
 from memstore.harness.analysis.registry import Test as Compared  # not a test class
 from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.records import SessionRecord, columns
-from memstore.harness.run.declared import declared
-from memstore.harness.run.runner import Arm, RunConfig, run
+from memstore.harness.run.runner.declarations import declared
+from memstore.harness.run.runner.pool import Arm, RunConfig, run
 from memstore.harness.runfolder.results import write_run
 from tests.harness.conftest import scenario
 

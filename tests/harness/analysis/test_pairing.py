@@ -11,7 +11,7 @@ import pytest
 from memstore.backends import StoreOptions
 from memstore.backends.sqlite import SqliteStore, open_sqlite
 from memstore.harness.evaluate import evaluate
-from memstore.harness.run.runner import Arm, RunConfig
+from memstore.harness.run.runner.pool import Arm, RunConfig
 from memstore.ids import UlidIds
 from memstore.store import BACKENDS
 from tests.harness.conftest import scenario

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memstore.harness.grading import merge_checks
-from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
+from memstore.harness.run.isolation.sandbox import AgentRuntime, SandboxMode
 from memstore.verify.workspace import Workspace
 
 UNBOXED = AgentRuntime(sandbox=SandboxMode.OFF)

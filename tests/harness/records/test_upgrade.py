@@ -19,7 +19,7 @@ from memstore.errors import ConfigurationError
 from memstore.harness.analysis.model import RunResults
 from memstore.harness.records import FORMAT, Role, format_of, upgrade, upgrade_tables
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner import Arm, RunConfig, units
+from memstore.harness.run.runner.pool import Arm, RunConfig, units
 from memstore.harness.runfolder.results import load_baseline, load_results, load_tables
 from memstore.harness.runfolder.shards import ENGINE, write_shard
 from memstore.harness.scenarios.data import scenarios_dir

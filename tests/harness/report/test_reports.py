@@ -21,7 +21,7 @@ from memstore.harness.records import RunMeta
 from memstore.harness.report import gates, render_junit, render_markdown, write_reports
 from memstore.harness.report.charts import forest_chart
 from memstore.harness.report.gate import Outcome
-from memstore.harness.run.runner import Arm, RunConfig
+from memstore.harness.run.runner.pool import Arm, RunConfig
 from tests.harness.conftest import scenario
 
 Folder = tuple[Path, RunResults, dict[str, Any]]

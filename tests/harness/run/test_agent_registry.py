@@ -11,10 +11,10 @@ import pytest
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis.model import Role
 from memstore.harness.grading.trial import TrialGrading
-from memstore.harness.run import agents
-from memstore.harness.run.agents import make_agent, register_agent
+from memstore.harness.run.boundary import agents
+from memstore.harness.run.boundary.agents import make_agent, register_agent
 from memstore.harness.run.output import Arm
-from memstore.harness.run.runner import RunConfig, check_config, iter_arms, run
+from memstore.harness.run.runner.pool import RunConfig, check_config, iter_arms, run
 from tests.harness.conftest import scenario
 
 AGENT_MODULE = """

@@ -11,10 +11,10 @@ from typing import Any, ClassVar
 import pytest
 
 from memstore.harness.grading.trial import TrialGrading
-from memstore.harness.run import agents as agents_module
-from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.boundary import agents as agents_module
+from memstore.harness.run.boundary.session import AgentSession
 from memstore.harness.run.output import Arm
-from memstore.harness.run.runner import RunConfig, run
+from memstore.harness.run.runner.pool import RunConfig, run
 from memstore.harness.scenarios.loader import load_file
 from memstore.harness.scenarios.model import Check, Finding, Origin, Scenario, SeedMemory, Task, Truth
 from memstore.harness.world import Template, World

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from memstore.harness.run.runner import Arm
+from memstore.harness.run.runner.pool import Arm
 from tests.harness.conftest import UNBOXED, run_arms
 
 SCRIPT = """

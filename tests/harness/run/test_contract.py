@@ -11,9 +11,9 @@ import pytest
 
 from memstore.harness.evaluate import evaluate
 from memstore.harness.grading.trial import TrialGrading
+from memstore.harness.run.boundary.task_contract import task_schema, validate_result, validate_task
 from memstore.harness.run.output import Arm
-from memstore.harness.run.runner import RunConfig
-from memstore.harness.run.task_contract import task_schema, validate_result, validate_task
+from memstore.harness.run.runner.pool import RunConfig
 from tests.harness.conftest import scenario
 
 AGENT = r"""
@@ -122,7 +122,7 @@ def test_the_report_links_each_session_to_its_transcript(tmp_path: Path) -> None
 
 
 def test_max_cost_stops_new_units_once_spent(tmp_path: Path) -> None:
-    from memstore.harness.run.runner import run
+    from memstore.harness.run.runner.pool import run
 
     script = tmp_path / "agent.py"
     script.write_text(AGENT)

@@ -17,9 +17,9 @@ import pytest
 
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.grading.trial import TrialGrading
+from memstore.harness.run.isolation.sandbox import AgentRuntime, SandboxMode, resolve_mode
 from memstore.harness.run.output import Arm
-from memstore.harness.run.runner import RunConfig, run
-from memstore.harness.run.sandbox import AgentRuntime, SandboxMode, resolve_mode
+from memstore.harness.run.runner.pool import RunConfig, run
 from memstore.harness.scenarios.loader import load_file
 from memstore.harness.scenarios.model import Scenario
 from tests.harness.conftest import scenario

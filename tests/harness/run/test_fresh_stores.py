@@ -13,8 +13,8 @@ from memstore.backends import StoreOptions, TrialStore, per_trial
 from memstore.backends.sqlite import SqliteStore, open_sqlite
 from memstore.errors import ConfigurationError
 from memstore.harness.grading.trial import TrialGrading
-from memstore.harness.run.runner import Arm, RunConfig, check_config, run
-from memstore.harness.run.stores import check_store_uri, trial_store
+from memstore.harness.run.play.stores import check_store_uri, trial_store
+from memstore.harness.run.runner.pool import Arm, RunConfig, check_config, run
 from memstore.store import BACKENDS
 from tests.harness.conftest import scenario
 

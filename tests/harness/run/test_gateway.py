@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from memstore import Access, AccessPolicy, Actor, FakeClock, Surface, open_store
-from memstore.harness.run.boundary import Tools
-from memstore.harness.run.gateway import Gateway
-from memstore.harness.run.guard import StoreGuard
+from memstore.harness.run.boundary.gateway import Gateway
+from memstore.harness.run.boundary.session import Tools
+from memstore.harness.run.isolation.guard import StoreGuard
 from memstore.verify.history import HistoryBuilder
 from memstore.verify.workspace import Workspace
 

@@ -18,10 +18,10 @@ from click.testing import CliRunner
 from memstore.agents.stubs import NoMemoryAgent
 from memstore.cli import main
 from memstore.errors import ConfigurationError
-from memstore.harness.run.agents import make_agent
-from memstore.harness.run.command import validate_result
-from memstore.harness.run.runner import Arm, RunConfig, check_config
-from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
+from memstore.harness.run.boundary.agents import make_agent
+from memstore.harness.run.boundary.command import validate_result
+from memstore.harness.run.isolation.sandbox import AgentRuntime, SandboxMode
+from memstore.harness.run.runner.pool import Arm, RunConfig, check_config
 from tests.harness.conftest import run_arms, scenario
 
 UNBOXED = AgentRuntime(sandbox=SandboxMode.OFF)
@@ -254,7 +254,7 @@ def test_what_a_session_past_its_budget_wrote_is_gone_before_the_next_session(tm
 
 
 def test_an_in_process_agent_that_raises_fails_its_session(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memstore.harness.run import agents
+    from memstore.harness.run.boundary import agents
 
     class Crashing(NoMemoryAgent):
         name = "crashing"
@@ -268,7 +268,7 @@ def test_an_in_process_agent_that_raises_fails_its_session(monkeypatch: pytest.M
 
 
 def test_a_unit_that_cannot_run_is_a_failure_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memstore.harness.run import trial
+    from memstore.harness.run.play import loop as trial
 
     def broken(scenario: object) -> None:
         raise OSError("disk on fire")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from memstore.harness.run import process
-from memstore.harness.run.sandbox import AgentRuntime, SandboxMode, resolve_mode, run_isolated
-from memstore.harness.run.writes import MAX_FILE_BYTES
+from memstore.harness.run.isolation import process
+from memstore.harness.run.isolation.sandbox import AgentRuntime, SandboxMode, resolve_mode, run_isolated
+from memstore.harness.run.isolation.writes import MAX_FILE_BYTES
 
 pytestmark = pytest.mark.skipif(not resolve_mode(SandboxMode.AUTO)[0], reason="bubblewrap cannot run here")
 

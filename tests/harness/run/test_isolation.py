@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from memstore.errors import ConfigurationError
-from memstore.harness.run import scratch
-from memstore.harness.run.runner import Arm
+from memstore.harness.run.isolation import scratch
+from memstore.harness.run.runner.pool import Arm
 from memstore.harness.world import build_template
 from tests.harness.conftest import UNBOXED, run_arms, scenario
 
@@ -26,7 +26,7 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMSTORE_SCRATCH", str(root))
     monkeypatch.setattr(tempfile, "tempdir", str(root))
     monkeypatch.setattr(scratch, "_MADE", {})
-    from memstore.harness.run import trial
+    from memstore.harness.run.play import loop as trial
 
     monkeypatch.setattr(trial, "_TEMPLATES", {})
     return root

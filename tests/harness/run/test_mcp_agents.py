@@ -15,11 +15,11 @@ from memstore.access import Actor
 from memstore.agents.stubs import NoMemoryAgent
 from memstore.harness.evaluate import evaluate
 from memstore.harness.grading.trial import TrialGrading
-from memstore.harness.run import agents
-from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.boundary import agents
+from memstore.harness.run.boundary.session import AgentSession
+from memstore.harness.run.isolation.sandbox import AgentRuntime, SandboxMode
 from memstore.harness.run.output import Arm
-from memstore.harness.run.runner import RunConfig, run
-from memstore.harness.run.sandbox import AgentRuntime, SandboxMode
+from memstore.harness.run.runner.pool import RunConfig, run
 from memstore.model import Memory, Surface
 from memstore.testing.mutants import STORE_MUTANTS, StoreMutant, _Wrapper
 from tests.harness.conftest import scenario
@@ -176,7 +176,7 @@ def test_an_honest_agent_storing_over_a_thousand_memories_is_not_tampering(tmp_p
     """The snapshot the guard compares sees every memory, not the newest thousand: the seeded ones
     buried under 1,001 new ones are still there, unchanged."""
     from memstore import Access, AccessPolicy, Actor, FakeClock, Kind, MemoryDraft, Surface, open_store
-    from memstore.harness.run.mcp_bridge import Logged, snapshot, unexplained
+    from memstore.harness.run.boundary.mcp_bridge import Logged, snapshot, unexplained
     from memstore.model import Citation
 
     store = open_store(f"sqlite:///{tmp_path / 's.db'}", access=AccessPolicy().grant("ana", "o/r", Access.ADMIN),

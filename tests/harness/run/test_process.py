@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.harness.run.process import read_bounded, run_bounded
+from memstore.harness.run.isolation.process import read_bounded, run_bounded
 
 ENV = dict(os.environ)
 

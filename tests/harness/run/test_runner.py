@@ -11,7 +11,7 @@ from memstore.backends import register_backend
 from memstore.backends.memory import InMemoryStore
 from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.records import row
-from memstore.harness.run.runner import Arm, iter_arms
+from memstore.harness.run.runner.pool import Arm, iter_arms
 from tests.harness.conftest import run_arms
 
 
@@ -116,8 +116,9 @@ def test_workers_do_not_change_the_results(workers: int) -> None:
 def test_a_verdict_is_kept_for_the_trial_while_main_stays_and_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """A memory verified again on the same commit of main is not verified twice in a trial (the
     code at a commit never changes); the events are the ones a verification every time gives."""
-    from memstore.harness.run import boundary, trial
-    from memstore.harness.run.runner import RunConfig, run
+    from memstore.harness.run.boundary import session as boundary
+    from memstore.harness.run.play import loop as trial
+    from memstore.harness.run.runner.pool import RunConfig, run
     from tests.harness.conftest import scenario
 
     calls: list[tuple[str, str | None]] = []

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.harness.run.scratch import clean_stale
+from memstore.harness.run.isolation.scratch import clean_stale
 
 LIBRARY = Path(__file__).resolve().parents[3] / "scenarios"
 pytestmark = pytest.mark.slow

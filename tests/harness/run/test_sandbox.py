@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from memstore.harness.evaluate import evaluate
+from memstore.harness.run.isolation.sandbox import AgentRuntime, Network, SandboxMode, resolve_mode
 from memstore.harness.run.output import Arm
-from memstore.harness.run.runner import RunConfig
-from memstore.harness.run.sandbox import AgentRuntime, Network, SandboxMode, resolve_mode
+from memstore.harness.run.runner.pool import RunConfig
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file
 from memstore.harness.scenarios.model import Scenario
@@ -240,7 +240,7 @@ def test_the_same_prober_without_the_defences_reaches_the_run(
     as it once was (the harness's environment, no isolation), it reads the trial's store, the
     scenario library and the home's secrets, its git plant runs and its check sees the secret."""
     from memstore.harness.grading import merge_checks as checks
-    from memstore.harness.run.process import run_bounded
+    from memstore.harness.run.isolation.process import run_bounded
     from memstore.verify import git as git_module
     from memstore.verify import workspace as workspace_module
     from memstore.verify.workspace import Workspace
@@ -295,7 +295,7 @@ def test_network_host_lets_a_sandboxed_agent_reach_its_api(tmp_path: Path, liste
 
 def test_bwrap_asked_for_where_it_cannot_run_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from memstore.errors import ConfigurationError
-    from memstore.harness.run import sandbox
+    from memstore.harness.run.isolation import sandbox
 
     monkeypatch.setattr(shutil, "which", lambda name: None)
     sandbox._bwrap_works.cache_clear()
@@ -321,7 +321,7 @@ def test_a_scratch_folder_gone_before_the_sandbox_starts_does_not_stop_it(
     import subprocess
     import tempfile
 
-    from memstore.harness.run import sandbox
+    from memstore.harness.run.isolation import sandbox
 
     private = tmp_path / "tmp"
     private.mkdir()

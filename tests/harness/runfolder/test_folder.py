@@ -11,7 +11,7 @@ import pytest
 
 from memstore.errors import ConfigurationError, RunFolderError
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner import units
+from memstore.harness.run.runner.pool import units
 from memstore.harness.runfolder.folder import RunFolder
 from memstore.harness.runfolder.recipe import Recipe
 from memstore.harness.runfolder.shards import shard_path, write_shard

@@ -10,8 +10,8 @@ import pytest
 
 from memstore.commands.eval import eval_command
 from memstore.errors import ConfigurationError, ScenarioError
-from memstore.harness.run.config import RunConfig
-from memstore.harness.run.runner import iter_arms
+from memstore.harness.run.runner.config import RunConfig
+from memstore.harness.run.runner.pool import iter_arms
 from memstore.harness.runfolder.recipe import DEFAULT_AGENTS, Recipe
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_library

@@ -37,9 +37,9 @@ The result file is checked against the published JSON Schema
         {"op": "store", "subject": "...", "fact": "...", "citations": ["path:line"],
          "reason": "...", "supersedes": "mem_..." | null}]}
 
-The command runs under `memstore.harness.run.process.run_bounded`: every process it started is
+The command runs under `memstore.harness.run.isolation.process.run_bounded`: every process it started is
 killed at the timeout and when it exits, its output is capped, no file it writes may pass the
-session's write budget (`memstore.harness.run.writes`), and the result is read only if it is a
+session's write budget (`memstore.harness.run.isolation.writes`), and the result is read only if it is a
 regular file of bounded size. A command that fails, times out, or writes a result that does
 not match the schema fails its own session (an ``agent_error`` event, with the reason) and
 nothing of the result is applied; the run goes on.
@@ -58,9 +58,10 @@ from typing import Any
 
 from memstore.errors import ConfigurationError
 from memstore.harness.records import EventKind
-from memstore.harness.run.boundary import AgentSession, Usage
-from memstore.harness.run.process import Finished, read_bounded, run_bounded
-from memstore.harness.run.sandbox import (
+from memstore.harness.run.boundary.session import AgentSession, Usage
+from memstore.harness.run.boundary.task_contract import relay_config, task_document, validate_result
+from memstore.harness.run.isolation.process import Finished, read_bounded, run_bounded
+from memstore.harness.run.isolation.sandbox import (
     DEFAULT_TIMEOUT,
     INSIDE_RELAY,
     INSIDE_REPO,
@@ -71,9 +72,8 @@ from memstore.harness.run.sandbox import (
     resolve_mode,
     wrap,
 )
-from memstore.harness.run.scratch import scratch
-from memstore.harness.run.task_contract import relay_config, task_document, validate_result
-from memstore.harness.run.writes import MAX_FILE_BYTES
+from memstore.harness.run.isolation.scratch import scratch
+from memstore.harness.run.isolation.writes import MAX_FILE_BYTES
 from memstore.model import Kind, Memory
 
 __all__ = ["DEFAULT_TIMEOUT", "CommandAgent", "validate_result"]
@@ -297,5 +297,5 @@ class CommandAgent:
 
 
 def command_agent(command: str, runtime: AgentRuntime | None) -> CommandAgent:
-    """The ``command:`` agent scheme's factory (`memstore.harness.run.agents.AGENT_SCHEMES`)."""
+    """The ``command:`` agent scheme's factory (`memstore.harness.run.boundary.agents.AGENT_SCHEMES`)."""
     return CommandAgent(command, runtime)

@@ -2,7 +2,7 @@
 
 The `Gateway` holds the working copy, the store (for the acting user, repository and
 surface), where memories are verified, the event log and the session's counts; the
-`memstore.harness.run.boundary.Tools` an agent is handed hold only a gateway.
+`memstore.harness.run.boundary.session.Tools` an agent is handed hold only a gateway.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 from memstore.access import Actor
 from memstore.errors import ValidationError
 from memstore.harness.records import EventKind
-from memstore.harness.run.guard import StoreGuard
-from memstore.harness.run.mcp_bridge import McpLaunch
+from memstore.harness.run.boundary.mcp_bridge import McpLaunch
+from memstore.harness.run.isolation.guard import StoreGuard
 from memstore.model import Citation, Memory, MemoryDraft, Surface
 from memstore.store import MemoryStore
 from memstore.verify import Codebase, GitCodebase, Verdict, Verifier, WorkingTree

@@ -3,7 +3,7 @@
 An agent spec is one of:
 
 - a built-in name: ``no-memory``, ``trusting``, ``blind-trusting``, ``jit-verify`` (the stubs);
-- ``command:CMD ARGS``: any program, run in the task's working copy (`memstore.harness.run.command`);
+- ``command:CMD ARGS``: any program, run in the task's working copy (`memstore.harness.run.boundary.command`);
 - ``llm:SPEC``: the reference LLM agent;
 - ``mutant:NAME``: jit-verify with one part of its loop broken (the agent mutants of memstore's tests);
 - ``SCHEME:ARGUMENT`` for a scheme registered in `AGENT_SCHEMES` (or the ``memstore.agent_schemes``
@@ -36,9 +36,9 @@ from typing import Protocol, runtime_checkable
 from memstore import plugins
 from memstore.errors import ConfigurationError
 from memstore.harness.records import Role
-from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.boundary.session import AgentSession
+from memstore.harness.run.isolation.sandbox import AgentRuntime
 from memstore.harness.run.output import Arm
-from memstore.harness.run.sandbox import AgentRuntime
 from memstore.registry import Registry
 from memstore.uri import StoreURI
 

@@ -23,7 +23,7 @@ An agent under evaluation is a program the harness did not write. In the sandbox
 
 Where bubblewrap is missing or cannot make namespaces, ``--agent-sandbox auto`` falls back to
 running the agent directly, in its working copy, with the same scrubbed environment, timeout,
-output cap and kill of every process it started (`memstore.harness.run.reaper`). That is
+output cap and kill of every process it started (`memstore.harness.run.isolation.reaper`). That is
 weaker (a process of the same user can read what that user can read), and it is reported as such
 in the run's summary and report.
 """
@@ -45,9 +45,9 @@ from functools import cache
 from pathlib import Path
 
 from memstore.errors import ConfigurationError
-from memstore.harness.run.process import Finished, run_bounded
-from memstore.harness.run.scratch import scratch, scratch_base
-from memstore.harness.run.writes import MAX_FILE_BYTES
+from memstore.harness.run.isolation.process import Finished, run_bounded
+from memstore.harness.run.isolation.scratch import scratch, scratch_base
+from memstore.harness.run.isolation.writes import MAX_FILE_BYTES
 
 __all__ = [
     "ALLOWED_ENV",
@@ -190,8 +190,8 @@ def _root() -> list[str]:
 
 @cache
 def _runtime_folders() -> tuple[Path, ...]:
-    """This Python's and memstore's folders (the same for the whole process)."""
-    return tuple({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(__file__).resolve().parents[3]})
+    """This Python's and memstore's folders (the one that holds the package; the same for the whole process)."""
+    return tuple({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(__file__).resolve().parents[4]})
 
 
 def wrap(

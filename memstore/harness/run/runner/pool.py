@@ -3,7 +3,7 @@
 An arm is (agent, store). Every arm runs the same tasks with the same seeds: a trial's
 seed is derived from the run seed and the trial's identity (scenario, trial number), and
 the agents draw their chances from streams of that seed, so outcomes pair up task by
-task. A trial is one world (`memstore.harness.run.trial`). Units of work go to a local pool
+task. A trial is one world (`memstore.harness.run.play.loop`). Units of work go to a local pool
 of processes; their rows come back and are sorted, so the tables do not depend on the pool.
 
 A unit that fails is a failure row, not a crash. A worker process that dies (killed by an
@@ -29,15 +29,15 @@ from dataclasses import replace
 from memstore import backends
 from memstore.errors import CostCapReached, Interrupted
 from memstore.harness.records import SHARD_TABLES, FailureRecord, Role
-from memstore.harness.run import agents
-from memstore.harness.run.agents import agent_role, make_agent
-from memstore.harness.run.config import RunConfig
-from memstore.harness.run.declared import Declared, check_config, declared, registrations
-from memstore.harness.run.executors import RayExecutor, Registrations
-from memstore.harness.run.handoff import GradingFactory
+from memstore.harness.run.boundary import agents
+from memstore.harness.run.boundary.agents import agent_role, make_agent
+from memstore.harness.run.isolation.scratch import clean_stale, release_all
 from memstore.harness.run.output import Arm, RunOutput, Unit
-from memstore.harness.run.scratch import clean_stale, release_all
-from memstore.harness.run.trial import forget_templates, run_unit
+from memstore.harness.run.play.handoff import GradingFactory
+from memstore.harness.run.play.loop import forget_templates, run_unit
+from memstore.harness.run.runner.config import RunConfig
+from memstore.harness.run.runner.declarations import Declared, check_config, declared, registrations
+from memstore.harness.run.runner.executors import RayExecutor, Registrations
 
 __all__ = [
     "Arm",

@@ -15,7 +15,7 @@ from memstore.access import AccessPolicy
 from memstore.backends import PerTrial, per_trial_of, wrapped_of
 from memstore.clock import Clock, FakeClock
 from memstore.errors import ConfigurationError
-from memstore.harness.run.guard import StoreGuard
+from memstore.harness.run.isolation.guard import StoreGuard
 from memstore.ids import UlidIds
 from memstore.store import MemoryStore, open_store
 from memstore.uri import StoreURI

@@ -2,11 +2,12 @@
 
 Each session: the clock moves, the harness's audit of the store (`audit.py`) checks expiry, the store
 hands the agent its memories (``search`` with the task's own words where the store can,
-``recent`` otherwise), the agent works behind the boundary (`memstore.harness.run.boundary`) within its write budget
-(`working.py`), and then a coding change is committed, diffed with git, checked and merged.
+``recent`` otherwise), the agent works behind the boundary (`memstore.harness.run.boundary.session`)
+within its write budget (`memstore.harness.run.boundary.working`), and then a coding change is
+committed, diffed with git, checked and merged.
 
 The loop never reads grading data: what it sees goes, as it happens, to the trial's grading
-(`memstore.harness.run.handoff.Grading`), which decides whether a change passes its check and
+(`memstore.harness.run.play.handoff.Grading`), which decides whether a change passes its check and
 writes the rows. Which grading that is, the caller hands down (the composition root chooses it):
 this stage names none.
 """
@@ -22,17 +23,17 @@ from pathlib import Path
 
 from memstore.access import Actor
 from memstore.harness.records import EventKind, FailureRecord, Lookups, Spent
-from memstore.harness.run.agents import arm_role, make_agent
-from memstore.harness.run.audit import Breach, StoreAudit, breach_counts
-from memstore.harness.run.boundary import AgentSession, Gateway, Limits, PullRequest, TaskView, Tools, Usage
-from memstore.harness.run.guard import StoreGuard
-from memstore.harness.run.handoff import Grading, GradingFactory, Played
-from memstore.harness.run.mcp_bridge import McpLaunch
+from memstore.harness.run.boundary.agents import arm_role, make_agent
+from memstore.harness.run.boundary.mcp_bridge import McpLaunch
+from memstore.harness.run.boundary.session import AgentSession, Gateway, Limits, PullRequest, TaskView, Tools, Usage
+from memstore.harness.run.boundary.working import work
+from memstore.harness.run.isolation.guard import StoreGuard
+from memstore.harness.run.isolation.scratch import scratch
+from memstore.harness.run.isolation.writes import DIFF_CAP
 from memstore.harness.run.output import RunOutput, Unit
-from memstore.harness.run.scratch import scratch
-from memstore.harness.run.stores import trial_store
-from memstore.harness.run.working import work
-from memstore.harness.run.writes import DIFF_CAP
+from memstore.harness.run.play.audit import Breach, StoreAudit, breach_counts
+from memstore.harness.run.play.handoff import Grading, GradingFactory, Played
+from memstore.harness.run.play.stores import trial_store
 from memstore.harness.scenarios.model import Scenario, Task
 from memstore.harness.trees import remove_tree
 from memstore.harness.world import Template, World, build_template

@@ -2,7 +2,7 @@
 session only.
 
 An agent that raises is an ``agent_error`` with the exception's name and message. One that wrote
-into its working copy past the session's write budget (`memstore.harness.run.writes`) is an
+into its working copy past the session's write budget (`memstore.harness.run.isolation.writes`) is an
 ``agent_error`` too, with the reason, and what it wrote is discarded before the harness reads
 any of it: nothing is committed, diffed or checked, and the next session finds the tree as the
 repository has it (`memstore.verify.workspace.Workspace.discard`; what it had planted for git is
@@ -12,9 +12,9 @@ undone first, each a ``tampered`` event).
 from __future__ import annotations
 
 from memstore.harness.records import EventKind
-from memstore.harness.run.agents import Agent
-from memstore.harness.run.boundary import AgentSession
-from memstore.harness.run.writes import WRITE_BUDGET, WriteBudget, overrun, stamps
+from memstore.harness.run.boundary.agents import Agent
+from memstore.harness.run.boundary.session import AgentSession
+from memstore.harness.run.isolation.writes import WRITE_BUDGET, WriteBudget, overrun, stamps
 from memstore.verify.workspace import Workspace
 
 __all__ = ["work"]

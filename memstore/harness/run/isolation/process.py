@@ -3,7 +3,7 @@
 A command agent is a program the harness did not write. It may hang, print without end,
 leave a background child holding its pipes (in its process group, in a session of its own, or
 a daemon forked twice), or hand back a FIFO where a file should be. Here it runs below a
-supervisor (`memstore.harness.run.reaper`, a child subreaper) in a process group of its own: as
+supervisor (`memstore.harness.run.isolation.reaper`, a child subreaper) in a process group of its own: as
 soon as it exits, and at the deadline, every process descended from it is killed, wherever it
 went, then the whole group (a program in a pid namespace of its own, as bubblewrap makes one,
 needs no supervisor: every process in the namespace dies with it); its standard output and

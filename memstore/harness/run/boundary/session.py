@@ -8,7 +8,7 @@ truth labels or any grading data (the expected change, findings, answer, merge c
 stay with the harness, which reads them after the session. The tools reach the working copy,
 the repository's code and the store through a gateway that holds only those.
 
-Out-of-process agents get the same things as files (`memstore.harness.run.command`), and the
+Out-of-process agents get the same things as files (`memstore.harness.run.boundary.command`), and the
 same tools through the MCP server.
 """
 
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 from memstore.errors import MemstoreError
 from memstore.harness.records import EventKind
-from memstore.harness.run.gateway import Event, Gateway, Recall, Usage, citation, compile_pattern
-from memstore.harness.run.mcp_bridge import WRITES, logged_ids, read_events, replay_kind, snapshot, unexplained
+from memstore.harness.run.boundary.gateway import Event, Gateway, Recall, Usage, citation, compile_pattern
+from memstore.harness.run.boundary.mcp_bridge import WRITES, logged_ids, read_events, replay_kind, snapshot, unexplained
 from memstore.harness.scenarios.model import Intent
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.verify import Verdict, anchor, verify_memory

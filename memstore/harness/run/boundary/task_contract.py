@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from memstore.harness.run.boundary import AgentSession
+from memstore.harness.run.boundary.session import AgentSession
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-_SCHEMAS = Path(__file__).parent.parent / "schemas"
+_SCHEMAS = Path(__file__).parents[2] / "schemas"  # memstore/harness/schemas
 
 
 @cache

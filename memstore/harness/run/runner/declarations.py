@@ -15,12 +15,12 @@ from typing import Any, NamedTuple
 
 from memstore import backends
 from memstore.harness.records import Role
-from memstore.harness.run import agents
-from memstore.harness.run.agents import Agent, make_agent
-from memstore.harness.run.config import RunConfig
-from memstore.harness.run.executors import Registrations, check_executor
+from memstore.harness.run.boundary import agents
+from memstore.harness.run.boundary.agents import Agent, make_agent
 from memstore.harness.run.output import Arm
-from memstore.harness.run.stores import check_store_uri, store_profile
+from memstore.harness.run.play.stores import check_store_uri, store_profile
+from memstore.harness.run.runner.config import RunConfig
+from memstore.harness.run.runner.executors import Registrations, check_executor
 
 __all__ = ["Declared", "check_config", "declared", "registrations"]
 
@@ -32,7 +32,7 @@ class Declared(NamedTuple):
     simulated: bool  # an agent's ``simulated``: the stubs are
     verifies: bool  # an agent's ``verifies``: it says it verifies memories before use (the verifier's gates)
     params: dict[str, Any]  # the parameters its agent runs with (an agent's ``params``), if it says
-    store: dict[str, Any]  # what its store declares (`memstore.harness.run.stores.store_profile`)
+    store: dict[str, Any]  # what its store declares (`memstore.harness.run.play.stores.store_profile`)
 
 
 def check_config(config: RunConfig) -> dict[str, Declared]:

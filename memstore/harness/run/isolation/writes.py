@@ -19,7 +19,7 @@ is some hundred times what a scenario needs, and bounds what the harness spends 
 keeps: a 60 MiB change cost it 321 MiB of memory to commit, diff and check (measured), so one
 within the budget costs about 90 MiB and a second. A single file may not grow past the byte
 budget either: the agent's command and the check that runs its code run with ``RLIMIT_FSIZE``
-just past it (`MAX_FILE_BYTES`, set by `memstore.harness.run.reaper`), in their temporary
+just past it (`MAX_FILE_BYTES`, set by `memstore.harness.run.isolation.reaper`), in their temporary
 folders too.
 """
 

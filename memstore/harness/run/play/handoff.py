@@ -1,6 +1,6 @@
 """The trial loop's hand-off to its grading: what the loop tells, and what it is told back.
 
-The loop (`memstore.harness.run.trial`) plays the sessions and never reads grading data. What it
+The loop (`memstore.harness.run.play.loop`) plays the sessions and never reads grading data. What it
 sees goes, as it happens, to the trial's `Grading`: each event, each coding change before it
 merges (the grading alone decides whether it passes its check), each session once it ended
 (`Played`), the trial once it ended. The grading reads the labels and writes the rows.
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from memstore.harness.records import Breaches, Chances, EventKind, Lookups, Role, Spent
+from memstore.harness.run.isolation.sandbox import AgentRuntime
 from memstore.harness.run.output import RunOutput, Unit
-from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.scenarios.model import Task
 from memstore.harness.world import Template, World
 from memstore.model import Memory

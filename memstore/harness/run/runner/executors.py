@@ -5,7 +5,7 @@ rows to ``finish`` as it comes; it returns the positions it lost to a dead worke
 writes shards and assembles results in unit order, so the executor decides speed only, never
 bytes: the same seed gives the same ``results.json`` on every executor.
 
-- ``local`` (the default): a pool of spawned processes on this machine (`memstore.harness.run.runner`).
+- ``local`` (the default): a pool of spawned processes on this machine (`memstore.harness.run.runner.pool`).
 - ``ray``: a local Ray instance with ``--workers`` CPUs, or a cluster: ``ray://HOST:PORT``, or
   ``RAY_ADDRESS`` in the environment (``pip install 'memstore[ray]'``). The units are put in
   Ray's object store once and every task reads them from there; the registrations of custom
@@ -21,10 +21,10 @@ from typing import Any
 
 from memstore import backends
 from memstore.errors import ConfigurationError
-from memstore.harness.run import agents
-from memstore.harness.run.handoff import GradingFactory
+from memstore.harness.run.boundary import agents
 from memstore.harness.run.output import RunOutput, Unit
-from memstore.harness.run.trial import run_unit
+from memstore.harness.run.play.handoff import GradingFactory
+from memstore.harness.run.play.loop import run_unit
 
 __all__ = ["Finish", "RayExecutor", "Registrations", "check_executor", "ray_address"]
 

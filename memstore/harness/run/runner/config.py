@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from memstore.harness.run.agents import split_params
+from memstore.harness.run.boundary.agents import split_params
+from memstore.harness.run.isolation.sandbox import AgentRuntime
 from memstore.harness.run.output import Arm
-from memstore.harness.run.sandbox import AgentRuntime
 from memstore.harness.scenarios.model import Scenario
 from memstore.store import DEFAULT_EXPIRY
 

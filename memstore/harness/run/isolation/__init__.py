@@ -1,0 +1,32 @@
+"""Isolation: what keeps an agent's process, and what it writes, from reaching the harness.
+
+The sandbox (`sandbox`: bubblewrap, the relay, `run_isolated`), the bounded process and its supervisor
+(`process`, `reaper`), the write budget (`writes`), the store guard (`guard`) and the run's scratch space
+(`scratch`).
+"""
+
+from memstore.harness.run.isolation.guard import StoreGuard
+from memstore.harness.run.isolation.process import Finished, read_bounded, run_bounded
+from memstore.harness.run.isolation.sandbox import AgentRuntime, Network, SandboxMode, run_isolated
+from memstore.harness.run.isolation.scratch import clean_stale, release_all, scratch_base
+from memstore.harness.run.isolation.writes import DIFF_CAP, MAX_FILE_BYTES, WRITE_BUDGET, WriteBudget, overrun, stamps
+
+__all__ = [
+    "DIFF_CAP",
+    "MAX_FILE_BYTES",
+    "WRITE_BUDGET",
+    "AgentRuntime",
+    "Finished",
+    "Network",
+    "SandboxMode",
+    "StoreGuard",
+    "WriteBudget",
+    "clean_stale",
+    "overrun",
+    "read_bounded",
+    "release_all",
+    "run_bounded",
+    "run_isolated",
+    "scratch_base",
+    "stamps",
+]
