@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from memstore.cli import main
-from memstore.harness.analysis.registry import metric_table
+from memstore.harness.analysis.metric_registry import metric_table
 from memstore.harness.run.boundary.agents import AGENTS
 from memstore.store import BACKENDS
 

@@ -29,7 +29,7 @@ from memstore.agents.reading import (
     value_changes,
 )
 from memstore.harness.run.boundary.session import AgentSession, Hit, PullRequest
-from memstore.harness.scenarios.model import Intent, IntentAction
+from memstore.harness.scenarios.scenario import Intent, IntentAction
 from memstore.model import Citation, Memory, Surface
 
 if TYPE_CHECKING:

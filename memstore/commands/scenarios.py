@@ -11,7 +11,7 @@ from rich.table import Table
 
 from memstore.commands._shared import CommandError, console, plain, safe
 from memstore.harness.scenarios.loader import ScenarioError, load_library, read_file, scenario_files
-from memstore.harness.scenarios.model import Scenario
+from memstore.harness.scenarios.scenario import Scenario
 from memstore.harness.world import check_labels
 
 __all__ = ["scenarios"]

@@ -24,7 +24,7 @@ import pandas as pd
 
 from memstore.errors import OutputError
 from memstore.harness.analysis.compare import Comparison, compare_runs
-from memstore.harness.analysis.model import RunResults
+from memstore.harness.analysis.run_results import RunResults
 from memstore.harness.compose import Parts, choose
 from memstore.harness.records import FailureRecord, RunMeta
 from memstore.harness.report import Gate, gates, write_reports

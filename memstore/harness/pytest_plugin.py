@@ -35,7 +35,7 @@ import pytest
 from memstore.errors import GateFailed, MemstoreError
 
 if TYPE_CHECKING:
-    from memstore.harness.analysis.model import ArmResult, RunResults
+    from memstore.harness.analysis.run_results import ArmResult, RunResults
     from memstore.harness.evaluate import Evaluation
     from memstore.harness.report.gates import Gate
     from memstore.harness.run.runner.pool import RunConfig

@@ -25,7 +25,7 @@ from typing import Any
 from memstore.harness.analysis.anytime import anytime_intervals, sequential_order
 from memstore.harness.analysis.compare import compare_within
 from memstore.harness.analysis.metrics import compute
-from memstore.harness.analysis.model import RunResults
+from memstore.harness.analysis.run_results import RunResults
 from memstore.harness.compose import Parts
 from memstore.harness.records import ArmMeta, RunMeta
 from memstore.harness.report.families import GateFamily, gates

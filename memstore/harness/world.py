@@ -19,7 +19,7 @@ from memstore.clock import Clock, FakeClock
 from memstore.errors import BuildError, MemstoreError, ValidationError
 from memstore.harness.scenarios.data import fixture_files
 from memstore.harness.scenarios.loader import read_file
-from memstore.harness.scenarios.model import Edit, Scenario, SeedMemory, Step, Truth
+from memstore.harness.scenarios.scenario import Edit, Scenario, SeedMemory, Step, Truth
 from memstore.harness.scenarios.source import Positions, Problem, Reporter, load_yaml
 from memstore.harness.scenarios.values import read_value, same_value
 from memstore.harness.trees import copy_tree, fingerprint, make_read_only, scratch_folder

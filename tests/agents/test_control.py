@@ -15,12 +15,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from memstore.harness.analysis.model import Role
+from memstore.harness.analysis.run_results import Role
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.run.boundary.session import AgentSession
 from memstore.harness.run.runner.pool import RunConfig, iter_arms
 from memstore.harness.scenarios.loader import load_library
-from memstore.harness.scenarios.model import IntentAction
+from memstore.harness.scenarios.scenario import IntentAction
 from tests.testing.test_agent_mutants import population_sample
 
 _ASSIGN = re.compile(r"^(?P<head>.*?\b(?P<key>[A-Za-z_]\w*)\s*=\s*)(?P<value>\d+)(?P<tail>;?\s*)$")

@@ -15,7 +15,7 @@ from memstore.harness.run.isolation.sandbox import AgentRuntime, SandboxMode
 from memstore.harness.run.runner.pool import Arm, RunConfig, RunOutput, run
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file
-from memstore.harness.scenarios.model import Scenario
+from memstore.harness.scenarios.scenario import Scenario
 
 
 def scenario(name: str) -> Scenario:

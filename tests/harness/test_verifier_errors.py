@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.harness.analysis.model import Rate
+from memstore.harness.analysis.run_results import Rate
 from memstore.harness.evaluate import evaluate
 from memstore.harness.run.runner.pool import RunConfig, iter_arms
 from memstore.harness.scenarios.loader import load_file

@@ -11,7 +11,7 @@ import pytest
 from memstore import Access, AccessPolicy, Actor, Clock, MemoryStore, Surface, open_store
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file
-from memstore.harness.scenarios.model import Scenario
+from memstore.harness.scenarios.scenario import Scenario
 from memstore.harness.world import Template, build_template
 
 

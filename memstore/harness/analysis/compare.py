@@ -18,10 +18,10 @@ from dataclasses import asdict
 
 import pandas as pd
 
+from memstore.harness.analysis.metric_registry import Direction, Metric, Test, Unit, registered_metrics
 from memstore.harness.analysis.metrics import BAD, USABLE
-from memstore.harness.analysis.model import Comparison, Rate, Role, RunResults, Verdict
 from memstore.harness.analysis.pairs import memory_pairs, task_groups
-from memstore.harness.analysis.registry import Direction, Metric, Test, Unit, metrics
+from memstore.harness.analysis.run_results import Comparison, Rate, Role, RunResults, Verdict
 from memstore.harness.records import SESSION, TRIAL
 from memstore.harness.stats import (
     adjust_pvalues,
@@ -59,7 +59,7 @@ Tables = dict[str, pd.DataFrame]
 
 def lower_is_better(name: str) -> bool:
     """Whether a smaller value of the metric ``name`` is the better one (harm, errors, breaches)."""
-    found = next((m for m in metrics() if m.name == name), None)
+    found = next((m for m in registered_metrics() if m.name == name), None)
     return found is not None and found.direction in {Direction.LOWER, Direction.ZERO}
 
 
@@ -277,8 +277,8 @@ def compare_within(
     rows = {str(r["arm"]): r for r in arms.drop_duplicates("arm").to_dict("records")}
     found: list[Comparison] = []
     for a, b in _pairs(arms):
-        made = [_paired_binary(metric, a, b, outcomes, min_effect) for metric in metrics(test=Test.MCNEMAR)]
-        made += [_bootstrap(metric, a, b, reviews, seed) for metric in metrics(test=Test.BOOTSTRAP)]
+        made = [_paired_binary(metric, a, b, outcomes, min_effect) for metric in registered_metrics(test=Test.MCNEMAR)]
+        made += [_bootstrap(metric, a, b, reviews, seed) for metric in registered_metrics(test=Test.BOOTSTRAP)]
         found += [Comparison(**{**asdict(c), "family": _family(rows, a, b, c.metric)}) for c in made if c is not None]
     return _finish(found, alpha, min_effect)
 
@@ -292,7 +292,7 @@ def compare_groups(
     effect says nothing of whether it is knowledge the repository does not offer."""
     sessions = tables["sessions"]
     roles = dict(zip(sessions.arm, sessions.role, strict=False))
-    success = next(m for m in metrics(test=Test.MCNEMAR) if m.name == "task_success_rate")
+    success = next(m for m in registered_metrics(test=Test.MCNEMAR) if m.name == "task_success_rate")
     groups = [(group, _Outcomes({"sessions": sessions[mask]})) for group, mask in task_groups(sessions)]
     found: list[Comparison] = []
     for a, b in _pairs(sessions[["arm", "agent", "store", "role"]]):
@@ -339,17 +339,17 @@ def compare_runs(
                 ignore_index=True,
             )
             outcomes, reviews = _Outcomes({"sessions": both}), _Reviews(both)
-            for metric in metrics(test=Test.MCNEMAR):
+            for metric in registered_metrics(test=Test.MCNEMAR):
                 c = _paired_binary(metric, now, then, outcomes, min_effect)
                 if c is not None:
                     found.append(c)
                     done.add(metric.name)
-            for metric in metrics(test=Test.BOOTSTRAP):
+            for metric in registered_metrics(test=Test.BOOTSTRAP):
                 c = _bootstrap(metric, now, then, reviews, seed)
                 if c is not None:
                     found.append(c)
                     done.add(metric.name)
-        for metric in metrics(rate=True):
+        for metric in registered_metrics(rate=True):
             x, y = current.arms[arm].rate(metric.name), baseline.arms[arm].rate(metric.name)
             if metric.name in done or x is None or y is None:
                 continue

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from memstore.harness.analysis.metric_registry import Direction, Slice, metric
 from memstore.harness.analysis.metrics import rate
-from memstore.harness.analysis.model import Rate
-from memstore.harness.analysis.registry import Direction, Slice, metric
+from memstore.harness.analysis.run_results import Rate
 from memstore.harness.records import SESSION
 
 __all__: list[str] = []

@@ -3,10 +3,10 @@ ran) and what a session costs. Declared in the registry like every other metric.
 
 from __future__ import annotations
 
+from memstore.harness.analysis.metric_registry import Direction, Level, Slice, metric
 from memstore.harness.analysis.metrics import _binary
-from memstore.harness.analysis.model import Rate
 from memstore.harness.analysis.pairs import column
-from memstore.harness.analysis.registry import Direction, Level, Slice, metric
+from memstore.harness.analysis.run_results import Rate
 from memstore.harness.records import PROMISES, SESSION, Promise
 
 __all__: list[str] = []

@@ -1,4 +1,4 @@
-"""Every metric of a run, each declared once (`memstore.harness.analysis.registry`), and
+"""Every metric of a run, each declared once (`memstore.harness.analysis.metric_registry`), and
 `compute`, which evaluates them per arm: overall, per scenario and per memory origin.
 
 Every outcome comes from what an agent did (its merged change, findings, answer; stale use
@@ -16,7 +16,16 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from memstore.harness.analysis.model import ArmResult, Rate, Role, Value
+from memstore.harness.analysis.metric_registry import (
+    EVERY_LEVEL,
+    Direction,
+    Level,
+    Slice,
+    Test,
+    Unit,
+    metric,
+    registered_metrics,
+)
 from memstore.harness.analysis.pairs import (
     KINDS,
     PAIR_KEY,
@@ -25,7 +34,7 @@ from memstore.harness.analysis.pairs import (
     paired_with_control,
     task_groups,
 )
-from memstore.harness.analysis.registry import EVERY_LEVEL, Direction, Level, Slice, Test, Unit, metric, metrics
+from memstore.harness.analysis.run_results import ArmResult, Rate, Role, Value
 from memstore.harness.records import PROMISES, RECALL_KS, SESSION, TRIAL, Chances, EventKind
 from memstore.model import Surface
 
@@ -278,7 +287,7 @@ for _k in RECALL_KS:
 
 
 def _evaluate(level: Level, found: Slice) -> dict[str, Value]:
-    return {m.name: m.compute(found) for m in metrics(level=level)}
+    return {m.name: m.compute(found) for m in registered_metrics(level=level)}
 
 
 def _by_scenario(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:

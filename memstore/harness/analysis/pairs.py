@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memstore.harness.analysis.model import Role
+from memstore.harness.analysis.run_results import Role
 from memstore.harness.records import EVENT, SESSION, EventKind
 from memstore.verify.verdict import FLAGGED
 

@@ -4,10 +4,10 @@ Summed per arm; the stubs spend nothing. Wall time is in ``timings.json`` (not r
 
 from __future__ import annotations
 
+from memstore.harness.analysis.metric_registry import Direction, Slice, metric
 from memstore.harness.analysis.metrics import _binary
-from memstore.harness.analysis.model import Rate
 from memstore.harness.analysis.pairs import column
-from memstore.harness.analysis.registry import Direction, Slice, metric
+from memstore.harness.analysis.run_results import Rate
 from memstore.harness.records import SESSION
 
 __all__: list[str] = []

@@ -31,7 +31,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from memstore.harness.run.isolation.sandbox import AgentRuntime, run_isolated
-from memstore.harness.scenarios.model import Task
+from memstore.harness.scenarios.scenario import Task
 from memstore.harness.scenarios.values import pattern_group
 from memstore.verify.workspace import Workspace
 

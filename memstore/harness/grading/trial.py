@@ -30,7 +30,7 @@ from memstore.harness.records import (
 from memstore.harness.run.isolation.sandbox import AgentRuntime
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.play.handoff import Played
-from memstore.harness.scenarios.model import SeedMemory, Task
+from memstore.harness.scenarios.scenario import SeedMemory, Task
 from memstore.harness.scenarios.values import read_value
 from memstore.harness.world import Template, World
 from memstore.model import Memory

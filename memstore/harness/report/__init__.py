@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstore.harness.analysis.model import RunResults
+from memstore.harness.analysis.run_results import RunResults
 from memstore.harness.report.content import arm_label, harm_rows, headlines, simulation_notes
 from memstore.harness.report.gate import decide
 from memstore.harness.report.gates import (

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memstore.harness.analysis.compare import compare_runs
-from memstore.harness.analysis.model import RunResults
+from memstore.harness.analysis.run_results import RunResults
 from memstore.harness.report.gate import Decision, decide
 from memstore.harness.report.gates import Gate, gates
 from memstore.harness.report.markdown import render_markdown

@@ -16,8 +16,8 @@ from typing import Any
 
 from memstore import plugins
 from memstore.harness.analysis.compare import Comparison, Verdict
-from memstore.harness.analysis.model import ArmResult, RunResults
-from memstore.harness.analysis.registry import Direction, Metric, metrics
+from memstore.harness.analysis.metric_registry import Direction, Metric, registered_metrics
+from memstore.harness.analysis.run_results import ArmResult, RunResults
 from memstore.harness.report.svg import FONT, MUTED, Canvas, Scale, nice_ticks, text_width
 from memstore.harness.stats import wilson_ci
 from memstore.registry import Registry
@@ -247,7 +247,7 @@ def _finite(value: Any) -> bool:
 )
 def _rates(data: ChartData) -> str:
     arms = data.results.arms
-    shown = [m for m in metrics(chart=True, rate=True) if any(a.rate(m.name) for a in arms.values())]
+    shown = [m for m in registered_metrics(chart=True, rate=True) if any(a.rate(m.name) for a in arms.values())]
     return rates_chart(arms, shown, data.labels)
 
 

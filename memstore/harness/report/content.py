@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from memstore.harness.analysis.compare import Comparison, Verdict
-from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults, Value
 from memstore.harness.analysis.pairs import STRATA
+from memstore.harness.analysis.run_results import ArmResult, Rate, Role, RunResults, Value
 from memstore.harness.records import RECALL_KS, SESSION
 from memstore.harness.report.gates import Gate
 from memstore.harness.stats import wilson_ci

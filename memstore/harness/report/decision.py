@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from memstore.harness.analysis.model import Comparison, Role, RunResults
+from memstore.harness.analysis.run_results import Comparison, Role, RunResults
 from memstore.harness.report.gate import Decision, Gate, Outcome, decide
 
 __all__ = [

@@ -23,7 +23,7 @@ from typing import Any
 
 from memstore import plugins
 from memstore.harness.analysis.compare import Comparison
-from memstore.harness.analysis.model import Role, RunResults
+from memstore.harness.analysis.run_results import Role, RunResults
 from memstore.harness.report.gate import Gate
 from memstore.registry import Registry
 

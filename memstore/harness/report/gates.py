@@ -25,7 +25,7 @@ it cannot decide.
 
 from __future__ import annotations
 
-from memstore.harness.analysis.model import ArmResult, Role, RunResults
+from memstore.harness.analysis.run_results import ArmResult, Role, RunResults
 from memstore.harness.records import PROMISES
 from memstore.harness.report.effects import (
     HARM_OUTCOMES,

@@ -15,8 +15,8 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults, Value
-from memstore.harness.analysis.registry import Level, metrics
+from memstore.harness.analysis.metric_registry import Level, registered_metrics
+from memstore.harness.analysis.run_results import ArmResult, Rate, Role, RunResults, Value
 from memstore.harness.records import EVENT, SESSION, EventKind
 from memstore.harness.report.charts import ChartData, every_chart
 from memstore.harness.report.content import (
@@ -122,7 +122,7 @@ def render_html(
     arms = results.arms
     shown = [
         m
-        for m in metrics(level=Level.OVERALL)
+        for m in registered_metrics(level=Level.OVERALL)
         if m.summary and any(a.overall.get(m.name) is not None for a in arms.values())
     ]
     sessions = tables["sessions"]

@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 from memstore.harness.analysis.compare import FAMILIES, Comparison, Verdict
-from memstore.harness.analysis.model import Role, RunResults
-from memstore.harness.analysis.registry import Level, metrics
+from memstore.harness.analysis.metric_registry import Level, registered_metrics
+from memstore.harness.analysis.run_results import Role, RunResults
 from memstore.harness.records import RunMeta
 from memstore.harness.report.content import (
     GROUPS_NOTE,
@@ -133,7 +133,7 @@ def _verdict(results: RunResults, gate_list: list[Gate]) -> list[str]:
     """The decision with every failed gate (and where) and every undecided one (and what would
     decide it), the next step, the probes, each store against the reference, the run, the
     headline, agent errors and the arms' table."""
-    shown = [m for m in metrics(level=Level.OVERALL) if m.summary]
+    shown = [m for m in registered_metrics(level=Level.OVERALL) if m.summary]
     shown = [m for m in shown if any(a.overall.get(m.name) is not None for a in results.arms.values())]
     word, _, rest = verdict_line(gate_list).partition(": ")
     lines = ["# memstore eval", "", f"**{word}**: {_md(rest)}.", ""]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memstore.harness.analysis.model import Role
+from memstore.harness.analysis.run_results import Role
 from memstore.harness.records import PROMISES
 
 __all__ = ["INTEGRITY_KEYS", "VERIFIER_KEYS", "PlannedArm", "plan"]

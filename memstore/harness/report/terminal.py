@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from memstore.harness.analysis.model import Role, RunResults
-from memstore.harness.analysis.registry import Level, metrics
+from memstore.harness.analysis.metric_registry import Level, registered_metrics
+from memstore.harness.analysis.run_results import Role, RunResults
 from memstore.harness.report.content import (
     ROLE_NOTE,
     error_lines,
@@ -160,7 +160,7 @@ def _blocks(names: list[str], width: int, short: dict[str, str]) -> Iterator[lis
 
 
 def _table(results: RunResults, names: list[str], title: str, short: dict[str, str]) -> Table:
-    shown = [m for m in metrics(level=Level.OVERALL) if m.summary]
+    shown = [m for m in registered_metrics(level=Level.OVERALL) if m.summary]
     shown = [m for m in shown if any(results.arms[n].overall.get(m.name) is not None for n in names)]
     table = Table(title=title, title_justify="left", pad_edge=False, box=None, show_edge=False)
     table.add_column("", no_wrap=True)

@@ -23,8 +23,8 @@ from memstore.harness.run.output import Arm
 from memstore.harness.run.runner.config import RunConfig
 from memstore.harness.run.runner.pool import iter_arms
 from memstore.harness.scenarios.loader import load_library
-from memstore.harness.scenarios.model import Scenario
 from memstore.harness.scenarios.sample import sample_tasks
+from memstore.harness.scenarios.scenario import Scenario
 
 __all__ = ["DEFAULT_AGENTS", "DEFAULT_STORE", "IDENTITY", "Recipe", "parse_timeouts", "same_run"]
 

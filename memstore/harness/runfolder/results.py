@@ -23,7 +23,7 @@ from memstore.errors import ConfigurationError
 from memstore.harness.analysis.compare import compare_groups, compare_within
 from memstore.harness.analysis.curves import confusion, healing_curves
 from memstore.harness.analysis.metrics import compute
-from memstore.harness.analysis.model import RunResults
+from memstore.harness.analysis.run_results import RunResults
 from memstore.harness.records import (
     EVENT,
     SESSION,

@@ -28,7 +28,7 @@ from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.play.handoff import GradingFactory
 from memstore.harness.run.runner.pool import RunConfig, run
 from memstore.harness.scenarios.data import scenario_set_hash
-from memstore.harness.scenarios.model import Scenario
+from memstore.harness.scenarios.scenario import Scenario
 from memstore.uri import StoreURI
 
 __all__ = [

@@ -16,7 +16,7 @@ import regex
 
 from memstore.errors import ValidationError
 from memstore.harness.scenarios.data import fixtures_dir, scenarios_dir
-from memstore.harness.scenarios.model import parse_duration, parse_start
+from memstore.harness.scenarios.scenario import parse_duration, parse_start
 from memstore.harness.scenarios.source import FieldPath, Reporter
 from memstore.model import Citation, clean_path
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from memstore.harness.scenarios.model import Scenario
+from memstore.harness.scenarios.scenario import Scenario
 
 __all__ = ["data_dir", "fixture_files", "fixtures_dir", "scenario_set_hash", "scenarios_dir"]
 

@@ -11,7 +11,7 @@ import random
 from datetime import timedelta
 from typing import Any
 
-from memstore.harness.scenarios.model import (
+from memstore.harness.scenarios.scenario import (
     Claim,
     Location,
     Origin,

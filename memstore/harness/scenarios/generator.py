@@ -32,7 +32,7 @@ from typing import Any
 
 from memstore.access import Access
 from memstore.harness.scenarios.generated_memories import memory_pool
-from memstore.harness.scenarios.model import (
+from memstore.harness.scenarios.scenario import (
     Check,
     Edit,
     Finding,

@@ -16,7 +16,7 @@ from memstore.errors import ScenarioError
 from memstore.harness.scenarios.checks import schema_errors, semantic_checks
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.generator import generate
-from memstore.harness.scenarios.model import (
+from memstore.harness.scenarios.scenario import (
     AnswerMatch,
     Check,
     Claim,

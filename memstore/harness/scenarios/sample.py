@@ -25,7 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-from memstore.harness.scenarios.model import Scenario, Task
+from memstore.harness.scenarios.scenario import Scenario, Task
 
 __all__ = ["QUICK", "Sample", "sample_tasks"]
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memstore.harness.scenarios.model import Edit, Location, Step
+from memstore.harness.scenarios.scenario import Edit, Location, Step
 
 __all__ = ["CONSTANTS", "DOCS", "Learned", "Repo", "Setting", "add_decoys", "history_of", "new_repo", "with_value"]
 

@@ -13,7 +13,7 @@ import re
 
 import regex
 
-from memstore.harness.scenarios.model import Location
+from memstore.harness.scenarios.scenario import Location
 from memstore.verify import GitCodebase
 
 __all__ = ["PATTERN_TIMEOUT", "normalise", "pattern_group", "read_value", "same_value", "values_in"]

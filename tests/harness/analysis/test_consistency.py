@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from memstore.harness.analysis.metric_registry import Direction, Level, registered_metrics
+from memstore.harness.analysis.metric_registry import Test as Compared  # not a test class
 from memstore.harness.analysis.metrics import compute
-from memstore.harness.analysis.model import ArmResult, Rate
-from memstore.harness.analysis.registry import Direction, Level, metrics
-from memstore.harness.analysis.registry import Test as Compared  # not a test class
+from memstore.harness.analysis.run_results import ArmResult, Rate
 from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.records import SessionRecord, columns
 from memstore.harness.run.runner.declarations import declared
@@ -118,7 +118,7 @@ def test_no_task_with_two_counted_trials_gives_none() -> None:
 
 
 def test_both_are_declared_once_without_a_within_run_test() -> None:
-    found = {m.name: m for m in metrics(level=Level.OVERALL)}
+    found = {m.name: m for m in registered_metrics(level=Level.OVERALL)}
     pass_k, flips = found["pass_hat_k"], found["flip_rate"]
     assert (pass_k.direction, flips.direction) == (Direction.HIGHER, Direction.LOWER)
     assert pass_k.test is Compared.NONE

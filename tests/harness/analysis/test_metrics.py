@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from memstore.harness.analysis.metric_registry import REGISTRY
 from memstore.harness.analysis.metrics import Slice, compute, control_arm, memory_pairs, paired_with_control, rate
-from memstore.harness.analysis.model import ArmResult, Rate
-from memstore.harness.analysis.registry import REGISTRY
+from memstore.harness.analysis.run_results import ArmResult, Rate
 from memstore.harness.records import SessionRecord, columns
 
 ROLES = {"no-memory": "control", "trusting": "harm-probe"}  # as those agents declare them

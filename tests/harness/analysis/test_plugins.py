@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 
 from memstore.errors import ConfigurationError
-from memstore.harness.analysis.registry import METRICS, Slice, metrics
+from memstore.harness.analysis.metric_registry import METRICS, Slice, registered_metrics
 from memstore.harness.report.charts import CHART_REGISTRY, every_chart
 from tests.distributions import install
 
 PLUGIN = """
-from memstore.harness.analysis.registry import Direction, metric
+from memstore.harness.analysis.metric_registry import Direction, metric
 from memstore.harness.report.charts import chart
 
 
@@ -34,7 +34,7 @@ def plugin_chart(data):
 @pytest.fixture
 def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registries with the built-ins loaded, to be loaded again (a plug-in's join them) and restored after."""
-    metrics(), every_chart()
+    registered_metrics(), every_chart()
     for registry in (METRICS, CHART_REGISTRY):
         monkeypatch.setattr(registry, "registered", dict(registry.registered))
         monkeypatch.setattr(registry, "_loaded", False)
@@ -45,7 +45,7 @@ def test_a_metric_and_a_chart_of_another_package_join_the_built_ins(
 ) -> None:
     groups = {"memstore.metrics": {"team": "team_metrics"}, "memstore.charts": {"team": "team_metrics"}}
     install(tmp_path, "team-metrics", groups, monkeypatch, modules={"team_metrics": PLUGIN})
-    names = [m.name for m in metrics()]
+    names = [m.name for m in registered_metrics()]
     assert names[-1] == "sessions_seen"
     assert len(names) == len(set(names)) > 40
     empty = pd.DataFrame()
@@ -63,4 +63,4 @@ def test_a_plugin_that_cannot_be_loaded_is_a_configuration_error(
     with pytest.raises(
         ConfigurationError, match=r"the metric plug-in 'broken' .* from broken-metrics\) cannot be loaded"
     ):
-        metrics()
+        registered_metrics()

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memstore.harness.grading.answers import answer_is_right
-from memstore.harness.scenarios.model import AnswerMatch
+from memstore.harness.scenarios.scenario import AnswerMatch
 from memstore.harness.scenarios.values import normalise, same_value, values_in
 
 

@@ -11,7 +11,7 @@ from memstore.clock import FakeClock
 from memstore.harness.grading.actions import Actions, parse_diff
 from memstore.harness.grading.scoring import healed, outcome, stale_uses, states
 from memstore.harness.records import Outcome
-from memstore.harness.scenarios.model import Check, Claim, Finding, Location, Origin, SeedMemory, Task, Truth
+from memstore.harness.scenarios.scenario import Check, Claim, Finding, Location, Origin, SeedMemory, Task, Truth
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Status, Surface
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from memstore.cli import main
 from memstore.errors import ConfigurationError
-from memstore.harness.analysis.model import RunResults
+from memstore.harness.analysis.run_results import RunResults
 from memstore.harness.records import FORMAT, Role, format_of, upgrade, upgrade_tables
 from memstore.harness.run.output import RunOutput
 from memstore.harness.run.runner.pool import Arm, RunConfig, units

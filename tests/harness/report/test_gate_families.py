@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.harness.analysis.model import ArmResult, Role, RunResults
+from memstore.harness.analysis.run_results import ArmResult, Role, RunResults
 from memstore.harness.records import ArmMeta, RunMeta
 from memstore.harness.report.families import GATES, every_family, gates
 from tests.distributions import install

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from memstore.harness.analysis.compare import Comparison, Verdict, compare_runs
-from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults
+from memstore.harness.analysis.run_results import ArmResult, Rate, Role, RunResults
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.records import RunMeta
 from memstore.harness.report import gates, render_junit, render_markdown, write_reports

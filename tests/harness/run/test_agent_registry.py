@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memstore.errors import ConfigurationError
-from memstore.harness.analysis.model import Role
+from memstore.harness.analysis.run_results import Role
 from memstore.harness.grading.trial import TrialGrading
 from memstore.harness.run.boundary import agents
 from memstore.harness.run.boundary.agents import make_agent, register_agent
@@ -18,7 +18,7 @@ from memstore.harness.run.runner.pool import RunConfig, check_config, iter_arms,
 from tests.harness.conftest import scenario
 
 AGENT_MODULE = """
-from memstore.harness.analysis.model import Role
+from memstore.harness.analysis.run_results import Role
 from memstore.agents.stubs import NoMemoryAgent
 
 

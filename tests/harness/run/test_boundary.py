@@ -16,7 +16,7 @@ from memstore.harness.run.boundary.session import AgentSession
 from memstore.harness.run.output import Arm
 from memstore.harness.run.runner.pool import RunConfig, run
 from memstore.harness.scenarios.loader import load_file
-from memstore.harness.scenarios.model import Check, Finding, Origin, Scenario, SeedMemory, Task, Truth
+from memstore.harness.scenarios.scenario import Check, Finding, Origin, Scenario, SeedMemory, Task, Truth
 from memstore.harness.world import Template, World
 
 # Grading values no agent may reach: the answer, the check's texts, a finding's note.

@@ -21,7 +21,7 @@ from memstore.harness.run.isolation.sandbox import AgentRuntime, SandboxMode, re
 from memstore.harness.run.output import Arm
 from memstore.harness.run.runner.pool import RunConfig, run
 from memstore.harness.scenarios.loader import load_file
-from memstore.harness.scenarios.model import Scenario
+from memstore.harness.scenarios.scenario import Scenario
 from tests.harness.conftest import scenario
 
 needs_bwrap = pytest.mark.skipif(not resolve_mode(SandboxMode.AUTO)[0], reason="bubblewrap cannot run here")

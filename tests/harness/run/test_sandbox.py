@@ -26,7 +26,7 @@ from memstore.harness.run.output import Arm
 from memstore.harness.run.runner.pool import RunConfig
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file
-from memstore.harness.scenarios.model import Scenario
+from memstore.harness.scenarios.scenario import Scenario
 from tests.harness.conftest import scenario
 from tests.harness.run.test_escapes import CHECKED
 

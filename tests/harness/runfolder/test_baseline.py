@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from memstore.harness.analysis.compare import UNPAIRED, Verdict, compare_runs
-from memstore.harness.analysis.model import ArmResult, Rate, Role, RunResults
+from memstore.harness.analysis.run_results import ArmResult, Rate, Role, RunResults
 from memstore.harness.records import RunMeta
 from memstore.harness.report import gates
 from memstore.harness.report.effects import FEWEST_UNITS

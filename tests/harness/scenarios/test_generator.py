@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memstore import open_store
 from memstore.harness.scenarios.generator import generate
-from memstore.harness.scenarios.model import Truth
+from memstore.harness.scenarios.scenario import Truth
 from memstore.harness.world import build_template
 from memstore.verify import verify_memory
 

@@ -8,7 +8,7 @@ import pytest
 
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import ScenarioError, load_file, load_library, read_file, scenario_files
-from memstore.harness.scenarios.model import AnswerMatch, Intent, IntentAction, Origin, Truth, parse_duration
+from memstore.harness.scenarios.scenario import AnswerMatch, Intent, IntentAction, Origin, Truth, parse_duration
 from memstore.harness.world import check_labels, validate_file
 
 MOVED = (scenarios_dir() / "api-version-moved.yaml").read_text()

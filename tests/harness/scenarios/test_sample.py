@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from memstore.cli import main
 from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_library
-from memstore.harness.scenarios.model import Scenario
 from memstore.harness.scenarios.sample import sample_tasks
+from memstore.harness.scenarios.scenario import Scenario
 
 
 @pytest.fixture(scope="module")

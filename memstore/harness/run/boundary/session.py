@@ -26,7 +26,7 @@ from memstore.errors import MemstoreError
 from memstore.harness.records import EventKind
 from memstore.harness.run.boundary.gateway import Event, Gateway, Recall, Usage, citation, compile_pattern
 from memstore.harness.run.boundary.mcp_bridge import WRITES, logged_ids, read_events, replay_kind, snapshot, unexplained
-from memstore.harness.scenarios.model import Intent
+from memstore.harness.scenarios.scenario import Intent
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.verify import Verdict, anchor, verify_memory
 from memstore.verify.filetext import split

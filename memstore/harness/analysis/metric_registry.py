@@ -35,7 +35,7 @@ __all__ = [
     "Unit",
     "metric",
     "metric_table",
-    "metrics",
+    "registered_metrics",
 ]
 
 
@@ -168,7 +168,7 @@ def metric(
     return register
 
 
-def metrics(
+def registered_metrics(
     *, test: Test | None = None, rate: bool | None = None, level: Level | None = None, chart: bool | None = None
 ) -> list[Metric]:
     """The registered metrics that match every filter given, in registration order."""
@@ -186,7 +186,7 @@ def metrics(
 def metric_table() -> str:
     """The Markdown table of every metric: name, what it counts, direction, how arms are compared."""
     lines = ["| metric | what it counts | better | compared by |", "|---|---|---|---|"]
-    for m in metrics():
+    for m in registered_metrics():
         how = m.test.value or "-"
         if m.test is Test.MCNEMAR and m.unit is not Unit.SESSIONS:
             how += f", per {m.unit.value}"
