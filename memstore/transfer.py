@@ -27,8 +27,7 @@ from memstore.access import Actor
 from memstore.errors import ImportProblems, MemstoreError, ValidationError
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.store import BatchStore, MemoryStore
-from memstore.verify.citations import anchor
-from memstore.verify.codebase import Codebase
+from memstore.verify import Codebase, anchor
 
 __all__ = [
     "MAX_IMPORT_LINES",

@@ -49,11 +49,6 @@ ROOMS: tuple[tuple[str, ...], ...] = (
     ("memstore.harness.records",),  # the typed spine every stage reads: records, promises, tables, format
     ("memstore.harness.scenarios",),
     ("memstore.harness.world",),
-    (  # the run stage's records, on their way to a leaf package of their own (issue 44, item 2)
-        "memstore.harness.run.events",
-        "memstore.harness.run.records",
-        "memstore.harness.run.promises",
-    ),
     ("memstore.harness.run.isolation",),  # the run stage, from the ground up: sandbox, processes, scratch
     ("memstore.harness.run.output",),  # what a unit is and what it gives back
     ("memstore.harness.run.boundary",),  # what an agent is handed, the agents registry, the command adapter
@@ -80,20 +75,17 @@ KNOWN_CLIMBS: set[tuple[str, str]] = set()
 
 # Imports of memstore modules inside functions, each a deliberate choice for what it costs.
 _PLUGIN = "memstore.harness.pytest_plugin"  # loaded by every pytest run where memstore is installed:
-_PLUGIN_NEEDS = (  # the harness only once its options are used
-    "runfolder.recipe",
-    "runfolder.results",
+_PLUGIN_NEEDS = (  # the harness only once its options are used (each stage through its face)
     "pytest_run",
-    "report.suite",
-    "run.boundary.agents",
-    "run.runner.pool",
-    "scenarios.data",
+    "report",
+    "run",
+    "runfolder",
+    "scenarios",
 )
 LAZY: set[tuple[str, str]] = {
     *((_PLUGIN, f"memstore.harness.{name}") for name in _PLUGIN_NEEDS),
     # the MCP SDK, only for a session that asks for MCP
-    ("memstore.harness.run.boundary.session", "memstore.mcp.server"),
-    ("memstore.harness.run.boundary.session", "memstore.mcp.service"),
+    ("memstore.harness.run.boundary.session", "memstore.mcp"),
 }
 
 GROUPS = plugins.GROUPS  # entry-point groups: "memstore.agents" is a group of the plug-in table, not an import

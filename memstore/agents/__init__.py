@@ -1,5 +1,31 @@
-"""Reference agents: real agents, as opposed to the harness's stub programs.
+"""Every built-in agent: the stubs and the reference LLM agent.
 
-`memstore.agents.llm` is a tool-calling loop over any OpenAI-compatible chat-completions
-endpoint (``--agent llm:MODEL``). Its prompts are package data under ``prompts/``, versioned.
+The stubs (`stubs`: the careful reader and the agents that trust, verify or ignore memory; their
+program, `program`, its craft with a repository, `craft`, and its reading rules, `reading`), seeded by
+`StubParams` (`params`). `memstore.agents.llm` is a tool-calling loop over any OpenAI-compatible
+chat-completions endpoint (``--agent llm:MODEL``); its prompts are package data under ``prompts/``,
+versioned. Each is a built-in of the ``memstore.agents`` entry-point group.
 """
+
+from memstore.agents.params import StubParams
+from memstore.agents.program import Known, Program
+from memstore.agents.stubs import (
+    BlindTrustingAgent,
+    JitVerifyAgent,
+    NoMemoryAgent,
+    StubAgent,
+    TrustingAgent,
+    refused_for_instructions,
+)
+
+__all__ = [
+    "BlindTrustingAgent",
+    "JitVerifyAgent",
+    "Known",
+    "NoMemoryAgent",
+    "Program",
+    "StubAgent",
+    "StubParams",
+    "TrustingAgent",
+    "refused_for_instructions",
+]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memstore.agents.statements import statement
-from memstore.verify.claims import Claim, ClaimKind, _stem, claims_of, words
+from memstore.verify import Claim, ClaimKind, claims_of, identifier_words, light_stem
 
 __all__ = [
     "Definition",
@@ -63,7 +63,7 @@ _IMPORT = re.compile(r"^\s*(?:import\b|from\s+\S+\s+import\b|(?:const|let|var)\s
 
 def subject_words(subject: str) -> list[str]:
     """The words of a subject that name it (identifiers split, lower case, generic words aside)."""
-    return [w for w in words(subject) if w not in _GENERIC] or words(subject)
+    return [w for w in identifier_words(subject) if w not in _GENERIC] or identifier_words(subject)
 
 
 def _is_identifier(subject: str) -> bool:
@@ -81,7 +81,7 @@ def name_pattern(subject: str) -> str:
     parts = subject_words(subject)
     if _is_identifier(subject):
         return r"(?<![A-Za-z0-9])" + r"[\W_]*".join(re.escape(p) for p in parts) + r"(?![A-Za-z0-9])"
-    stems = [re.escape(_stem(p)) for p in parts]
+    stems = [re.escape(light_stem(p)) for p in parts]
     if len(stems) == 1:
         return rf"(?<![A-Za-z0-9]){stems[0]}"
     return "|".join(rf"{a}\w*[\W_]*{b}" for a, b in itertools.pairwise(stems))
@@ -117,13 +117,13 @@ def names_like(name: str, subject: str) -> bool:
     if _is_identifier(subject):
         return _norm(name) == _norm(subject)
     wanted = set(subject_words(subject))
-    shared = set(words(name)) & wanted
+    shared = set(identifier_words(name)) & wanted
     return 2 * len(shared) >= len(wanted) and any(not w.isdigit() for w in shared)
 
 
 def shares_a_word(name: str, subject: str) -> bool:
     """A looser test, for a line found by its value: the key shares a word (not a number)."""
-    shared = set(words(name)) & set(subject_words(subject))
+    shared = set(identifier_words(name)) & set(subject_words(subject))
     return any(not w.isdigit() for w in shared)
 
 
@@ -315,7 +315,7 @@ def names_near(lines: list[str], kind: str, subject: str) -> list[str]:
     counts: dict[str, int] = {}
     for line in lines:
         low = line.lower()
-        if kind not in low or (wanted and not any(_stem(w) in low for w in wanted)):
+        if kind not in low or (wanted and not any(light_stem(w) in low for w in wanted)):
             continue
         for found in _NAMED.finditer(line):
             name = found.group("code") or found.group("quoted") or found.group("single")

@@ -34,7 +34,7 @@ from urllib.parse import parse_qsl
 
 from memstore.errors import ConfigurationError
 from memstore.harness.records import EventKind, Role
-from memstore.harness.run.boundary.session import AgentSession, Usage
+from memstore.harness.run import AgentSession, Usage
 from memstore.model import Surface
 
 __all__ = ["PROMPT_VERSION", "LlmAgent", "LlmSettings", "make"]

@@ -28,8 +28,8 @@ from memstore.agents.reading import (
     used_outside,
     value_changes,
 )
-from memstore.harness.run.boundary.session import AgentSession, Hit, PullRequest
-from memstore.harness.scenarios.scenario import Intent, IntentAction
+from memstore.harness.run import AgentSession, Hit, PullRequest
+from memstore.harness.scenarios import Intent, IntentAction
 from memstore.model import Citation, Memory, Surface
 
 if TYPE_CHECKING:

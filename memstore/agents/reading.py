@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from memstore.agents import craft
-from memstore.harness.run.boundary.session import Tools
+from memstore.harness.run import Tools
 
 if TYPE_CHECKING:
     pass

@@ -39,10 +39,9 @@ from memstore.agents import craft
 from memstore.agents.params import StubParams
 from memstore.agents.program import Known, Program
 from memstore.harness.records import EventKind, Role
-from memstore.harness.run.boundary.session import AgentSession
+from memstore.harness.run import AgentSession
 from memstore.model import Citation, Kind, Memory, MemoryDraft
-from memstore.verify import Verdict, VerdictStatus
-from memstore.verify.claims import terms
+from memstore.verify import Verdict, VerdictStatus, terms
 
 __all__ = [
     "BlindTrustingAgent",
@@ -78,7 +77,7 @@ def _overlap(session: AgentSession, known: Known) -> int:
     return len(terms(session.task.words()) & terms(f"{known.memory.subject} {known.fact}"))
 
 
-class _Stub:
+class StubAgent:
     """The program the stubs share; they differ in how they assess a memory."""
 
     name = "stub"
@@ -116,7 +115,7 @@ class _Stub:
         Program(session, self.config, relevant, skips, learn=self.uses_memory and self.config.learn).run()
 
 
-class NoMemoryAgent(_Stub):
+class NoMemoryAgent(StubAgent):
     """Memory switched off: the control arm."""
 
     name = "no-memory"
@@ -127,7 +126,7 @@ class NoMemoryAgent(_Stub):
         return None
 
 
-class TrustingAgent(_Stub):
+class TrustingAgent(StubAgent):
     """Trusts what it is given but reads the code it cites: a citation is followed when the line
     at the stored number still names what it named when it was stored (the same key), and left
     out otherwise (the agent then looks for that place itself). The fact is believed as stored:
@@ -141,7 +140,7 @@ class TrustingAgent(_Stub):
         return Known(memory, cited, memory.fact, used=memory, left_out=len(memory.citations) - len(cited))
 
 
-class BlindTrustingAgent(_Stub):
+class BlindTrustingAgent(StubAgent):
     """The harm probe: uses what it is given exactly as stored, without reading the cited lines
     (a citation that moved sends its edit to whatever line now has that number). The worst case
     of memory used unverified, not a model of a careful agent."""
@@ -181,7 +180,7 @@ def _still_names(session: AgentSession, citation: Citation) -> bool:
     return then.strip() == now.strip() or bool(craft.identifiers(then) & craft.identifiers(now))
 
 
-class JitVerifyAgent(_Stub):
+class JitVerifyAgent(StubAgent):
     """Verify before use; correct, re-anchor, retire, refresh (the seeds' loop)."""
 
     name = "jit-verify"

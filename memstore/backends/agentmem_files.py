@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memstore.model import Citation, Kind, Memory, Status, Surface, validate_repo
-from memstore.verify.git import repository_root
+from memstore.verify import repository_root
 
 __all__ = [
     "INDEX",

@@ -51,7 +51,7 @@ from memstore.errors import (
     StorageError,
     ValidationError,
 )
-from memstore.mcp.forkserver import ForkServer
+from memstore.mcp import ForkServer
 from memstore.model import Citation, Memory, MemoryDraft, Surface
 from memstore.store import open_store
 from memstore.uri import StoreURI

@@ -23,7 +23,7 @@ from rich.text import Text
 from memstore.access import Access, AccessPolicy, Actor
 from memstore.errors import MemstoreError
 from memstore.store import MemoryStore, open_store
-from memstore.verify.git import GitRepository
+from memstore.verify import GitRepository
 
 __all__ = ["CommandError", "StoreContext", "console", "load_access", "plain", "safe", "store_options"]
 

@@ -29,12 +29,10 @@ from rich.progress import (
 from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import ScenarioError
 from memstore.harness.evaluate import Evaluation, evaluate_folder, run_part
-from memstore.harness.report.gate import EXIT
-from memstore.harness.report.terminal import print_summary
-from memstore.harness.run.runner.config import RunConfig
-from memstore.harness.runfolder.folder import RunFolder
-from memstore.harness.runfolder.recipe import DEFAULT_STORE, Recipe
-from memstore.harness.scenarios.sample import QUICK
+from memstore.harness.report import EXIT, print_summary
+from memstore.harness.run import RunConfig
+from memstore.harness.runfolder import DEFAULT_STORE, Recipe, RunFolder
+from memstore.harness.scenarios import QUICK
 
 __all__ = ["eval_command"]
 

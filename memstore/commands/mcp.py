@@ -17,14 +17,10 @@ from memstore.access import Actor
 from memstore.clock import Clock, FakeClock, FileClock, SystemClock
 from memstore.commands._shared import CommandError, load_access, repository_name
 from memstore.ids import UlidIds
-from memstore.mcp.http import serve_http
-from memstore.mcp.server import build_server
-from memstore.mcp.service import MemoryService
-from memstore.mcp.stdio import serve_stdio
+from memstore.mcp import MemoryService, build_server, serve_http, serve_stdio
 from memstore.model import Memory, Surface, validate_repo
 from memstore.store import DEFAULT_EXPIRY, open_store
-from memstore.verify import Codebase, GitCodebase, WorkingTree
-from memstore.verify.git import GitRepository
+from memstore.verify import Codebase, GitCodebase, GitRepository, WorkingTree
 
 __all__ = ["mcp_command"]
 

@@ -10,9 +10,8 @@ import click
 
 from memstore.commands._shared import console, plain
 from memstore.harness.evaluate import merge_folders
-from memstore.harness.report.gate import EXIT
-from memstore.harness.report.terminal import print_summary
-from memstore.harness.run.runner.pool import units
+from memstore.harness.report import EXIT, print_summary
+from memstore.harness.run import units
 
 __all__ = ["merge_command"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memstore.harness.analysis.metric_registry import metric_table
+from memstore.harness.analysis import metric_table
 
 __all__ = ["metrics_command"]
 

@@ -12,9 +12,7 @@ import yaml
 
 from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import MemstoreError
-from memstore.harness.scenarios.loader import load_file
-from memstore.harness.scenarios.mined_scenario import scenario_document
-from memstore.harness.scenarios.mining import KINDS, Mined, mine, mined_file
+from memstore.harness.scenarios import KINDS, Mined, load_file, mine, mined_file, scenario_document
 from memstore.harness.trees import scratch_folder
 from memstore.harness.world import build_problems
 from memstore.verify import GitCodebase

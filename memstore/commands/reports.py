@@ -7,9 +7,7 @@ from pathlib import Path
 
 import click
 
-from memstore.harness.report import render_again
-from memstore.harness.report.against import compare_folders
-from memstore.harness.report.gate import EXIT
+from memstore.harness.report import EXIT, compare_folders, render_again
 
 __all__ = ["compare", "report"]
 

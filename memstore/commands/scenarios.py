@@ -10,8 +10,7 @@ import click
 from rich.table import Table
 
 from memstore.commands._shared import CommandError, console, plain, safe
-from memstore.harness.scenarios.loader import ScenarioError, load_library, read_file, scenario_files
-from memstore.harness.scenarios.scenario import Scenario
+from memstore.harness.scenarios import Scenario, ScenarioError, load_library, read_file, scenario_files
 from memstore.harness.world import check_labels
 
 __all__ = ["scenarios"]

@@ -17,8 +17,7 @@ from memstore.commands._shared import store_options as _store_options
 from memstore.errors import MemstoreError
 from memstore.model import Memory, Surface
 from memstore.store import list_every
-from memstore.verify import Codebase, GitCodebase, Verdict, WorkingTree, verify_memories
-from memstore.verify.git import GitRepository
+from memstore.verify import Codebase, GitCodebase, GitRepository, Verdict, WorkingTree, verify_memories
 
 __all__ = ["verify"]
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from memstore import plugins
 from memstore.errors import ConfigurationError
-from memstore.harness.report.families import GateFamily, every_family
-from memstore.harness.run.play.handoff import GradingFactory
+from memstore.harness.report import GateFamily, every_family
+from memstore.harness.run import GradingFactory
 from memstore.registry import Registry
 
 __all__ = ["GRADING", "GRADINGS", "Parts", "choose"]

@@ -23,21 +23,22 @@ from typing import Any
 import pandas as pd
 
 from memstore.errors import OutputError
-from memstore.harness.analysis.compare import Comparison, compare_runs
-from memstore.harness.analysis.run_results import RunResults
+from memstore.harness.analysis import Comparison, RunResults, compare_runs
 from memstore.harness.compose import Parts, choose
 from memstore.harness.records import FailureRecord, RunMeta
-from memstore.harness.report import Gate, gates, write_reports
-from memstore.harness.report.gate import Decision, decide
+from memstore.harness.report import Decision, Gate, decide, gates, write_reports
+from memstore.harness.run import Declared, RunConfig, check_config, declared
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner.declarations import Declared, check_config, declared
-from memstore.harness.run.runner.pool import RunConfig
-from memstore.harness.runfolder.folder import RunFolder
-from memstore.harness.runfolder.lock import hold
-from memstore.harness.runfolder.results import Baseline, check_same_scenarios, load_baseline, write_run
-from memstore.harness.runfolder.shards import run_in_folder
-from memstore.harness.scenarios.data import scenario_set_hash, scenarios_dir
-from memstore.harness.scenarios.loader import ScenarioError
+from memstore.harness.runfolder import (
+    Baseline,
+    RunFolder,
+    check_same_scenarios,
+    hold,
+    load_baseline,
+    run_in_folder,
+    write_run,
+)
+from memstore.harness.scenarios import ScenarioError, scenario_set_hash, scenarios_dir
 from memstore.harness.sequential import run_sequential
 from memstore.harness.world import check_labels
 

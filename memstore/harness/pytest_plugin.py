@@ -35,11 +35,11 @@ import pytest
 from memstore.errors import GateFailed, MemstoreError
 
 if TYPE_CHECKING:
-    from memstore.harness.analysis.run_results import ArmResult, RunResults
+    from memstore.harness.analysis import ArmResult, RunResults
     from memstore.harness.evaluate import Evaluation
-    from memstore.harness.report.gates import Gate
-    from memstore.harness.run.runner.pool import RunConfig
-    from memstore.harness.runfolder.results import Baseline
+    from memstore.harness.report import Gate
+    from memstore.harness.run import RunConfig
+    from memstore.harness.runfolder import Baseline
 
 __all__ = ["EvalRun", "GateItem", "enable_gates", "memstore_run"]
 
@@ -54,7 +54,7 @@ SUITE = "memstore"  # the gate tests' node id: memstore::ARM::KEY
 @dataclass
 class EvalRun:
     """The session's evaluation (`evaluate`'s `Evaluation`), the baseline it is gated against,
-    and every gate of the run (`memstore.harness.report.gates.gates`)."""
+    and every gate of the run (`memstore.harness.report.families.gates`)."""
 
     evaluation: Evaluation
     baseline: Baseline | None
@@ -150,8 +150,8 @@ def _wanted(config: pytest.Config) -> bool:
 def _run_config(config: pytest.Config) -> RunConfig:
     """The run the options describe: a `Recipe` with this plugin's defaults (two workers, fewer
     when the run has less work and none were asked for), built as ``memstore eval`` builds its own."""
-    from memstore.harness.run.runner.pool import fitted_workers
-    from memstore.harness.runfolder.recipe import DEFAULT_AGENTS, DEFAULT_STORE, Recipe
+    from memstore.harness.run import fitted_workers
+    from memstore.harness.runfolder import DEFAULT_AGENTS, DEFAULT_STORE, Recipe
 
     stores = tuple(config.getoption("--memstore-store")) or (DEFAULT_STORE,)
     negative = tuple(config.getoption("--memstore-negative-control"))
@@ -178,8 +178,8 @@ def _run_config(config: pytest.Config) -> RunConfig:
 
 def _planned(run_config: RunConfig) -> list[tuple[str, str]]:
     """The suite's gates, (arm, key), from the arms' roles and their agents' declarations (no unit runs)."""
-    from memstore.harness.report.suite import PlannedArm, plan
-    from memstore.harness.run.boundary.agents import arm_role, make_agent
+    from memstore.harness.report import PlannedArm, plan
+    from memstore.harness.run import arm_role, make_agent
 
     arms = []
     for arm in run_config.arms:
@@ -282,9 +282,9 @@ def _asked(config: pytest.Config) -> _Asked:
     found = config.stash.get(_ASKED, None)
     if found is not None:
         return found
-    from memstore.harness.run.runner.pool import check_config
-    from memstore.harness.runfolder.results import load_baseline
-    from memstore.harness.scenarios.data import scenario_set_hash
+    from memstore.harness.run import check_config
+    from memstore.harness.runfolder import load_baseline
+    from memstore.harness.scenarios import scenario_set_hash
 
     baseline, note = None, ""
     baseline_file = config.getoption("--memstore-baseline")

@@ -20,14 +20,12 @@ from pathlib import Path
 import pytest
 
 from memstore.errors import RunFolderError
-from memstore.harness.analysis.compare import compare_runs
+from memstore.harness.analysis import compare_runs
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.records import FailureRecord, from_row
 from memstore.harness.report import gates
-from memstore.harness.run.runner.pool import RunConfig
-from memstore.harness.runfolder.lock import hold
-from memstore.harness.runfolder.manifest import holds_a_run, prepare_folder
-from memstore.harness.runfolder.results import Baseline, load_results, load_tables
+from memstore.harness.run import RunConfig
+from memstore.harness.runfolder import Baseline, hold, holds_a_run, load_results, load_tables, prepare_folder
 
 __all__ = ["earlier_run", "run_afresh", "run_once"]
 

@@ -22,18 +22,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from memstore.harness.analysis.anytime import anytime_intervals, sequential_order
-from memstore.harness.analysis.compare import compare_within
-from memstore.harness.analysis.metrics import compute
-from memstore.harness.analysis.run_results import RunResults
+from memstore.harness.analysis import RunResults, anytime_intervals, compare_within, compute, sequential_order
 from memstore.harness.compose import Parts
 from memstore.harness.records import ArmMeta, RunMeta
-from memstore.harness.report.families import GateFamily, gates
+from memstore.harness.report import GateFamily, gates
+from memstore.harness.run import Declared, RunConfig, merge_outputs
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner.declarations import Declared
-from memstore.harness.run.runner.pool import RunConfig, merge_outputs
-from memstore.harness.runfolder.results import frames_of
-from memstore.harness.runfolder.shards import run_in_folder
+from memstore.harness.runfolder import frames_of, run_in_folder
 
 __all__ = ["FIRST_LOOK", "Stopped", "run_sequential"]
 

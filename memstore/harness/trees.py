@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memstore.verify.beneath import remove_tree, walk
+from memstore.verify import remove_tree, walk
 
 __all__ = ["copy_tree", "fingerprint", "make_read_only", "remove_tree", "scratch_folder"]
 

@@ -17,17 +17,25 @@ from pathlib import Path
 from memstore.access import AccessPolicy, Actor
 from memstore.clock import Clock, FakeClock
 from memstore.errors import BuildError, MemstoreError, ValidationError
-from memstore.harness.scenarios.data import fixture_files
-from memstore.harness.scenarios.loader import read_file
-from memstore.harness.scenarios.scenario import Edit, Scenario, SeedMemory, Step, Truth
-from memstore.harness.scenarios.source import Positions, Problem, Reporter, load_yaml
-from memstore.harness.scenarios.values import read_value, same_value
+from memstore.harness.scenarios import (
+    Edit,
+    Positions,
+    Problem,
+    Reporter,
+    Scenario,
+    SeedMemory,
+    Step,
+    Truth,
+    fixture_files,
+    load_yaml,
+    read_file,
+    read_value,
+    same_value,
+)
 from memstore.harness.trees import copy_tree, fingerprint, make_read_only, scratch_folder
 from memstore.model import Citation, Memory, MemoryDraft
 from memstore.store import MemoryStore
-from memstore.verify import GitCodebase, anchor
-from memstore.verify.git import GitRepository, Hunk, map_line
-from memstore.verify.history import HistoryBuilder
+from memstore.verify import GitCodebase, GitRepository, HistoryBuilder, Hunk, anchor, map_line
 
 __all__ = [
     "StoreFactory",

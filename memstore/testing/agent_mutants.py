@@ -13,20 +13,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from memstore.agents.params import StubParams
-from memstore.agents.program import Known, Program
-from memstore.agents.stubs import JitVerifyAgent, TrustingAgent, _Stub, refused_for_instructions
+from memstore.agents import (
+    JitVerifyAgent,
+    Known,
+    Program,
+    StubAgent,
+    StubParams,
+    TrustingAgent,
+    refused_for_instructions,
+)
 from memstore.errors import ConfigurationError
 from memstore.harness.records import Role
-from memstore.harness.run.boundary.agents import split_params
-from memstore.harness.run.boundary.session import AgentSession
+from memstore.harness.run import AgentSession, split_params
 from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.verify import VerdictStatus
 
 __all__ = ["AGENT_MUTANTS", "AgentMutant", "make_agent_mutant"]
 
 
-class _ClaimsMemory(_Stub):
+class _ClaimsMemory(StubAgent):
     """Says it uses every memory it is handed, and works as if it had none."""
 
     name = "mutant:claims-memory"
@@ -48,7 +53,7 @@ class _Unverified(TrustingAgent):
     role = Role.TREATMENT
 
 
-class _IgnoresVerdict(_Stub):
+class _IgnoresVerdict(StubAgent):
     """Verifies every memory, then acts on it as stored whatever the verdict said."""
 
     name = "mutant:ignores-verdict"
@@ -107,7 +112,7 @@ class _CorrectsWrong(_Corrector):
         session.tools.store_draft(replace(draft, fact=memory.fact) if contradicted else draft, supersedes=memory.id)
 
 
-class _WeakVerifier(_Stub):
+class _WeakVerifier(StubAgent):
     """Verifies by existence only (every cited line is there), then acts on the memory as stored:
     a weak verifier in the verify-and-correct loop. It retires what cites nothing that exists."""
 
@@ -129,7 +134,7 @@ class _WeakVerifier(_Stub):
         session.tools.refresh(known.memory)
 
 
-class _RetiresEverything(_Stub):
+class _RetiresEverything(StubAgent):
     """Retires every memory it is handed, and works as if it had none."""
 
     name = "mutant:retires-everything"
@@ -149,7 +154,7 @@ class AgentMutant:
     name: str
     breaks: str
     told_by: str
-    factory: type[_Stub]
+    factory: type[StubAgent]
 
 
 AGENT_MUTANTS: dict[str, AgentMutant] = {
@@ -168,12 +173,12 @@ AGENT_MUTANTS: dict[str, AgentMutant] = {
 }
 
 
-def make_agent_mutant(name: str, params: Mapping[str, str] | StubParams | None = None) -> _Stub:
+def make_agent_mutant(name: str, params: Mapping[str, str] | StubParams | None = None) -> StubAgent:
     """The agent mutant ``name`` (the agent spec ``mutant:NAME``), with the stubs' parameters."""
     return AGENT_MUTANTS[name].factory(params)
 
 
-def mutant_agent(argument: str, runtime: object) -> _Stub:
+def mutant_agent(argument: str, runtime: object) -> StubAgent:
     """The ``mutant:`` agent scheme's factory (`memstore.harness.run.boundary.agents.AGENT_SCHEMES`):
     ``NAME`` or ``NAME[searches=1,...]``."""
     name, params = split_params(argument)

@@ -23,6 +23,8 @@ __all__ = [
     "assignments",
     "claims_of",
     "code_form",
+    "identifier_words",
+    "light_stem",
     "mentions",
     "substitutions",
     "terms",
@@ -269,7 +271,7 @@ def unquote(value: str) -> str:
     return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`" else value
 
 
-def _stem(word: str) -> str:
+def light_stem(word: str) -> str:
     """A light stemmer: plurals and -ing, so "codes"/"code" and "logging"/"logged"/"log" meet."""
     word = word.lower()
     if word.endswith("ies") and len(word) > 4:
@@ -282,7 +284,7 @@ def _stem(word: str) -> str:
     return word
 
 
-def words(text: str) -> list[str]:
+def identifier_words(text: str) -> list[str]:
     """The words of ``text``, identifiers split at case changes and underscores, lower-cased."""
     found: list[str] = []
     for token in _WORD.findall(text):
@@ -297,13 +299,14 @@ _TERMS_MAX_CHARS = 100_000  # relevance is judged on the first 100k characters o
 @lru_cache(maxsize=16384)
 def terms(text: str) -> frozenset[str]:
     """The content words of ``text``, stemmed: what a fact and code must share to be about the same thing."""
-    return frozenset(_stem(w) for w in words(text[:_TERMS_MAX_CHARS]) if len(w) >= 3 and w not in STOPWORDS)
+    found = identifier_words(text[:_TERMS_MAX_CHARS])
+    return frozenset(light_stem(w) for w in found if len(w) >= 3 and w not in STOPWORDS)
 
 
 @lru_cache(maxsize=4096)
 def key_terms(key: str) -> frozenset[str]:
     """The words of an assignment key (``API_VERSION`` -> {"api", "version"})."""
-    return frozenset(_stem(w) for w in words(key) if w not in STOPWORDS)
+    return frozenset(light_stem(w) for w in identifier_words(key) if w not in STOPWORDS)
 
 
 def substitutions(before: str, after: str) -> dict[str, str]:

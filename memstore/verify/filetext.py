@@ -21,7 +21,7 @@ import tokenize
 
 from memstore.verify.tokens import Language, language_of
 
-__all__ = ["decode", "encode", "file_lines", "is_python", "split"]
+__all__ = ["decode", "encode", "file_lines", "is_python", "text_lines"]
 
 
 def is_python(path: str) -> bool:
@@ -66,7 +66,7 @@ def encode(text: str, path: str) -> bytes:
     return text.encode("utf-8")
 
 
-def split(text: str, path: str) -> tuple[str, ...]:
+def text_lines(text: str, path: str) -> tuple[str, ...]:
     """The lines of ``text`` (without their line ends), counted as the tools of ``path``'s language count them."""
     if "\r" in text:
         text = text.replace("\r\n", "\n")
@@ -81,5 +81,5 @@ def split(text: str, path: str) -> tuple[str, ...]:
 
 
 def file_lines(data: bytes, path: str) -> tuple[str, ...]:
-    """The lines of the file ``path`` whose bytes are ``data``: `decode`, then `split`."""
-    return split(decode(data, path), path)
+    """The lines of the file ``path`` whose bytes are ``data``: `decode`, then `text_lines`."""
+    return text_lines(decode(data, path), path)

@@ -10,7 +10,7 @@ import pytest
 
 from memstore.model import Citation, Kind, Memory, Surface
 from memstore.verify import GitCodebase, Verdict, anchor, verify_memory
-from memstore.verify.filetext import decode, encode, split
+from memstore.verify.filetext import decode, encode, text_lines
 from memstore.verify.history import HistoryBuilder
 from tests.verify.conftest import Build
 
@@ -89,8 +89,8 @@ def test_a_lone_cr_outside_python_stays_in_its_line(head: GitCodebase) -> None:
 @pytest.mark.parametrize("separator", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
 def test_python_s_line_ends_are_not_splitlines(separator: str) -> None:
     text = f"a = 1{separator}\nb = 2\rc = 3\r\nd = 4"
-    assert split(text, "m.py") == (f"a = 1{separator}", "b = 2", "c = 3", "d = 4")
-    assert split(text, "m.md") == (f"a = 1{separator}", "b = 2\rc = 3", "d = 4")
+    assert text_lines(text, "m.py") == (f"a = 1{separator}", "b = 2", "c = 3", "d = 4")
+    assert text_lines(text, "m.md") == (f"a = 1{separator}", "b = 2\rc = 3", "d = 4")
 
 
 def test_a_python_file_is_decoded_by_its_bom_or_header_and_written_back_the_same() -> None:

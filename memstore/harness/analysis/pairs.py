@@ -7,7 +7,7 @@ import pandas as pd
 
 from memstore.harness.analysis.run_results import Role
 from memstore.harness.records import EVENT, SESSION, EventKind
-from memstore.verify.verdict import FLAGGED
+from memstore.verify import FLAGGED
 
 __all__ = [
     "KINDS",

@@ -12,8 +12,7 @@ import re
 
 import regex
 
-from memstore.harness.scenarios.scenario import AnswerMatch
-from memstore.harness.scenarios.values import normalise, values_in
+from memstore.harness.scenarios import AnswerMatch, normalise, values_in
 
 __all__ = ["REGEX_TIMEOUT", "answer_is_right"]
 

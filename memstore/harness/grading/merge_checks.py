@@ -30,10 +30,9 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
-from memstore.harness.run.isolation.sandbox import AgentRuntime, run_isolated
-from memstore.harness.scenarios.scenario import Task
-from memstore.harness.scenarios.values import pattern_group
-from memstore.verify.workspace import Workspace
+from memstore.harness.run import AgentRuntime, run_isolated
+from memstore.harness.scenarios import Task, pattern_group
+from memstore.verify import Workspace
 
 __all__ = ["CHECK_TIMEOUT", "check_change"]
 

@@ -16,8 +16,7 @@ from memstore.errors import MemstoreError
 from memstore.harness.grading.actions import Actions
 from memstore.harness.grading.answers import answer_is_right
 from memstore.harness.records import Outcome
-from memstore.harness.scenarios.scenario import Location, SeedMemory, Task, Truth
-from memstore.harness.scenarios.values import normalise, values_in
+from memstore.harness.scenarios import Location, SeedMemory, Task, Truth, normalise, values_in
 from memstore.model import Memory, Status, Surface
 from memstore.store import MemoryStore
 

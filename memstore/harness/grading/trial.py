@@ -27,15 +27,12 @@ from memstore.harness.records import (
     SessionRecord,
     TrialRecord,
 )
-from memstore.harness.run.isolation.sandbox import AgentRuntime
+from memstore.harness.run import AgentRuntime, Played
 from memstore.harness.run.output import RunOutput, Unit
-from memstore.harness.run.play.handoff import Played
-from memstore.harness.scenarios.scenario import SeedMemory, Task
-from memstore.harness.scenarios.values import read_value
+from memstore.harness.scenarios import SeedMemory, Task, read_value
 from memstore.harness.world import Template, World
 from memstore.model import Memory
-from memstore.verify import GitCodebase
-from memstore.verify.workspace import Workspace
+from memstore.verify import GitCodebase, Workspace
 
 __all__ = ["TrialGrading"]
 

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstore.harness.analysis.run_results import RunResults
-from memstore.harness.report.content import arm_label, harm_rows, headlines, simulation_notes
-from memstore.harness.report.gate import decide
-from memstore.harness.report.gates import (
+from memstore.harness.analysis import RunResults
+from memstore.harness.report.against import compare_folders
+from memstore.harness.report.builtin_gates import (
     Gate,
     gates,
     harm_seen_gate,
@@ -24,22 +23,35 @@ from memstore.harness.report.gates import (
     no_harm_gates,
     verifier_gates,
 )
+from memstore.harness.report.content import arm_label, harm_rows, headlines, simulation_notes
+from memstore.harness.report.families import GateFamily, every_family
+from memstore.harness.report.gate import EXIT, Decision, decide
 from memstore.harness.report.html import render_html
 from memstore.harness.report.junit import render_junit
 from memstore.harness.report.markdown import render_markdown
-from memstore.harness.runfolder.results import load_results, load_tables
-from memstore.harness.runfolder.whole import whole
+from memstore.harness.report.suite import PlannedArm, plan
+from memstore.harness.report.terminal import print_summary
+from memstore.harness.runfolder import load_results, load_tables, whole
 
 __all__ = [
+    "EXIT",
     "FORMATS",
+    "Decision",
     "Gate",
+    "GateFamily",
+    "PlannedArm",
     "arm_label",
+    "compare_folders",
+    "decide",
+    "every_family",
     "gates",
     "harm_rows",
     "harm_seen_gate",
     "headlines",
     "invariant_gates",
     "no_harm_gates",
+    "plan",
+    "print_summary",
     "render_again",
     "render_html",
     "render_junit",

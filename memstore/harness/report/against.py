@@ -7,12 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memstore.harness.analysis.compare import compare_runs
-from memstore.harness.analysis.run_results import RunResults
+from memstore.harness.analysis import RunResults, compare_runs
+from memstore.harness.report.builtin_gates import Gate, gates
 from memstore.harness.report.gate import Decision, decide
-from memstore.harness.report.gates import Gate, gates
 from memstore.harness.report.markdown import render_markdown
-from memstore.harness.runfolder.results import check_same_scenarios, load_baseline
+from memstore.harness.runfolder import check_same_scenarios, load_baseline
 
 __all__ = ["Compared", "compare_folders"]
 

@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memstore import plugins
-from memstore.harness.analysis.compare import Comparison, Verdict
-from memstore.harness.analysis.metric_registry import Direction, Metric, registered_metrics
-from memstore.harness.analysis.run_results import ArmResult, RunResults
+from memstore.harness.analysis import ArmResult, Comparison, Direction, Metric, RunResults, Verdict, registered_metrics
 from memstore.harness.report.svg import FONT, MUTED, Canvas, Scale, nice_ticks, text_width
 from memstore.harness.stats import wilson_ci
 from memstore.registry import Registry

@@ -7,11 +7,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from memstore.harness.analysis.compare import Comparison, Verdict
-from memstore.harness.analysis.pairs import STRATA
-from memstore.harness.analysis.run_results import ArmResult, Rate, Role, RunResults, Value
-from memstore.harness.records import RECALL_KS, SESSION
-from memstore.harness.report.gates import Gate
+from memstore.harness.analysis import STRATA, ArmResult, Comparison, Rate, RunResults, Value, Verdict
+from memstore.harness.records import RECALL_KS, SESSION, Role
+from memstore.harness.report.builtin_gates import Gate
 from memstore.harness.stats import wilson_ci
 
 __all__ = [

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from memstore.harness.analysis.run_results import Comparison, Role, RunResults
+from memstore.harness.analysis import Comparison, RunResults
+from memstore.harness.records import Role
 from memstore.harness.report.gate import Decision, Gate, Outcome, decide
 
 __all__ = [

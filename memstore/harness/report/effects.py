@@ -10,9 +10,17 @@ from dataclasses import replace
 
 from statsmodels.stats.proportion import proportion_confint
 
-from memstore.harness.analysis.compare import MIN_EFFECT, OUTCOMES, Comparison, Verdict, lower_is_better
-from memstore.harness.analysis.run_results import ArmResult, Role, RunResults
-from memstore.harness.analysis.sequential import rate_cs
+from memstore.harness.analysis import (
+    MIN_EFFECT,
+    OUTCOMES,
+    ArmResult,
+    Comparison,
+    RunResults,
+    Verdict,
+    lower_is_better,
+    rate_cs,
+)
+from memstore.harness.records import Role
 from memstore.harness.report.gate import Gate, Outcome, decided, shown_p
 from memstore.harness.stats import wilson_ci
 

@@ -1,6 +1,6 @@
 """The gate registry: every family of gates a run is held to, registered as metrics are.
 
-A family is a function decorated with `@gate`, in memstore's own `memstore.harness.report.gates`
+A family is a function decorated with `@gate`, in memstore's own `memstore.harness.report.builtin_gates`
 or in a module of the ``memstore.gates`` entry-point group (`memstore.plugins`), imported on
 first use. Which arms a family judges it declares, never by an agent's name:
 
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from memstore import plugins
-from memstore.harness.analysis.compare import Comparison
-from memstore.harness.analysis.run_results import Role, RunResults
+from memstore.harness.analysis import Comparison, RunResults
+from memstore.harness.records import Role
 from memstore.harness.report.gate import Gate
 from memstore.registry import Registry
 

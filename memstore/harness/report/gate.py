@@ -1,5 +1,5 @@
 """A gate of a run and what it decided (`Outcome`), and what a run's gates decide together
-(`Decision`, `decide`): see `memstore.harness.report.gates` for the gates themselves.
+(`Decision`, `decide`): see `memstore.harness.report.builtin_gates` for the gates themselves.
 
 The exit statuses of ``memstore eval`` and ``memstore compare`` come from here, and mean the
 same in both: 0 every gate passed; 1 a gate failed (or an arm measured nothing); 3 none failed,

@@ -15,9 +15,9 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from memstore.harness.analysis.metric_registry import Level, registered_metrics
-from memstore.harness.analysis.run_results import ArmResult, Rate, Role, RunResults, Value
-from memstore.harness.records import EVENT, SESSION, EventKind
+from memstore.harness.analysis import ArmResult, Level, Rate, RunResults, Value, registered_metrics
+from memstore.harness.records import EVENT, SESSION, EventKind, Role
+from memstore.harness.report.builtin_gates import Gate
 from memstore.harness.report.charts import ChartData, every_chart
 from memstore.harness.report.content import (
     GROUPS_NOTE,
@@ -37,7 +37,6 @@ from memstore.harness.report.content import (
 )
 from memstore.harness.report.decision import PROBE_NOTE, next_step, store_lines, undecided_lines, verdict_line
 from memstore.harness.report.gate import decide
-from memstore.harness.report.gates import Gate
 from memstore.harness.stats import wilson_ci
 
 __all__ = ["render_html"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from memstore.harness.report.gates import Gate
+from memstore.harness.report.builtin_gates import Gate
 
 __all__ = ["render_junit"]
 

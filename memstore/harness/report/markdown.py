@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from memstore.harness.analysis.compare import FAMILIES, Comparison, Verdict
-from memstore.harness.analysis.metric_registry import Level, registered_metrics
-from memstore.harness.analysis.run_results import Role, RunResults
-from memstore.harness.records import RunMeta
+from memstore.harness.analysis import FAMILIES, Comparison, Level, RunResults, Verdict, registered_metrics
+from memstore.harness.records import Role, RunMeta
+from memstore.harness.report.builtin_gates import Gate
 from memstore.harness.report.content import (
     GROUPS_NOTE,
     arm_label,
@@ -33,7 +32,6 @@ from memstore.harness.report.decision import (
     verdict_line,
 )
 from memstore.harness.report.gate import Outcome
-from memstore.harness.report.gates import Gate
 
 __all__ = ["comparison_table", "render_markdown"]
 

@@ -3,7 +3,7 @@ run so each is a test of its own.
 
 `plan` names the gates a run will have from its arms alone (their names, roles and whether their
 agent verifies), so pytest can list them at collection and the run happens once, at the first of
-them; the gates themselves are `memstore.harness.report.gates.gates`, the same as the command's.
+them; the gates themselves are `memstore.harness.report.builtin_gates.gates`, the same as the command's.
 Each is named by its arm and its key (``contract[forgotten]``, ``no_harm``,
 ``verifier[detection_recall]``, ``baseline``...):
 
@@ -21,8 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memstore.harness.analysis.run_results import Role
-from memstore.harness.records import PROMISES
+from memstore.harness.records import PROMISES, Role
 
 __all__ = ["INTEGRITY_KEYS", "VERIFIER_KEYS", "PlannedArm", "plan"]
 

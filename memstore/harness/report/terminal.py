@@ -13,8 +13,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from memstore.harness.analysis.metric_registry import Level, registered_metrics
-from memstore.harness.analysis.run_results import Role, RunResults
+from memstore.harness.analysis import Level, RunResults, registered_metrics
+from memstore.harness.records import Role
+from memstore.harness.report.builtin_gates import Gate
 from memstore.harness.report.content import (
     ROLE_NOTE,
     error_lines,
@@ -32,8 +33,7 @@ from memstore.harness.report.decision import (
     verdict_line,
 )
 from memstore.harness.report.gate import Decision, decide
-from memstore.harness.report.gates import Gate
-from memstore.harness.run.boundary.agents import split_params
+from memstore.harness.run import split_params
 
 __all__ = ["first_line", "legend", "print_summary", "short_names"]
 

@@ -26,7 +26,16 @@ from memstore.harness.run.boundary import (
     split_params,
     with_params,
 )
-from memstore.harness.run.isolation import AgentRuntime, Network, SandboxMode, run_isolated
+from memstore.harness.run.isolation import (
+    DEFAULT_TIMEOUT,
+    AgentRuntime,
+    Network,
+    SandboxMode,
+    gunzip_bounded,
+    read_bounded,
+    resolve_mode,
+    run_isolated,
+)
 from memstore.harness.run.play import Grading, GradingFactory, Played, run_unit
 from memstore.harness.run.runner import (
     Declared,
@@ -43,6 +52,7 @@ from memstore.harness.run.runner import (
 __all__ = [
     "AGENTS",
     "AGENT_SCHEMES",
+    "DEFAULT_TIMEOUT",
     "Agent",
     "AgentRuntime",
     "AgentSession",
@@ -65,10 +75,13 @@ __all__ = [
     "check_config",
     "declared",
     "fitted_workers",
+    "gunzip_bounded",
     "iter_arms",
     "make_agent",
     "merge_outputs",
+    "read_bounded",
     "register_agent",
+    "resolve_mode",
     "run",
     "run_isolated",
     "run_unit",

@@ -8,7 +8,7 @@ from typing import Any
 
 from memstore.harness.records import EventRecord, FailureRecord, FindingRecord, SessionRecord, TrialRecord
 from memstore.harness.run.isolation.sandbox import AgentRuntime
-from memstore.harness.scenarios.scenario import Scenario
+from memstore.harness.scenarios import Scenario
 from memstore.uri import StoreURI
 
 __all__ = ["Arm", "RunOutput", "Unit"]

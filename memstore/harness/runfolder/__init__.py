@@ -7,5 +7,40 @@ the folder rules (`manifest`), each finished unit (`shards`), the tables and ``r
 The one library the CLI, the pytest plugin and `memstore.harness.evaluate` use for run folders:
 resume (``--resume``), parts run on several machines and assembled (``memstore merge``), the
 rule that a folder which is not a run folder is never overwritten, one process at a time in a
-folder (`lock`), and files written whole or not at all (`whole`).
+folder (`lock`), and files written whole or not at all (`atomic`).
 """
+
+from memstore.harness.runfolder.atomic import whole
+from memstore.harness.runfolder.folder import RunFolder
+from memstore.harness.runfolder.lock import hold
+from memstore.harness.runfolder.manifest import holds_a_run, prepare_folder
+from memstore.harness.runfolder.recipe import DEFAULT_AGENTS, DEFAULT_STORE, Recipe
+from memstore.harness.runfolder.results import (
+    Baseline,
+    check_same_scenarios,
+    frames_of,
+    load_baseline,
+    load_results,
+    load_tables,
+    write_run,
+)
+from memstore.harness.runfolder.shards import run_in_folder
+
+__all__ = [
+    "DEFAULT_AGENTS",
+    "DEFAULT_STORE",
+    "Baseline",
+    "Recipe",
+    "RunFolder",
+    "check_same_scenarios",
+    "frames_of",
+    "hold",
+    "holds_a_run",
+    "load_baseline",
+    "load_results",
+    "load_tables",
+    "prepare_folder",
+    "run_in_folder",
+    "whole",
+    "write_run",
+]

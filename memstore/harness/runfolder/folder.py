@@ -17,15 +17,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memstore.errors import BadShard, ConfigurationError, RunFolderError, ScenarioError
+from memstore.harness.run import RunConfig, check_config, fitted_workers, merge_outputs, units
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner.config import RunConfig
-from memstore.harness.run.runner.declarations import check_config
-from memstore.harness.run.runner.pool import fitted_workers, merge_outputs, units
 from memstore.harness.runfolder.lock import hold
 from memstore.harness.runfolder.manifest import MANIFEST, new_folder, prepare_folder, read_manifest, write_manifest
 from memstore.harness.runfolder.recipe import IDENTITY, Recipe, same_run
 from memstore.harness.runfolder.shards import check_shard, shard_path, unit_id
-from memstore.harness.scenarios.data import scenario_set_hash
+from memstore.harness.scenarios import scenario_set_hash
 
 __all__ = ["RunFolder"]
 

@@ -11,12 +11,11 @@ from pathlib import Path
 
 from memstore.errors import RunFolderError
 from memstore.harness.records import FORMAT, TABLES
-from memstore.harness.run.isolation.process import read_bounded
-from memstore.harness.run.runner.config import RunConfig
+from memstore.harness.run import RunConfig, read_bounded
 from memstore.harness.runfolder.lock import LOCK
 from memstore.harness.runfolder.recipe import Recipe
 from memstore.harness.runfolder.shards import ENGINE
-from memstore.harness.scenarios.data import scenario_set_hash
+from memstore.harness.scenarios import scenario_set_hash
 from memstore.uri import StoreURI
 
 __all__ = [

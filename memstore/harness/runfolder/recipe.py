@@ -17,14 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from memstore.errors import ConfigurationError, RunFolderError
-from memstore.harness.run.boundary.agents import split_params, with_params
-from memstore.harness.run.isolation.sandbox import DEFAULT_TIMEOUT, AgentRuntime, Network, SandboxMode
+from memstore.harness.run import (
+    DEFAULT_TIMEOUT,
+    AgentRuntime,
+    Network,
+    RunConfig,
+    SandboxMode,
+    iter_arms,
+    split_params,
+    with_params,
+)
 from memstore.harness.run.output import Arm
-from memstore.harness.run.runner.config import RunConfig
-from memstore.harness.run.runner.pool import iter_arms
-from memstore.harness.scenarios.loader import load_library
-from memstore.harness.scenarios.sample import sample_tasks
-from memstore.harness.scenarios.scenario import Scenario
+from memstore.harness.scenarios import Scenario, load_library, sample_tasks
 
 __all__ = ["DEFAULT_AGENTS", "DEFAULT_STORE", "IDENTITY", "Recipe", "parse_timeouts", "same_run"]
 

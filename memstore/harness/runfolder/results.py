@@ -20,10 +20,7 @@ import pandas as pd
 
 from memstore import __version__
 from memstore.errors import ConfigurationError
-from memstore.harness.analysis.compare import compare_groups, compare_within
-from memstore.harness.analysis.curves import confusion, healing_curves
-from memstore.harness.analysis.metrics import compute
-from memstore.harness.analysis.run_results import RunResults
+from memstore.harness.analysis import RunResults, compare_groups, compare_within, compute, confusion, healing_curves
 from memstore.harness.records import (
     EVENT,
     SESSION,
@@ -36,16 +33,13 @@ from memstore.harness.records import (
     upgrade,
     upgrade_tables,
 )
-from memstore.harness.run.isolation.process import gunzip_bounded, read_bounded
-from memstore.harness.run.isolation.sandbox import resolve_mode
+from memstore.harness.run import Declared, RunConfig, gunzip_bounded, read_bounded, resolve_mode
 from memstore.harness.run.output import RunOutput
-from memstore.harness.run.runner.declarations import Declared
-from memstore.harness.run.runner.pool import RunConfig
+from memstore.harness.runfolder.atomic import whole
 from memstore.harness.runfolder.forked import in_child
-from memstore.harness.runfolder.whole import whole
-from memstore.harness.scenarios.data import scenario_set_hash
+from memstore.harness.scenarios import scenario_set_hash
 from memstore.uri import StoreURI
-from memstore.verify.git import source_commit
+from memstore.verify import source_commit
 
 __all__ = [
     "TABLES",

@@ -23,12 +23,9 @@ from typing import Any
 from memstore import __version__
 from memstore.errors import BadShard
 from memstore.harness.records import FORMAT, SHARD_TABLES, TABLES, from_row, row
-from memstore.harness.run.isolation.process import gunzip_bounded, read_bounded
+from memstore.harness.run import GradingFactory, RunConfig, gunzip_bounded, read_bounded, run
 from memstore.harness.run.output import RunOutput, Unit
-from memstore.harness.run.play.handoff import GradingFactory
-from memstore.harness.run.runner.pool import RunConfig, run
-from memstore.harness.scenarios.data import scenario_set_hash
-from memstore.harness.scenarios.scenario import Scenario
+from memstore.harness.scenarios import Scenario, scenario_set_hash
 from memstore.uri import StoreURI
 
 __all__ = [

@@ -11,8 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from memstore.verify.codebase import Codebase, ReadStatus
-from memstore.verify.pycode import syntax_tree
+from memstore.verify import Codebase, ReadStatus, syntax_tree
 
 __all__ = [
     "CODE_SUFFIXES",

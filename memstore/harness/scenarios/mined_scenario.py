@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from memstore.harness.scenarios.mining import Mined, file_text
-from memstore.verify.codebase import Codebase
+from memstore.verify import Codebase
 
 __all__ = ["scenario_document"]
 

@@ -24,7 +24,7 @@ from dataclasses import replace
 
 from memstore.harness.scenarios.mined_facts import Mined, file_lines, parsed
 from memstore.harness.scenarios.wordings import say
-from memstore.verify.codebase import Codebase
+from memstore.verify import Codebase
 
 __all__ = ["literal_claims", "near_miss", "near_misses"]
 

@@ -47,7 +47,7 @@ from memstore.harness.scenarios.mined_facts import (
 from memstore.harness.scenarios.mined_renames import literal_value, renamed_as, renamed_part
 from memstore.harness.scenarios.mined_variants import literal_claims, near_misses
 from memstore.harness.scenarios.wordings import say
-from memstore.verify.codebase import Codebase
+from memstore.verify import Codebase
 
 __all__ = ["CODE_SUFFIXES", "KINDS", "PROSE_SUFFIXES", "STOP_WORDS", "Mined", "file_text", "mine", "mined_file"]
 

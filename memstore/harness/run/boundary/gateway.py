@@ -19,8 +19,7 @@ from memstore.harness.run.boundary.mcp_bridge import McpLaunch
 from memstore.harness.run.isolation.guard import StoreGuard
 from memstore.model import Citation, Memory, MemoryDraft, Surface
 from memstore.store import MemoryStore
-from memstore.verify import Codebase, GitCodebase, Verdict, Verifier, WorkingTree
-from memstore.verify.workspace import Workspace
+from memstore.verify import Codebase, GitCodebase, Verdict, Verifier, WorkingTree, Workspace
 
 __all__ = ["Event", "Gateway", "Recall", "Usage", "citation", "compile_pattern", "tree"]
 

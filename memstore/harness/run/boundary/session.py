@@ -26,10 +26,9 @@ from memstore.errors import MemstoreError
 from memstore.harness.records import EventKind
 from memstore.harness.run.boundary.gateway import Event, Gateway, Recall, Usage, citation, compile_pattern
 from memstore.harness.run.boundary.mcp_bridge import WRITES, logged_ids, read_events, replay_kind, snapshot, unexplained
-from memstore.harness.scenarios.scenario import Intent
+from memstore.harness.scenarios import Intent
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
-from memstore.verify import Verdict, anchor, verify_memory
-from memstore.verify.filetext import split
+from memstore.verify import Verdict, anchor, text_lines, verify_memory
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -126,7 +125,7 @@ class Tools:
             text = g.text(path)
             if text is None or "\x00" in text[:8000]:
                 continue
-            for number, line in enumerate(split(text, path), 1):
+            for number, line in enumerate(text_lines(text, path), 1):
                 if compiled.search(line):
                     hits.append(Hit(path, number, line))
                     if len(hits) >= MAX_HITS:
@@ -145,7 +144,7 @@ class Tools:
         """A file's lines (without line ends), counted as its language's tools count them
         (`memstore.verify.filetext`: the verifier's count), or None."""
         text = self.read(path)
-        return None if text is None else list(split(text, path))
+        return None if text is None else list(text_lines(text, path))
 
     # -- edits (coding tasks) --------------------------------------------------------------
 
@@ -348,8 +347,7 @@ class Tools:
     def mcp_server(self) -> MCPServer:
         """This session's memory as an MCP server to connect to in process (``mcp.Client(server)``);
         what is done through it is recorded like what is done through these tools."""
-        from memstore.mcp.server import build_server
-        from memstore.mcp.service import MemoryService
+        from memstore.mcp import MemoryService, build_server
 
         g = self._gateway
         service = MemoryService(g.store, g.actor, g.surface, g.repo, g.codebase(), g.working_tree(), self._logged)

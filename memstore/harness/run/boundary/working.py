@@ -15,7 +15,7 @@ from memstore.harness.records import EventKind
 from memstore.harness.run.boundary.agents import Agent
 from memstore.harness.run.boundary.session import AgentSession
 from memstore.harness.run.isolation.writes import WRITE_BUDGET, WriteBudget, overrun, stamps
-from memstore.verify.workspace import Workspace
+from memstore.verify import Workspace
 
 __all__ = ["work"]
 

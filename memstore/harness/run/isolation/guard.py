@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from memstore.harness.records import EventKind
-from memstore.verify.beneath import walk
+from memstore.verify import walk
 
 __all__ = ["Recorder", "StoreGuard"]
 

@@ -19,7 +19,7 @@ checks what the store says:
 Each check is also a *chance*: an occasion on which the store could have broken a promise (a
 list handed out while a retired memory exists, a correction to supersede, a lookup by an
 outsider). A promise with no chance in a run was not exercised: its gate says so instead of
-passing (`memstore.harness.report.gates`).
+passing (`memstore.harness.report.builtin_gates`).
 
 Each breach is a `Breach` of one named promise (`memstore.harness.records`): a contract metric in the results
 and a gate of the run. A breach is counted once per promise and memory in a trial, and the

@@ -19,10 +19,10 @@ from typing import Protocol
 from memstore.harness.records import Breaches, Chances, EventKind, Lookups, Role, Spent
 from memstore.harness.run.isolation.sandbox import AgentRuntime
 from memstore.harness.run.output import RunOutput, Unit
-from memstore.harness.scenarios.scenario import Task
+from memstore.harness.scenarios import Task
 from memstore.harness.world import Template, World
 from memstore.model import Memory
-from memstore.verify.workspace import Workspace
+from memstore.verify import Workspace
 
 __all__ = ["Grading", "GradingFactory", "Played"]
 

@@ -34,13 +34,12 @@ from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.run.play.audit import Breach, StoreAudit, breach_counts
 from memstore.harness.run.play.handoff import Grading, GradingFactory, Played
 from memstore.harness.run.play.stores import trial_store
-from memstore.harness.scenarios.scenario import Scenario, Task
+from memstore.harness.scenarios import Scenario, Task
 from memstore.harness.trees import remove_tree
 from memstore.harness.world import Template, World, build_template
 from memstore.model import Memory, Surface
 from memstore.store import MemoryStore
-from memstore.verify import Verdict
-from memstore.verify.workspace import Workspace
+from memstore.verify import Verdict, Workspace
 
 __all__ = ["forget_templates", "retrieve", "run_unit", "searches", "transcript_slug"]
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 from memstore.harness.run.boundary.agents import split_params
 from memstore.harness.run.isolation.sandbox import AgentRuntime
 from memstore.harness.run.output import Arm
-from memstore.harness.scenarios.scenario import Scenario
+from memstore.harness.scenarios import Scenario
 from memstore.store import DEFAULT_EXPIRY
 
 __all__ = ["RunConfig"]

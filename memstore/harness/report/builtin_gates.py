@@ -25,8 +25,8 @@ it cannot decide.
 
 from __future__ import annotations
 
-from memstore.harness.analysis.run_results import ArmResult, Role, RunResults
-from memstore.harness.records import PROMISES
+from memstore.harness.analysis import ArmResult, RunResults
+from memstore.harness.records import PROMISES, Role
 from memstore.harness.report.effects import (
     HARM_OUTCOMES,
     anytime,
