@@ -13,7 +13,7 @@ import pytest
 
 from memstore.harness.run.isolation.scratch import clean_stale
 
-LIBRARY = Path(__file__).resolve().parents[3] / "scenarios"
+LIBRARY = Path(__file__).resolve().parents[4] / "scenarios"
 pytestmark = pytest.mark.slow
 
 

@@ -28,7 +28,7 @@ from memstore.harness.scenarios.data import scenarios_dir
 from memstore.harness.scenarios.loader import load_file
 from memstore.harness.scenarios.scenario import Scenario
 from tests.harness.conftest import scenario
-from tests.harness.run.test_escapes import CHECKED
+from tests.harness.run.isolation.test_escapes import CHECKED
 
 if not resolve_mode(SandboxMode.AUTO)[0]:
     if os.environ.get("MEMSTORE_REQUIRE_SANDBOX"):  # CI installs bubblewrap: there, a skip is a failure
@@ -189,7 +189,7 @@ def test_an_agent_in_the_sandbox_reaches_nothing_it_should_not(
     library_file = next(scenarios_dir().glob("*.yaml"))
     out = tmp_path / "run"
     port = listener.getsockname()[1]
-    checkout = Path(__file__).resolve().parents[3]  # memstore's own checkout: git's objects hold the library
+    checkout = Path(__file__).resolve().parents[4]  # memstore's own checkout: git's objects hold the library
     secrets = [checkout / ".git" / "HEAD", checkout / "reports" / "baseline" / "results.json"]
     secrets += [checkout / "tests" / "harness" / "test_agents.py"]  # the outcomes expected of the library
     secrets += [fake_home / ".gitconfig", fake_home / ".config" / "token"]
@@ -289,7 +289,7 @@ def test_network_host_lets_a_sandboxed_agent_reach_its_api(tmp_path: Path, liste
     found = evaluate(config, tmp_path / "run")
     probe = _probe(tmp_path / "run" / found.tables["sessions"].transcript.iloc[0])
     assert probe["network"] is True
-    fixtures = str(Path(__file__).resolve().parents[3] / "fixtures") + "/"  # a checkout in /tmp shows them
+    fixtures = str(Path(__file__).resolve().parents[4] / "fixtures") + "/"  # a checkout in /tmp shows them
     assert [p for p in probe["read"] if not p.startswith(fixtures)] == []
 
 
