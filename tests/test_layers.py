@@ -2,6 +2,8 @@
 way (docs/design.md, "Rooms"): the core, verify, transfer, mcp, the backends, the harness's stages
 (its leaves, the records, scenarios, world, run, grading, analysis, runfolder, report, sequential, evaluate, the
 pytest plugin), the agents, testing, and the commands on top, each importing only the rooms below it.
+The run stage is rooms of its own: its records, isolation, a unit's output, the agent boundary, the
+trial loop (play), the runner, and its face on top.
 
 Every import counts: at module level, inside a function, under ``TYPE_CHECKING``. So does a
 string that names a module of the package: a ``"package.module:attr"`` reference is an import all
