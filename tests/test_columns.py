@@ -37,7 +37,7 @@ ELSEWHERE: dict[tuple[str, str], str] = {
     ("memstore/backends/mcp_memstore.py", "memory_id"): _MCP_ARGUMENT,
     ("memstore/commands/mcp.py", "memory_id"): _MCP_ARGUMENT,
     ("memstore/commands/memories.py", "memory_id"): "the CLI's argument naming a memory",
-    ("memstore/harness/run/mcp_bridge.py", "memory_id"): "a line of the MCP server's events log",
+    ("memstore/harness/run/boundary/mcp_bridge.py", "memory_id"): "a line of the MCP server's events log",
     ("memstore/harness/scenarios/loader.py", "stratum"): "a task's key in a scenario's YAML",
     **{
         ("memstore/agents/llm.py", name): "the model API's usage fields, read off its reply"

@@ -1,6 +1,6 @@
 """The promises of the store contract the harness checks on every run (docs/design.md, "The store
 protocol"): each is a contract metric, counted by the run's audit of the store
-(`memstore.harness.run.audit`), and a gate that fails the run when the count is not 0.
+(`memstore.harness.run.play.audit`), and a gate that fails the run when the count is not 0.
 
 `Breaches` is the one place they are written: one field per promise, in the order of the
 sessions table's columns, each carrying its label and sentences; `PROMISES` is read off it.
