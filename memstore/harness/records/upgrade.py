@@ -26,12 +26,13 @@ seeds, so they pair as they did when it was written.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from memstore.errors import ConfigurationError
 from memstore.harness.records.rows import Role
+
+if TYPE_CHECKING:  # pandas is imported where tables are upgraded: a store process never needs it
+    import pandas as pd
 
 __all__ = ["FORMAT", "format_of", "upgrade", "upgrade_tables"]
 
@@ -117,6 +118,8 @@ def upgrade_tables(tables: Mapping[str, pd.DataFrame], version: int) -> dict[str
     """A run folder's tables, written in format ``version``, in the current one."""
     upgraded = dict(tables)
     if version == 1:
+        import pandas as pd
+
         upgraded.setdefault("failures", pd.DataFrame())
         sessions = upgraded.get("sessions")
         if sessions is not None and not sessions.empty and "role" not in sessions:
