@@ -28,6 +28,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from memstore.harness.run.isolation.scratch import scratch_base
 
     _compile_once(config)
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist 3.6+ would hand out the files with
+        config.option.loadscopereorder = False  # the most tests first, undoing the order below
     base = scratch_base()
     if config.option.basetemp is None and not hasattr(config, "workerinput") and base != Path(tempfile.gettempdir()):
         config.option.basetemp = tempfile.mkdtemp(dir=base, prefix="memstore-pytest-")
