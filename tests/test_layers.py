@@ -88,6 +88,12 @@ LAZY: set[tuple[str, str]] = {
     *((_PLUGIN, f"memstore.harness.{name}") for name in _PLUGIN_NEEDS),
     # the MCP SDK, only for a session that asks for MCP
     ("memstore.harness.run.boundary.session", "memstore.mcp"),
+    # pandas and the statistics, only for a command that runs (its --help and usage errors load
+    # neither: tests/test_cli_startup.py)
+    *(("memstore.commands.eval", f"memstore.harness.{name}") for name in ("evaluate", "report")),
+    *(("memstore.commands.merge", f"memstore.harness.{name}") for name in ("evaluate", "report")),
+    ("memstore.commands.metrics", "memstore.harness.analysis"),
+    ("memstore.commands.reports", "memstore.harness.report"),
 }
 
 GROUPS = plugins.GROUPS  # entry-point groups: "memstore.agents" is a group of the plug-in table, not an import

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -28,11 +28,12 @@ from rich.progress import (
 
 from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import ScenarioError
-from memstore.harness.evaluate import Evaluation, evaluate_folder, run_part
-from memstore.harness.report import EXIT, print_summary
 from memstore.harness.run import RunConfig
 from memstore.harness.runfolder import DEFAULT_STORE, Recipe, RunFolder
 from memstore.harness.scenarios import QUICK
+
+if TYPE_CHECKING:
+    from memstore.harness.evaluate import Evaluation
 
 __all__ = ["eval_command"]
 
@@ -288,6 +289,8 @@ def eval_command(
 
 def _evaluate(run: RunFolder, baseline: Path | None, *, force: bool, retry_errors: bool) -> Evaluation:
     """`evaluate_folder`, its progress shown."""
+    from memstore.harness.evaluate import evaluate_folder  # pandas and the statistics: only for a run
+
     try:
         with _progress() as update:
             return evaluate_folder(run, baseline=baseline, force=force, progress=update, retry_errors=retry_errors)
@@ -297,6 +300,8 @@ def _evaluate(run: RunFolder, baseline: Path | None, *, force: bool, retry_error
 
 def _run_part(run: RunFolder, part: tuple[int, int], retry_errors: bool) -> None:
     """``--part K/N``: this machine's units, into the folder's shards."""
+    from memstore.harness.evaluate import run_part
+
     with _progress() as update:
         output = run_part(run, part, progress=update, retry_errors=retry_errors)
     units = len(output.trials) + len(output.failures)
@@ -331,6 +336,8 @@ def _banner(run: RunFolder, part: tuple[int, int] | None) -> None:
 def _finish(evaluation: Evaluation, no_fail: bool) -> None:
     """The summary; the exit status of the run's decision (`EXIT`): 1 failed, 3 undecided (0 with
     ``no_fail``, unless an arm measured nothing)."""
+    from memstore.harness.report import EXIT, print_summary
+
     print_summary(console(), evaluation.results, evaluation.gates, str(evaluation.folder), evaluation.seconds)
     for failure in evaluation.failures[:5]:
         console().print(plain(f"unit failed: {failure.arm} {failure.scenario}#{failure.trial}: {failure.error}"))

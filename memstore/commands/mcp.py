@@ -13,11 +13,11 @@ from typing import IO
 
 import click
 
+from memstore import mcp as server  # its names load the MCP SDK on first use, when a server starts
 from memstore.access import Actor
 from memstore.clock import Clock, FakeClock, FileClock, SystemClock
 from memstore.commands._shared import CommandError, load_access, repository_name
 from memstore.ids import UlidIds
-from memstore.mcp import MemoryService, build_server, serve_http, serve_stdio
 from memstore.model import Memory, Surface, validate_repo
 from memstore.store import DEFAULT_EXPIRY, open_store
 from memstore.verify import Codebase, GitCodebase, GitRepository, WorkingTree
@@ -176,10 +176,10 @@ def mcp_command(
     )
     verify_on, anchor_on = _codebases(repo_path, ref)
     log = _EventLog(events_file) if events_file is not None else None
-    service = MemoryService(store, Actor(user), _SURFACES[surface], repo, verify_on, anchor_on, log)
-    server = build_server(service)
+    service = server.MemoryService(store, Actor(user), _SURFACES[surface], repo, verify_on, anchor_on, log)
+    built = server.build_server(service)
     if transport == "stdio":
-        serve_stdio(server)
+        server.serve_stdio(built)
     else:
         token = os.environ.get("MEMSTORE_MCP_TOKEN") or None
         if token_file is not None:
@@ -187,6 +187,6 @@ def mcp_command(
             if token is None:
                 raise CommandError(f"--token-file {token_file} is empty")
         try:
-            serve_http(server, host=host, port=port, token=token, allow_hosts=allow_hosts)
+            server.serve_http(built, host=host, port=port, token=token, allow_hosts=allow_hosts)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc

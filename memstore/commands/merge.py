@@ -9,8 +9,6 @@ from pathlib import Path
 import click
 
 from memstore.commands._shared import console, plain
-from memstore.harness.evaluate import merge_folders
-from memstore.harness.report import EXIT, print_summary
 from memstore.harness.run import units
 
 __all__ = ["merge_command"]
@@ -28,6 +26,9 @@ def merge_command(runs: tuple[Path, ...], out: Path, overwrite: bool) -> None:
     2 for folders that cannot be merged (or that another run is using); 4 when the merged folder
     could not be written.
     """
+    from memstore.harness.evaluate import merge_folders  # pandas and the statistics: only when it runs
+    from memstore.harness.report import EXIT, print_summary
+
     evaluation = merge_folders(list(runs), out, overwrite=overwrite)
     print_summary(console(), evaluation.results, evaluation.gates, str(out), evaluation.seconds)
     console().print(plain(f"merged {len(runs)} run folder(s): {len(units(evaluation.config))} units"))

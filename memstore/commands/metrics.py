@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import click
 
-from memstore.harness.analysis import metric_table
-
 __all__ = ["metrics_command"]
 
 
@@ -13,4 +11,6 @@ __all__ = ["metrics_command"]
 def metrics_command() -> None:
     """List every metric as a Markdown table: its name, what it counts, which way is better,
     and the test two arms of a run are compared with (docs/metrics.md is this output)."""
+    from memstore.harness.analysis import metric_table  # pandas: only when it runs
+
     click.echo(metric_table(), nl=False)

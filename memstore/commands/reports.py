@@ -7,8 +7,6 @@ from pathlib import Path
 
 import click
 
-from memstore.harness.report import EXIT, compare_folders, render_again
-
 __all__ = ["compare", "report"]
 
 
@@ -23,6 +21,8 @@ __all__ = ["compare", "report"]
 )
 def report(run: Path, formats: tuple[str, ...]) -> None:
     """Render the reports of the run folder RUN again."""
+    from memstore.harness.report import render_again  # pandas and the statistics: only when it runs
+
     for path in render_again(run, formats or ("html", "md", "junit")):
         click.echo(str(path))
 
@@ -47,6 +47,8 @@ def compare(runs: tuple[Path, ...], out: Path | None, force: bool) -> None:
     """
     if len(runs) < 2:
         raise click.UsageError("give at least two runs (folders or results.json files)")
+    from memstore.harness.report import EXIT, compare_folders
+
     compared = compare_folders(runs, force=force)
     if out is not None:
         out.write_text(compared.text, encoding="utf-8")
