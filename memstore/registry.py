@@ -30,6 +30,7 @@ is refused before the run starts.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import re
 import sys
@@ -51,24 +52,59 @@ DISTRIBUTION = "memstore"  # the distribution whose entry points are the built-i
 def import_reference(reference: str, kind: str) -> Any:
     """The object that ``package.module:attr`` names (``attr`` may be dotted), a ``kind`` factory.
 
+    A module found nowhere on the path is looked for in the current folder too (added at the end
+    of ``sys.path``, where installed packages still win), as ``python -m`` would find it: a
+    ``mystore.py`` beside the user works without ``PYTHONPATH=.``.
+
     Raises:
-        ConfigurationError: when it cannot be imported, or is not callable.
+        ConfigurationError: when it cannot be imported, or is not callable; one line that says
+            where it looked.
     """
     found = REFERENCE.match(reference)
     if found is None:
         raise ConfigurationError(f"{reference!r} is not a package.module:attr reference to a {kind} factory")
+    module = found["module"]
     try:
-        target: Any = importlib.import_module(found["module"])
+        target: Any = _import_here(module)
     except ImportError as exc:
-        raise ConfigurationError(f"cannot import {kind} module {found['module']!r} ({reference}): {exc}") from exc
+        if isinstance(exc, ModuleNotFoundError) and exc.name is not None and module.startswith(exc.name):
+            raise ConfigurationError(
+                f"cannot import {kind} module {module!r} ({reference}): no module {exc.name!r} in the current "
+                f"folder ({os.getcwd()}) or on the Python path of {sys.executable}"
+            ) from exc
+        where = _file_of(module)
+        raise ConfigurationError(f"cannot import {kind} module {module!r} ({where or reference}): {exc}") from exc
     try:
         for part in found["attr"].split("."):
             target = getattr(target, part)
     except AttributeError as exc:
-        raise ConfigurationError(f"module {found['module']!r} has no {kind} factory {found['attr']!r}") from exc
+        where = getattr(sys.modules.get(module), "__file__", None) or module
+        raise ConfigurationError(f"module {module!r} ({where}) has no {kind} factory {found['attr']!r}") from exc
     if not callable(target):
         raise ConfigurationError(f"{reference!r} is not callable")
     return target
+
+
+def _import_here(module: str) -> Any:
+    """``module``, from the path or else from the current folder."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        here = os.getcwd()
+        if exc.name is None or not module.startswith(exc.name) or here in sys.path or "" in sys.path:
+            raise
+        sys.path.append(here)
+        importlib.invalidate_caches()
+        return importlib.import_module(module)
+
+
+def _file_of(module: str) -> str | None:
+    """Where ``module``'s source is, when it was found but failed to import."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None else None
 
 
 _SCANNED: dict[tuple[tuple[str, int], ...], tuple[int, dict[str, list[EntryPoint]]]] = {}
