@@ -46,7 +46,7 @@ __all__ = ["DISTRIBUTION", "REFERENCE", "Entries", "Registry", "import_reference
 
 F = TypeVar("F")
 REFERENCE = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_][\w.]*)$")
-DISTRIBUTION = "memstore"  # the distribution whose entry points are the built-ins
+DISTRIBUTION = "agent-memstore"  # the distribution whose entry points are the built-ins (import name: memstore)
 
 
 def import_reference(reference: str, kind: str) -> Any:
@@ -145,7 +145,7 @@ def source_of(entry: EntryPoint) -> str:
     """Who declares ``entry``: ``built-in`` for memstore's own distribution, else that distribution's name."""
     dist = getattr(entry, "dist", None)
     name = dist.name if dist is not None else "?"
-    return "built-in" if name == DISTRIBUTION else name
+    return "built-in" if re.sub(r"[-_.]+", "-", name).lower() == DISTRIBUTION else name
 
 
 @dataclass(frozen=True)

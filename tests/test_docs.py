@@ -31,6 +31,7 @@ from memstore.cli import main
 from memstore.harness.analysis.metric_registry import metric_table
 from memstore.harness.run.boundary.agents import AGENTS
 from memstore.store import BACKENDS
+from tests.extras import need
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -193,6 +194,10 @@ def test_bash_blocks_run(page: str, line: int, body: str, scratch: Path) -> None
         if os.environ.get("MEMSTORE_REQUIRE_THIRD_PARTY") == "1":
             pytest.fail(message)
         pytest.skip(message)
+    if "mem0:" in body:
+        need("mem0")
+    if "memcite:" in body:
+        need("agentic_memory")
     if "memstore verify" in body:  # it verifies the README example's store
         namespace: dict[str, object] = {"__name__": "__docs__"}
         _python(next(b for p, _, b in _PYTHON if p == "README.md"), scratch, namespace)

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from memstore.cli import main
 from memstore.errors import ConfigurationError
 from memstore.harness.run.runner.executors import check_executor, ray_address
+from tests.extras import need
 
 ROOT = Path(__file__).parents[1]
 SCENARIOS = [
@@ -20,7 +21,7 @@ SCENARIOS = [
 
 @pytest.mark.slow
 def test_ray_and_local_give_the_same_bytes(tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+    need("ray")
     runs = {}
     for executor in ("local", "ray"):
         out = tmp_path / executor
@@ -56,5 +57,5 @@ def test_ray_without_ray_installed_says_how_to_install_it(monkeypatch: pytest.Mo
         return real(name, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(builtins, "__import__", no_ray)
-    with pytest.raises(ConfigurationError, match=r"pip install 'memstore\[ray\]'"):
+    with pytest.raises(ConfigurationError, match=r"pip install 'agent-memstore\[ray\]'"):
         check_executor("ray")

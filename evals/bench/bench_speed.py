@@ -46,15 +46,19 @@ def metadata_of(tree: Path, folder: Path) -> Path:
     project = tomllib.loads((tree / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     declared = re.search(r'__version__ = "(.+)"', (tree / "memstore" / "__init__.py").read_text(encoding="utf-8"))
     version = project.get("version") or (declared[1] if declared else "0")  # a dynamic version: the package's own
-    info = folder / f"memstore-{version}.dist-info"
+    info = folder / f"{project['name'].replace('-', '_')}-{version}.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: memstore\nVersion: {version}\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {version}\n")
     groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
     lines = [
         f"[{group}]\n" + "".join(f"{name} = {ref}\n" for name, ref in entries.items())
         for group, entries in groups.items()
     ]
     (info / "entry_points.txt").write_text("\n".join(lines))
+    if project["name"] != "agent-memstore":  # an earlier commit, from before the distribution's rename: the
+        hidden = folder / "agent_memstore-0.dist-info"  # installed agent-memstore (this checkout) is hidden
+        hidden.mkdir()  # behind an empty one of that name, so its entry points are not the earlier code's plug-ins
+        (hidden / "METADATA").write_text("Metadata-Version: 2.1\nName: agent-memstore\nVersion: 0\n")
     return folder
 
 

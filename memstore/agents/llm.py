@@ -149,7 +149,9 @@ class LlmAgent:
         try:
             import openai  # noqa: F401
         except ImportError as exc:
-            raise ConfigurationError("the llm agent needs the openai package: pip install 'memstore[llm]'") from exc
+            raise ConfigurationError(
+                "the llm agent needs the openai package: pip install 'agent-memstore[llm]'"
+            ) from exc
         self.settings = settings
         self.name = f"llm:{settings.model}" + ("" if settings.memory else " (no memory)")
         self.uses_memory = settings.memory

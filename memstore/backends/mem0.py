@@ -83,11 +83,11 @@ def _mem0() -> Any:
     home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memstore" / "mem0"
     os.environ.setdefault("MEM0_DIR", str(home))
     try:
-        import mem0  # an optional dependency: pip install 'memstore[mem0]'
+        import mem0  # an optional dependency: pip install 'agent-memstore[mem0]'
         import mem0.memory.main
         import mem0.memory.telemetry
     except ImportError as exc:
-        raise ConfigurationError("mem0: is Mem0's store: pip install 'memstore[mem0]'") from exc
+        raise ConfigurationError("mem0: is Mem0's store: pip install 'agent-memstore[mem0]'") from exc
     # mem0 reads its switch once at import; imported before this (telemetry on), it is switched off here.
     mem0.memory.telemetry.MEM0_TELEMETRY = False
     mem0.memory.main.MEM0_TELEMETRY = False

@@ -46,11 +46,11 @@ __all__ = ["MemciteStore", "MemciteVerifier", "open_memcite"]
 
 def _memcite() -> Any:
     try:
-        import agentic_memory  # an optional dependency: pip install 'memstore[memcite]'
+        import agentic_memory  # an optional dependency: pip install 'agent-memstore[memcite]'
         import agentic_memory.embedding
         import agentic_memory.evidence
     except ImportError as exc:
-        raise ConfigurationError("memcite: is memcite's store: pip install 'memstore[memcite]'") from exc
+        raise ConfigurationError("memcite: is memcite's store: pip install 'agent-memstore[memcite]'") from exc
     return agentic_memory
 
 

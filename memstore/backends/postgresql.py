@@ -202,6 +202,8 @@ def open_postgresql(uri: str, options: StoreOptions) -> PostgresStore:
     try:
         import psycopg  # noqa: F401
     except ImportError as exc:
-        raise ConfigurationError("postgresql:// stores need psycopg 3: pip install 'memstore[postgresql]'") from exc
+        raise ConfigurationError(
+            "postgresql:// stores need psycopg 3: pip install 'agent-memstore[postgresql]'"
+        ) from exc
     conninfo, schema, shown = parse_postgresql_uri(uri)
     return PostgresStore(conninfo, schema, options, shown=shown)

@@ -32,12 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-# The conformance and stateful suites (`memstore.testing`) run in the user's own test files: their
-# assertions are rewritten as the user's are, so a failure shows what was expected and what came
-# back, not a bare AssertionError. Registered here, at plugin load, before any test file imports them.
-pytest.register_assert_rewrite("memstore.testing")
-
-from memstore.errors import GateFailed, MemstoreError  # noqa: E402
+from memstore.errors import GateFailed, MemstoreError
 
 if TYPE_CHECKING:
     from memstore.harness.analysis import ArmResult, RunResults

@@ -16,11 +16,20 @@ Tests of a capability the store does not list in ``store.capabilities`` are skip
 `memstore.testing.stateful`) adds random operation sequences checked against a model.
 """
 
-from memstore.testing._creation import CreationTests
-from memstore.testing._expiry import ExpiryTests
-from memstore.testing._lifecycle import LifecycleTests
-from memstore.testing._scope import ScopeTests
-from memstore.testing._world import StoreFactory
+import pytest
+
+# The suites run in the user's own test files: their assertions are rewritten as the user's are, so
+# a failure shows what was expected and what came back, not a bare AssertionError. Registered
+# before the modules that hold them are imported (pytest rewrites a module as it is first imported).
+pytest.register_assert_rewrite(
+    *(f"memstore.testing.{name}" for name in ("_creation", "_expiry", "_lifecycle", "_scope", "_world", "stateful"))
+)
+
+from memstore.testing._creation import CreationTests  # noqa: E402
+from memstore.testing._expiry import ExpiryTests  # noqa: E402
+from memstore.testing._lifecycle import LifecycleTests  # noqa: E402
+from memstore.testing._scope import ScopeTests  # noqa: E402
+from memstore.testing._world import StoreFactory  # noqa: E402
 
 __all__ = ["CreationTests", "ExpiryTests", "LifecycleTests", "ScopeTests", "StoreConformance", "StoreFactory"]
 

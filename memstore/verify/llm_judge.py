@@ -4,7 +4,7 @@ The reference verifier decides every memory from the code alone and says, in
 ``Verdict.uncertain``, when a heuristic decided it (a changed line read as harmless,
 relevance judged by shared words, a contradiction with no value to read). `LlmJudge` keeps the
 reference's verdict when it is certain and asks an OpenAI-compatible chat-completions endpoint
-(the ``openai`` package: ``pip install 'memstore[llm]'``) otherwise, showing the memory, the
+(the ``openai`` package: ``pip install 'agent-memstore[llm]'``) otherwise, showing the memory, the
 text each citation had and what stands there now. The model answers with one JSON object,
 ``{"verdict": "valid|reanchored|contradicted|unsupported|missing", "reason": "..."}``; the
 reference's correction is kept when the verdicts agree on what to do with the memory.

@@ -7,7 +7,6 @@ must keep failing (``strict``): a fixed store turns it into a test to update, ne
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -19,10 +18,7 @@ import pytest
 
 from memstore import AccessPolicy, Clock, MemoryStore, UlidIds, open_store
 from memstore.testing import StoreConformance
-
-if importlib.util.find_spec("agentic_memory") is None or importlib.util.find_spec("mem0") is None:
-    pytest.skip("the adapters' extras are not installed: pip install 'memstore[memcite,mem0]'", allow_module_level=True)
-
+from tests.extras import need
 
 # What each adapter's store breaks of the promises it claims (docs/stores.md, "Findings").
 FINDINGS: dict[str, dict[str, str]] = {
@@ -50,6 +46,8 @@ def adapter(request: pytest.FixtureRequest) -> str:
         if os.environ.get("MEMSTORE_REQUIRE_THIRD_PARTY") == "1":
             pytest.fail("mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory")
         pytest.skip("mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory")
+    if name in ("mem0", "memcite"):
+        need({"mem0": "mem0", "memcite": "agentic_memory"}[name])
     test = getattr(request.node, "originalname", request.node.name)
     if test in FINDINGS[name]:
         request.applymarker(pytest.mark.xfail(strict=True, reason=FINDINGS[name][test]))
@@ -72,6 +70,7 @@ class TestForeignStores(StoreConformance):
 def test_a_run_on_another_projects_store_says_what_was_emulated_and_what_poisoned_it(tmp_path: Path) -> None:
     """The run's metadata and report.md name what memcite did itself and what was done around it,
     and the poisoning table counts the adversarial memories each store handed and what they did."""
+    need("agentic_memory")
     from memstore.harness.evaluate import evaluate
     from memstore.harness.run.runner.pool import RunConfig, iter_arms
     from memstore.harness.scenarios.data import scenarios_dir
@@ -103,6 +102,7 @@ def test_a_run_on_another_projects_store_says_what_was_emulated_and_what_poisone
 def test_a_memcite_correction_in_the_same_words_is_a_version_of_its_own(tmp_path: Path) -> None:
     """A re-anchored memory keeps its words and moves its citation: memcite's own de-duplication
     would hand back the memory being corrected (and then fail to link it to itself)."""
+    need("agentic_memory")
     from memstore import Access, Actor, Kind, MemoryDraft, Surface
 
     store = open_store(f"memcite:///{tmp_path}", access=AccessPolicy().grant("ana", "*", Access.ADMIN))
@@ -123,6 +123,7 @@ def test_a_memcite_correction_in_the_same_words_is_a_version_of_its_own(tmp_path
 
 
 def test_mem0_runs_with_telemetry_off_a_closed_endpoint_and_a_stand_in_embedder(tmp_path: Path) -> None:
+    need("mem0")
     import mem0.memory.main
     import mem0.memory.telemetry
 
@@ -150,6 +151,7 @@ def test_memcites_own_validate_as_a_verifier_passes_a_wrong_fact_behind_an_uncha
     """memcite's evidence check, measured as memstore's verifier is: an unchanged line is valid to
     it whatever the fact says (memstore's verifier reads the fact: contradicted); a moved line is
     found by its snapshot, a changed one is stale, a deleted file is gone."""
+    need("agentic_memory")
     from datetime import UTC, datetime
 
     from memstore import Citation, Kind, Memory, Surface

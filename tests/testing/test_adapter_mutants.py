@@ -90,7 +90,7 @@ def _available(adapter: str) -> str | None:
     """Why ``adapter`` cannot run here, or None."""
     module = {"memcite:": "agentic_memory", "mem0:": "mem0"}.get(adapter)
     if module is not None and importlib.util.find_spec(module) is None:
-        return f"{adapter} needs its extra: pip install 'memstore[{adapter.rstrip(':')}]'"
+        return f"{adapter} needs its extra: pip install 'agent-memstore[{adapter.rstrip(':')}]'"
     if adapter == "mcp:server-memory" and shutil.which("mcp-server-memory") is None:
         return "mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory"
     return None

@@ -1,5 +1,5 @@
 """The conformance suite's failures are readable in the user's own test run: its assertions are
-rewritten as the user's are (the plugin registers `memstore.testing` with pytest), so a store that
+rewritten as the user's are (`memstore.testing` registers its modules with pytest), so a store that
 drops memories from ``recent()`` shows what was expected and what came back, not a bare
 ``AssertionError``. Run from a scratch folder, as a user's project runs it."""
 

@@ -7,7 +7,7 @@ bytes: the same seed gives the same ``results.json`` on every executor.
 
 - ``local`` (the default): a pool of spawned processes on this machine (`memstore.harness.run.runner.pool`).
 - ``ray``: a local Ray instance with ``--workers`` CPUs, or a cluster: ``ray://HOST:PORT``, or
-  ``RAY_ADDRESS`` in the environment (``pip install 'memstore[ray]'``). The units are put in
+  ``RAY_ADDRESS`` in the environment (``pip install 'agent-memstore[ray]'``). The units are put in
   Ray's object store once and every task reads them from there; the registrations of custom
   agents and stores made in this process, and the run's grading, travel with each task; Ctrl-C
   cancels what is pending.
@@ -45,7 +45,7 @@ def check_executor(spec: str) -> None:
     try:
         import ray  # noqa: F401
     except ImportError as exc:
-        raise ConfigurationError("--executor ray needs Ray: pip install 'memstore[ray]'") from exc
+        raise ConfigurationError("--executor ray needs Ray: pip install 'agent-memstore[ray]'") from exc
 
 
 def ray_address(spec: str) -> str | None:
