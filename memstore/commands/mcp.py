@@ -159,7 +159,8 @@ def mcp_command(
     """Serve the memories of one repository to an MCP client, as USER from one surface.
 
     The tools: store_memory, recent_memories, search_memories (stores that search),
-    verify_memory, refresh_memory, retire_memory; the resource memstore://OWNER/NAME/memories.
+    get_memory, memory_history, verify_memory, refresh_memory, retire_memory; the resource
+    memstore://OWNER/NAME/memories.
     Who acts, on which repository and surface is fixed here, never taken from a tool call.
     """
 
