@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,6 +36,7 @@ __all__ = [
     "names_near",
     "same_name",
     "shared_entries",
+    "subject_names",
     "subject_words",
     "with_entry",
     "with_value",
@@ -293,6 +294,18 @@ def identifiers(text: str) -> frozenset[str]:
 
 
 _DUNDER = re.compile(r"__[A-Za-z]\w*__")
+_PLACED = re.compile(r"^\s*`?(?P<name>[\w.]+)`?\s+in\s+`?(?P<module>[\w.]+)`?\s*$")
+
+
+def subject_names(subject: str, modules: Collection[str]) -> frozenset[str]:
+    """The code identifiers a memory's subject names, but for the module a subject written as
+    "NAME in MODULE" places its name in, where that module is one of ``modules`` (the cited
+    files' modules) and not the name itself: "__title__ in __version__" names ``__title__``, and
+    ``__version__`` there is the file ``__version__.py``, not the constant."""
+    placed = _PLACED.match(subject)
+    if placed is None or _norm(placed["name"]) == _norm(placed["module"]) or placed["module"] not in modules:
+        return identifiers(subject)
+    return identifiers(placed["name"])
 
 
 _NAME_QUESTION = re.compile(

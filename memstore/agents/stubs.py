@@ -34,6 +34,7 @@ Both memory-using stubs store, after a task, what they found by exploring (the w
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 
 from memstore.agents import craft
 from memstore.agents.params import StubParams
@@ -60,17 +61,24 @@ def _relevant(session: AgentSession, known: Known) -> bool:
     task = session.task
     if task.pull_request is not None and {c.path for c in known.citations} & set(task.pull_request.changed_files):
         return True
-    said = f"{known.memory.subject} {known.fact}"
     named = craft.identifiers(task.words())
     if named:
-        return bool(named & craft.identifiers(said))
-    return len(terms(task.words()) & terms(said)) >= 2
+        return bool(named & _names(known))
+    return len(terms(task.words()) & terms(f"{known.memory.subject} {known.fact}")) >= 2
+
+
+def _names(known: Known) -> frozenset[str]:
+    """The code names a memory gives: its fact's, and its subject's but for a module the subject
+    only places the name in (``__version__`` in "__title__ in __version__", a cited file's module:
+    it does not stand for a constant of that module)."""
+    places = {PurePosixPath(c.path).stem for c in known.citations}
+    return craft.subject_names(known.memory.subject, places) | craft.identifiers(known.fact)
 
 
 def _named(session: AgentSession, known: Known) -> int:
     """How many of the code names the task gives a memory names too (``SURE_NO`` before
     ``SURE_YES`` for a question about ``CharDistributionAnalysis.SURE_NO``)."""
-    return len(craft.identifiers(session.task.words()) & craft.identifiers(f"{known.memory.subject} {known.fact}"))
+    return len(craft.identifiers(session.task.words()) & _names(known))
 
 
 def _overlap(session: AgentSession, known: Known) -> int:
