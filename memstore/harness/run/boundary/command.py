@@ -52,6 +52,7 @@ import json
 import os
 import shlex
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,7 @@ from memstore.harness.run.isolation.sandbox import (
     AgentRuntime,
     Relay,
     agent_environment,
+    hidden_folder,
     resolve_mode,
     wrap,
 )
@@ -93,6 +95,38 @@ def _resolve(argv: list[str], base: Path) -> list[str]:
             raise ConfigurationError(f"the agent's program {program!r} is not on PATH")
         found = located
     return [found, *(str((base / a).resolve()) if not a.startswith("-") and (base / a).exists() else a for a in args)]
+
+
+def _check_visible(command: str, program: str) -> None:
+    """Refuse, before the run, a program the sandbox would hide what it runs on: a script (a
+    pyenv or asdf shim, say) or a Python interpreter that lies in a home folder, whose helpers
+    or library are not there to read inside (every session would fail, exit status 127)."""
+    hidden = hidden_folder(Path(program))
+    if hidden is None:
+        return
+    try:
+        with open(program, "rb") as handle:
+            script = handle.read(2) == b"#!"
+    except OSError:
+        script = False
+    if not (script or Path(program).name.startswith("python") or Path(program).resolve().name.startswith("python")):
+        return  # a program of its own is exposed to the sandbox, file by file
+    raise ConfigurationError(
+        f"the agent {command!r} runs {program}, in {hidden}, which the sandbox hides (home folders are not "
+        f"there to read), so what it runs is missing inside: use an interpreter outside it (such as "
+        f"{_outside_python()}), a virtual environment's python made from one, this run's own Python "
+        f"({sys.executable}), or --agent-sandbox off"
+    )
+
+
+def _outside_python() -> str:
+    """A Python on PATH that the sandbox does not hide, to suggest."""
+    for name in ("python3", "python"):
+        for folder in os.environ.get("PATH", "").split(os.pathsep):
+            found = Path(folder) / name
+            if folder and found.is_file() and os.access(found, os.X_OK) and hidden_folder(found) is None:
+                return str(found)
+    return "/usr/bin/python3"
 
 
 class CommandAgent:
@@ -121,6 +155,8 @@ class CommandAgent:
             raise ConfigurationError(f"the agent timeout must be positive seconds, got {self.runtime.timeout}")
         self.argv = _resolve(argv, self.runtime.base_dir)
         self.sandboxed, self.how = resolve_mode(self.runtime.sandbox)
+        if self.sandboxed:
+            _check_visible(command, self.argv[0])
         self.name = f"command:{command}"
 
     def work(self, session: AgentSession) -> None:
@@ -192,9 +228,11 @@ class CommandAgent:
         if finished.timed_out:
             tools.infrastructure_error(f"timed out after {self.runtime.timeout:g} s")
         else:
-            if finished.returncode != 0:
+            failed = finished.returncode != 0
+            if failed:
                 tools.record(EventKind.AGENT_ERROR, "", f"exit status {finished.returncode}: {finished.stderr_tail()}")
-            result = self._read(session, folder / "result.json")
+            if not (failed and not (folder / "result.json").exists()):  # a failed exit is the cause, once
+                result = self._read(session, folder / "result.json")
         trajectory = None
         if result is not None:
             if "usage" in result:
@@ -255,7 +293,13 @@ class CommandAgent:
         """The validated result, or None (with the reason recorded) when there is none to apply."""
         try:
             data = json.loads(read_bounded(path))
-        except (OSError, ValueError, RecursionError) as exc:
+        except FileNotFoundError:
+            session.tools.record(EventKind.AGENT_ERROR, "", "no result: the agent wrote no MEMSTORE_RESULT file")
+            return None
+        except OSError as exc:  # the reason, not the session's own path: one line per cause in the summary
+            session.tools.record(EventKind.AGENT_ERROR, "", f"no readable result: {exc.strerror or exc}")
+            return None
+        except (ValueError, RecursionError) as exc:
             session.tools.record(EventKind.AGENT_ERROR, "", f"no readable result: {str(exc)[:300]}")
             return None
         problem = validate_result(data)

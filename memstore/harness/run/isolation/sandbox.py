@@ -60,6 +60,7 @@ __all__ = [
     "Relay",
     "SandboxMode",
     "agent_environment",
+    "hidden_folder",
     "resolve_mode",
     "run_isolated",
     "wrap",
@@ -189,6 +190,20 @@ def _root() -> list[str]:
 
 
 @cache
+def hidden_folder(path: Path) -> Path | None:
+    """The home folder that hides ``path`` (as given, or where its links lead) from a sandboxed
+    agent, or None where the agent can read it (outside every home, or in this Python's and
+    memstore's own folders, which stay readable)."""
+    homes = [h.resolve() for h in _homes()]
+    for where in dict.fromkeys((path.absolute(), path.resolve())):
+        if any(where.is_relative_to(r) for r in _runtime_folders()):
+            continue
+        found = next((h for h in homes if where.is_relative_to(h)), None)
+        if found is not None:
+            return found
+    return None
+
+
 def _runtime_folders() -> tuple[Path, ...]:
     """This Python's and memstore's folders (the one that holds the package; the same for the whole process)."""
     return tuple({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(__file__).resolve().parents[4]})
