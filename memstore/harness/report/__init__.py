@@ -79,7 +79,10 @@ def write_reports(
         if fmt == "html":
             path, text = folder / "report.html", render_html(results, tables, gate_list, timings)
         elif fmt == "md":
-            path, text = folder / "report.md", render_markdown(results, gate_list, timings)
+            path, text = (
+                folder / "report.md",
+                render_markdown(results, gate_list, timings, sessions=tables.get("sessions")),
+            )
         elif fmt == "junit":
             path, text = folder / "junit.xml", render_junit(gate_list)
         elif fmt == "json":

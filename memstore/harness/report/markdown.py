@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pandas as pd
+
 from memstore.harness.analysis import FAMILIES, Comparison, Level, RunResults, Verdict, registered_metrics
 from memstore.harness.records import Role, RunMeta
 from memstore.harness.report.builtin_gates import Gate
@@ -31,7 +33,9 @@ from memstore.harness.report.decision import (
     undecided_lines,
     verdict_line,
 )
-from memstore.harness.report.gate import Outcome
+from memstore.harness.report.failures import failed_tasks
+from memstore.harness.report.gate import Decision, Outcome, decide
+from memstore.harness.report.legends import COSTS_LEGEND, metric_legend
 
 __all__ = ["comparison_table", "render_markdown"]
 
@@ -91,9 +95,13 @@ def render_markdown(
     timings: dict[str, Any] | None = None,
     *,
     comparisons_title: str = "Paired comparisons",
+    sessions: pd.DataFrame | None = None,
 ) -> str:
-    """A summary fit for a CI job summary: the verdict and every failed gate first, then the headline."""
+    """A summary fit for a CI job summary: the verdict and every failed gate first, then the
+    headline; where a gate failed or could not be decided, the tasks that failed (``sessions``)."""
     lines = _verdict(results, gate_list)
+    if sessions is not None and decide(gate_list) is not Decision.PASS:
+        lines += _failed_tasks(sessions)
     lines += _groups(results)
     notes = simulation_notes(results)
     if notes:
@@ -107,6 +115,26 @@ def render_markdown(
     lines += comparison_table(results.comparisons, title=comparisons_title, note=FAMILY_NOTE)
     lines += _gates(gate_list)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _failed_tasks(sessions: pd.DataFrame) -> list[str]:
+    """The short table of failed tasks: arm, scenario, trial, task and what went wrong."""
+    rows, total = failed_tasks(sessions)
+    if not rows:
+        return []
+    lines = [
+        "## Failed tasks",
+        "",
+        f"{total:,} session(s) failed their task or saw the store break a promise"
+        + (f"; the first {len(rows)}, in run order (report.html has them all):" if total > len(rows) else ":"),
+        "",
+        "| arm | scenario | trial | task | what went wrong |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        wrong = _md("; ".join(r["wrong"]))
+        lines.append(f"| {_md(r['arm'])} | {_md(r['scenario'])} | {r['trial']} | {_md(r['task'])} | {wrong} |")
+    return [*lines, ""]
 
 
 def _gates(gate_list: list[Gate]) -> list[str]:
@@ -161,7 +189,8 @@ def _verdict(results: RunResults, gate_list: list[Gate]) -> list[str]:
     for name, arm in results.arms.items():
         cells = " | ".join(fmt_ci(arm.overall.get(m.name)) for m in shown)
         lines.append(f"| {_md(arm_label(name, arm))} | {cells} |")
-    return [*lines, "", "Rates with Wilson 95% intervals and their counts.", ""]
+    legend = metric_legend(shown, short=False)
+    return [*lines, "", f"Rates with Wilson 95% intervals and their counts. {_md(legend)}", ""]
 
 
 def _where(results: RunResults, gate: Gate) -> str:
@@ -245,6 +274,7 @@ def _costs(results: RunResults, timings: dict[str, Any] | None) -> list[str]:
         "| store ms / session | tokens in / out | cost $ | $ / merge | agent s / session | agent s / merge |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    after = ["", _md(COSTS_LEGEND)]
     for row in cost_rows(results, timings):
         store_ms = "-" if row["store_ms"] is None else f"{row['store_ms']:.2f}"
         recall = " | ".join(row["recall"].values())
@@ -253,4 +283,4 @@ def _costs(results: RunResults, timings: dict[str, Any] | None) -> list[str]:
             f"| {_md(row['arm'])} | {recall} | {row['chars']} | {row['reads']} | {store_ms} | {row['tokens']} "
             f"| {row['cost']} | {row['cost_per_merge']} | {seconds} |"
         )
-    return [*lines, ""]
+    return [*lines, *after, ""]

@@ -7,13 +7,14 @@ same as in report.md (counts and intervals are there).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from memstore.harness.analysis import Level, RunResults, registered_metrics
+from memstore.harness.analysis import Level, Metric, RunResults, registered_metrics
 from memstore.harness.records import Role
 from memstore.harness.report.builtin_gates import Gate
 from memstore.harness.report.content import (
@@ -33,6 +34,7 @@ from memstore.harness.report.decision import (
     verdict_line,
 )
 from memstore.harness.report.gate import Decision, decide
+from memstore.harness.report.legends import metric_legend
 from memstore.harness.run import split_params
 
 __all__ = ["first_line", "legend", "print_summary", "short_names"]
@@ -53,8 +55,19 @@ def _short_agent(name: str, agents: list[str], several_stores: bool) -> str:
     if name.startswith("command:"):
         commands = [a for a in agents if a.startswith("command:")]
         return "cmd" + (str(commands.index(name) + 1) if len(commands) > 1 else "")
+    if name.startswith("llm:"):  # after its model, not the tail of an endpoint's URL in its options
+        labels = {a: _llm_label(a) for a in agents if a.startswith("llm:")}
+        twins = [a for a in labels if labels[a] == labels[name]]
+        return labels[name] + (str(twins.index(name) + 1) if len(twins) > 1 else "")
     tail = name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
     return (_SHORT_AGENTS.get(name, tail) if several_stores else tail)[:14]
+
+
+def _llm_label(name: str) -> str:
+    """``llm:MODEL?options``: the model's own name (a path's last part), marked without memory."""
+    model, _, query = name.removeprefix("llm:").partition("?")
+    label = (model.rstrip("/").rsplit("/", 1)[-1] or model)[:16]
+    return label + (" no-mem" if re.search(r"(?:^|&)memory=(?:false|0)(?:&|$)", query, re.IGNORECASE) else "")
 
 
 def _short_stores(stores: list[str]) -> dict[str, str]:
@@ -159,9 +172,14 @@ def _blocks(names: list[str], width: int, short: dict[str, str]) -> Iterator[lis
         yield block
 
 
-def _table(results: RunResults, names: list[str], title: str, short: dict[str, str]) -> Table:
+def _summary_metrics(results: RunResults, names: list[str]) -> list[Metric]:
+    """The metrics of the summary table that some arm of ``names`` measured."""
     shown = [m for m in registered_metrics(level=Level.OVERALL) if m.summary]
-    shown = [m for m in shown if any(results.arms[n].overall.get(m.name) is not None for n in names)]
+    return [m for m in shown if any(results.arms[n].overall.get(m.name) is not None for n in names)]
+
+
+def _table(results: RunResults, names: list[str], title: str, short: dict[str, str]) -> Table:
+    shown = _summary_metrics(results, names)
     table = Table(title=title, title_justify="left", pad_edge=False, box=None, show_edge=False)
     table.add_column("", no_wrap=True)
     for name in names:
@@ -185,6 +203,7 @@ def print_summary(console: Console, results: RunResults, gate_list: list[Gate], 
     for block in _blocks(names, console.width, short):
         console.print(_table(results, block, title, short))
         title = ""
+    console.print(Text(metric_legend(_summary_metrics(results, names), short=True), style="dim"))
     for headline in headlines(results):
         style = {"good": "green", "bad": "red"}.get(headline.tone, "")
         console.print(Text(headline.text, style=style))

@@ -58,10 +58,11 @@ def test_every_report_is_written(run_folder: Folder) -> None:
 
 def test_a_report_rendered_again_from_results_json_is_the_report_the_run_wrote(run_folder: Folder) -> None:
     """results.json keeps its keys sorted; nothing in the report may depend on the order a live run had."""
-    from memstore.harness.runfolder.results import load_results
+    from memstore.harness.runfolder.results import load_results, load_tables
 
     folder, _, _ = run_folder
-    again = render_markdown(load_results(folder), gates(load_results(folder)))
+    sessions = load_tables(folder)["sessions"]
+    again = render_markdown(load_results(folder), gates(load_results(folder)), sessions=sessions)
     written = (folder / "report.md").read_text(encoding="utf-8")
     assert again.split("## Retrieval and cost")[0] == written.split("## Retrieval and cost")[0]
 
