@@ -278,11 +278,14 @@ class _Conversation:
             )
         except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
             self.stop = "endpoint failed"
-            self.session.tools.infrastructure_error(f"the model endpoint failed: {type(exc).__name__}: {exc}"[:500])
+            self.session.tools.infrastructure_error(
+                f"the model endpoint {client.base_url} failed: {type(exc).__name__}: {exc}"[:500]
+            )
             return None
         except openai.APIError as exc:
             self.stop = "endpoint refused"
-            self.session.tools.record(EventKind.AGENT_ERROR, "", f"the model endpoint refused: {exc}"[:500])
+            said = f"the model endpoint {client.base_url} refused: {exc}"
+            self.session.tools.record(EventKind.AGENT_ERROR, "", said[:500])
             return None
         spent = response.usage
         if spent is not None:

@@ -281,10 +281,23 @@ def eval_command(
     explicit = {k for k in Recipe.__dataclass_fields__ if _given(ctx, k) or (k == "scenarios" and scenarios)}
     with RunFolder.claim(given, out=out, resume=resume, explicit=explicit, overwrite=overwrite) as run:
         _banner(run, part)
-        if part is not None:
-            _run_part(run, part, retry_errors)
-        else:
-            _finish(_evaluate(run, baseline, force=force, retry_errors=retry_errors), no_fail)
+        try:
+            if part is not None:
+                _run_part(run, part, retry_errors)
+            else:
+                _finish(_evaluate(run, baseline, force=force, retry_errors=retry_errors), no_fail)
+        except KeyboardInterrupt as exc:
+            _interrupted(run, part)
+            raise click.exceptions.Exit(130) from exc
+
+
+def _interrupted(run: RunFolder, part: tuple[int, int] | None) -> None:
+    """Ctrl-C: what the folder kept, and the command that finishes the run (the CLI exits 130)."""
+    kept, every = run.kept()
+    again = f"memstore eval --resume {run.path}" + (f" --part {part[0]}/{part[1]}" if part else "")
+    click.echo(
+        f"interrupted: {kept:,} of {every:,} units are kept in {run.path}; finish the run with: {again}", err=True
+    )
 
 
 def _evaluate(run: RunFolder, baseline: Path | None, *, force: bool, retry_errors: bool) -> Evaluation:

@@ -338,7 +338,8 @@ def compute(tables: dict[str, pd.DataFrame], roles: Mapping[str, Role] | None = 
         }
         per_group = _per_group(whole)
         first = whole.sessions.iloc[0]
-        errors = _first_errors(tables["events"], arm)
+        errors = _first_errors(tables["events"], arm, EventKind.AGENT_ERROR)
+        infra = _first_errors(tables["events"], arm, EventKind.INFRA_ERROR)
         result[arm] = ArmResult(
             str(first.agent),
             str(first.store),
@@ -348,6 +349,7 @@ def compute(tables: dict[str, pd.DataFrame], roles: Mapping[str, Role] | None = 
             per_origin,
             per_group,
             errors,
+            infra,
         )
     return dict(sorted(result.items()))
 
@@ -389,11 +391,12 @@ def _per_group(whole: Slice) -> dict[str, dict[str, Value]]:
 ERRORS_SHOWN = 3
 
 
-def _first_errors(events: pd.DataFrame, arm: str) -> tuple[tuple[str, int], ...]:
-    """The first ``ERRORS_SHOWN`` distinct reasons the agent failed a session (in the order the
-    sessions ran), each with how many sessions failed so: what to fix first."""
+def _first_errors(events: pd.DataFrame, arm: str, kind: EventKind) -> tuple[tuple[str, int], ...]:
+    """The first ``ERRORS_SHOWN`` distinct reasons a session failed so (``kind``: the agent's
+    errors, or the infrastructure's: a timeout, a model endpoint), in the order the sessions ran,
+    each with how many sessions failed so: what to fix first."""
     if events.empty or "kind" not in events:
         return ()
-    rows = events[(events.arm == arm) & (events.kind == EventKind.AGENT_ERROR)]
+    rows = events[(events.arm == arm) & (events.kind == kind)]
     counts = rows.detail.fillna("").astype(str).value_counts(sort=False)
     return tuple((message, int(counts[message])) for message in list(counts.index)[:ERRORS_SHOWN])

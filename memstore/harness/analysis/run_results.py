@@ -144,6 +144,7 @@ class ArmResult:
     per_origin: Mapping[str, Metrics] = field(default_factory=dict)
     per_group: Mapping[str, Metrics] = field(default_factory=dict)  # per kind of scenario and per stratum
     errors: tuple[tuple[str, int], ...] = ()  # the first distinct agent errors, each with its sessions
+    infra_errors: tuple[tuple[str, int], ...] = ()  # the first distinct infrastructure errors, alike
 
     def rate(self, name: str) -> Rate | None:
         """The overall rate ``name``, or None when it counted nothing."""
@@ -164,6 +165,11 @@ class ArmResult:
             "per_origin": {k: _metrics_to_json(v) for k, v in self.per_origin.items()},
             "per_group": {k: _metrics_to_json(v) for k, v in self.per_group.items()},
             **({"errors": [{"message": m, "sessions": n} for m, n in self.errors]} if self.errors else {}),
+            **(
+                {"infra_errors": [{"message": m, "sessions": n} for m, n in self.infra_errors]}
+                if self.infra_errors
+                else {}
+            ),
         }
 
     @classmethod
@@ -177,6 +183,7 @@ class ArmResult:
             per_origin={k: _metrics_from_json(v) for k, v in data.get("per_origin", {}).items()},
             per_group={k: _metrics_from_json(v) for k, v in data.get("per_group", {}).items()},
             errors=tuple((str(e["message"]), int(e["sessions"])) for e in data.get("errors", [])),
+            infra_errors=tuple((str(e["message"]), int(e["sessions"])) for e in data.get("infra_errors", [])),
         )
 
 

@@ -220,6 +220,8 @@ def error_lines(results: RunResults) -> list[str]:
     for name, arm in results.arms.items():
         for message, sessions in arm.errors:
             found.append(f"{name}: agent error in {sessions} session(s): {message}")
+        for message, sessions in arm.infra_errors:
+            found.append(f"{name}: not run in {sessions} session(s), an infrastructure error: {message}")
     return found
 
 

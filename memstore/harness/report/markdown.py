@@ -180,7 +180,12 @@ def _verdict(results: RunResults, gate_list: list[Gate]) -> list[str]:
     lines += [f"- {_md(h.text)}" for h in headlines(results)]
     errors = error_lines(results)
     if errors:
-        lines += ["", "**Agent errors** (no harm and no rescue: counted apart):", "", *[f"- {_md(e)}" for e in errors]]
+        lines += [
+            "",
+            "**Agent and infrastructure errors** (no harm and no rescue: counted apart):",
+            "",
+            *[f"- {_md(e)}" for e in errors],
+        ]
     lines += [
         "",
         "| arm | " + " | ".join(m.name.replace("_", " ") for m in shown) + " |",

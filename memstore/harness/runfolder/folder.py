@@ -48,6 +48,11 @@ class RunFolder:
     def shards(self) -> Path:
         return self.path / "shards"
 
+    def kept(self) -> tuple[int, int]:
+        """How many of the run's units have their shard in the folder (what ``--resume`` keeps), of how many."""
+        every = units(self.config)
+        return sum(shard_path(self.shards, unit).is_file() for unit in every), len(every)
+
     @classmethod
     def create(cls, recipe: Recipe, path: Path, *, overwrite: bool = False) -> RunFolder:
         """A new run in ``path``, which must be empty unless ``overwrite`` replaces a run folder there.
