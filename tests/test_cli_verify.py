@@ -217,3 +217,38 @@ def test_a_memory_carrying_instructions_is_flagged_and_exits_one(tmp_path: Path,
     assert json.loads(out)["memories"][0]["action"] == "retired"  # never corrected: that would store them again
     code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api")
     assert code == 0, out
+
+
+def test_the_table_says_gone_why_and_what_it_proposes_and_fix_says_what_it_did(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    monkeypatch.setenv("COLUMNS", "400")  # one line per cell: the table's words are asserted whole
+    _add(tmp_path, repo, "SDK version", "The SDK sends API version v2.1.4 (API_VERSION).", f"{SDK}:1")
+    _add(tmp_path, repo, "Readme", "The readme is titled Acme API.", "README.md:1")
+    _commit_bump(repo)
+    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x"}
+    subprocess.run(["git", "-C", str(repo), "rm", "-q", "README.md"], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "drop the readme"], check=True, env=env)
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api")
+    assert code == 1, out
+    rows = {line.split("│")[3].strip(): [c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines()
+            if line.startswith("│ mem_")}  # fmt: skip
+    assert rows["Readme"][1] == "gone"
+    assert rows["Readme"][4] == "retire it"
+    assert rows["SDK version"][1] == "contradicted"
+    assert "values: src/client/sdk/constants.ts:1 no longer says 'v2.1.4': it says '\"v2.2.0\"'" in out  # the reason
+    assert rows["SDK version"][4] == "The SDK sends API version v2.2.0 (API_VERSION). (src/client/sdk/constants.ts:1)"
+    assert out.splitlines()[-1] == "1 gone, 1 contradicted"
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api", "--fix")
+    assert out.splitlines()[-1] == "--fix: 1 corrected (stored as new versions), 1 retired"
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/api")
+    assert (code, out.splitlines()[-1]) == (0, "1 valid")  # the correction; the retired one is not listed
+
+
+def test_a_name_the_store_holds_nothing_of_exits_2_and_lists_what_it_holds(tmp_path: Path, repo: Path) -> None:
+    _add(tmp_path, repo, "Readme", "The readme is titled Acme API.", "README.md:1")
+    code, out = _run(tmp_path, "verify", "--repo", str(repo), "--name", "acme/apii")
+    assert code == 2
+    assert out.strip() == "Error: no memories of acme/apii (from --name) in the store; it holds memories of: acme/api"

@@ -252,6 +252,18 @@ class RecordStore(ABC):
     def sweep(self) -> int:
         return self._sweep(self._cutoff(self.clock.now()))
 
+    def repositories(self, *, actor: Actor) -> list[str]:
+        """The repositories holding facts (active, retired or superseded, not expired) that
+        ``actor`` may read, sorted (what ``memstore verify`` lists when it is asked for a
+        repository the store holds nothing of)."""
+        actor = check_actor(actor)
+        held = self._repositories(self._cutoff(self.clock.now()))
+        return [repo for repo in held if self.access.level(actor.user, repo) >= Access.READ]
+
+    def _repositories(self, cutoff: datetime) -> list[str]:
+        """The repositories of the facts whose chain is alive, sorted."""
+        raise NotImplementedError
+
     # -- shared helpers -------------------------------------------------------------
 
     def _cutoff(self, now: datetime) -> datetime:

@@ -90,6 +90,12 @@ class InMemoryStore(PagedRecordStore):
         with self._lock:
             return self._alive(memory_id, cutoff)
 
+    def _repositories(self, cutoff: datetime) -> list[str]:
+        with self._lock:
+            return sorted(
+                {m.repo for m in self._t.records.values() if m.kind is Kind.FACT and self._alive(m.id, cutoff)}
+            )
+
     def _recent(
         self,
         repo: str,

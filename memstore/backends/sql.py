@@ -156,6 +156,7 @@ _CHAIN = (
     f"SELECT {COLUMNS} FROM {{table}} WHERE root = (SELECT root FROM {{table}} WHERE id = :id) "
     "AND chain_refreshed_at > :cutoff ORDER BY created_at, id"
 )
+_REPOSITORIES = "SELECT DISTINCT repo FROM {table} WHERE kind = 'fact' AND chain_refreshed_at > :cutoff ORDER BY repo"
 _SWEEP = "DELETE FROM {table} WHERE id IN (SELECT id FROM {table} WHERE chain_refreshed_at <= :cutoff LIMIT :batch)"
 
 
@@ -302,6 +303,9 @@ class SqlRecordStore(PagedRecordStore):
             # Merge the two ordered lists on the raw columns; build only the memories returned.
             rows.sort(key=lambda row: (row.refreshed_at, row.created_at, row.id), reverse=True)
         return [row_to_memory(row) for row in rows[:limit]]
+
+    def _repositories(self, cutoff: datetime) -> list[str]:
+        return [str(row.repo) for row in self._rows(self.dialect.sql(_REPOSITORIES), {"cutoff": micros(cutoff)})]
 
     def _chain(self, memory_id: str, cutoff: datetime) -> list[Memory]:
         return chain_order(self._read(_CHAIN, {"id": memory_id, "cutoff": micros(cutoff)}))

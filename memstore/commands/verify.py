@@ -17,7 +17,15 @@ from memstore.commands._shared import store_options as _store_options
 from memstore.errors import MemstoreError
 from memstore.model import Memory, Surface
 from memstore.store import list_every
-from memstore.verify import Codebase, GitCodebase, GitRepository, Verdict, WorkingTree, verify_memories
+from memstore.verify import (
+    Codebase,
+    GitCodebase,
+    GitRepository,
+    Verdict,
+    VerdictStatus,
+    WorkingTree,
+    verify_memories,
+)
 
 __all__ = ["verify"]
 
@@ -67,8 +75,22 @@ def _kinds(verdict: Verdict) -> str:
 
 
 def _shown(verdict: Verdict) -> str:
-    """The verdict as the table shows it: its status, and "flagged" for a memory that carries instructions."""
-    return f"{verdict.status.value}, flagged" if verdict.instructions else verdict.status.value
+    """The verdict as the table shows it: its status ("gone" where the cited code was deleted: the
+    status ``missing``), and "flagged" for a memory that carries instructions."""
+    status = _word(verdict)
+    return f"{status}, flagged" if verdict.instructions else status
+
+
+def _word(verdict: Verdict) -> str:
+    return "gone" if verdict.status is VerdictStatus.MISSING else verdict.status.value
+
+
+def _proposed(verdict: Verdict) -> str:
+    """The correction the verifier proposes (what ``--fix`` stores), or what ``--fix`` would do instead."""
+    corrected = verdict.corrected
+    if corrected is not None:
+        return f"{corrected.fact} ({', '.join(str(c) for c in corrected.citations)})"
+    return "" if verdict.usable else "retire it"
 
 
 def _flags(verdict: Verdict) -> list[str]:
@@ -118,6 +140,30 @@ def _as_json(memory: Memory, verdict: Verdict, action: str) -> dict[str, Any]:
     }
 
 
+def _fixed(actions: list[str]) -> str:
+    """What ``--fix`` did, in one line: "--fix: 2 corrected (stored as new versions), 1 retired"."""
+    corrected = sum(a.startswith("corrected") for a in actions)
+    retired = sum(a == "retired" for a in actions)
+    failed = sum(a.startswith("not fixed") for a in actions)
+    done = [f"{corrected} corrected (stored as new versions)"] if corrected else []
+    done += [f"{retired} retired"] if retired else []
+    done += [f"{failed} not fixed (the table says why)"] if failed else []
+    return "--fix: " + (", ".join(done) if done else "nothing to fix")
+
+
+def _nothing_of(ctx: StoreContext, repo_name: str, *, given: bool) -> None:
+    """No memory of ``repo_name``: refused (exit 2), with the repositories the store holds for this user."""
+    came = "--name" if given else "the repository's origin (give --name OWNER/NAME)"
+    lister = getattr(ctx.store, "repositories", None)
+    if lister is None:
+        raise CommandError(f"no memories of {repo_name} (from {came}); this store cannot list its repositories")
+    held = lister(actor=ctx.actor)
+    if repo_name in held:  # it held some: retired or superseded now
+        return
+    where = f"it holds memories of: {', '.join(held)}" if held else "it holds no memories you may read"
+    raise CommandError(f"no memories of {repo_name} (from {came}) in the store; {where}")
+
+
 def _progress(items: Iterable[Memory]) -> Iterable[Memory]:
     return track(items, description="verifying", console=console(stderr=True), transient=True)
 
@@ -146,6 +192,8 @@ def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None
     repo_name = repository_name(GitRepository(repo_path), name)
     listing = list_every(ctx.store, repo_name, actor=ctx.actor, surface=Surface.CODE_REVIEW)
     memories = list(listing.memories)
+    if not memories:
+        _nothing_of(ctx, repo_name, given=name is not None)
     show_progress = sys.stderr.isatty() and len(memories) >= _PROGRESS_FROM
     verdicts = verify_memories(memories, codebase, progress=_progress if show_progress else None)
     actions = [_fix(ctx, m, v) if fix else "" for m, v in zip(memories, verdicts, strict=True)]
@@ -156,22 +204,22 @@ def verify(ctx: StoreContext, repo_path: Path, ref: str | None, name: str | None
         click.echo(json.dumps({"repo": repo_name, "ref": ref, "memories": payload}, indent=2, ensure_ascii=False))
     else:
         table = Table(title=plain(f"{len(memories)} memories of {repo_name} at {ref or 'the work tree'}"))
-        for column in ("memory", "verdict", "subject", "evidence"):
+        for column in ("memory", "verdict", "subject", "evidence and reason", "proposed correction"):
             table.add_column(column, overflow="fold", no_wrap=column in {"memory", "verdict"})
         if fix:
-            table.add_column("action", overflow="fold")
+            table.add_column("done (--fix)", overflow="fold")
         for memory, verdict, action in zip(memories, verdicts, actions, strict=True):
             said = "\n".join([*_flags(verdict), *_evidence(verdict), _why(verdict)])
-            row = [memory.id, _shown(verdict), memory.subject, said]
-            table.add_row(*(plain(cell) for cell in [*row, *([action] if fix else [])]))
+            row = [memory.id, _shown(verdict), memory.subject, said, _proposed(verdict)]
+            table.add_row(*(plain(cell) for cell in [*row, *([action or "nothing to do"] if fix else [])]))
         console().print(table)
-        counts = {
-            s: sum(v.status.value == s for v in verdicts) for s in dict.fromkeys(v.status.value for v in verdicts)
-        }
+        counts = {s: sum(_word(v) == s for v in verdicts) for s in dict.fromkeys(_word(v) for v in verdicts)}
         tally = [f"{n} {s}" for s, n in counts.items()]
         if flagged := sum(bool(v.instructions) for v in verdicts):
             tally.append(f"{flagged} flagged (instructions to the reader)")
-        click.echo(", ".join(tally) or f"no memories of {repo_name} to verify")
+        click.echo(", ".join(tally) or f"no live memories of {repo_name} to verify")
+        if fix:
+            click.echo(_fixed(actions))
     stopped = listing.where_stopped()
     if stopped is not None:
         raise CommandError(f"not every memory was verified: {stopped}")
