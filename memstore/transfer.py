@@ -52,10 +52,22 @@ class Problem:
 
 @dataclass(frozen=True)
 class ImportLine:
-    """A line of an import file, as the draft it holds."""
+    """A line of an import file, as the draft it holds; ``labelled_false``: the line is a verdict
+    benchmark's memory that its label says is false (contradicted, unsupported, missing), not one
+    to keep in a store unless asked for."""
 
     line: int
     draft: MemoryDraft
+    labelled_false: str = ""
+
+
+TRUE_LABELS = frozenset({"valid", "moved", "renamed", "reanchored"})  # a mined memory that is (still) true
+
+
+def _labelled_false(data: object) -> str:
+    """The false truth label a mined line carries ("contradicted"), or "" for none or a true one."""
+    truth = data.get("truth") if isinstance(data, dict) else None
+    return truth if isinstance(truth, str) and truth and truth not in TRUE_LABELS else ""
 
 
 def export_lines(memories: Iterable[Memory]) -> Iterator[str]:
@@ -133,7 +145,8 @@ def read_lines(lines: Iterable[str], *, repo: str | None = None, codebase: Codeb
         if not text.strip():
             continue
         try:
-            found.append(ImportLine(number, _draft(json.loads(text), repo, codebase)))
+            data = json.loads(text)
+            found.append(ImportLine(number, _draft(data, repo, codebase), _labelled_false(data)))
         except json.JSONDecodeError as exc:
             problems.append(Problem(number, f"not JSON ({exc.msg} at column {exc.colno})"))
         except RecursionError:  # json.loads and the checks after it recurse once per level

@@ -73,8 +73,16 @@ def test_mined_memories_import_with_their_citations_anchored_and_no_truth(tmp_pa
     refused = _run("memories", "import", str(mined), store=store, ok=False)
     assert refused.exit_code == 2
     assert "line 1: repo: no repository: the line names none, so give --repo OWNER/NAME" in refused.output
-    done = _run("memories", "import", str(mined), "--repo", "acme/api", "--anchor", str(repo), store=store).output
-    assert done.startswith("imported 2 memories into acme/api (citations anchored at ")
+    args = ["memories", "import", str(mined), "--repo", "acme/api", "--anchor", str(repo)]
+    skipped = _run(*args, "--dry-run", store=store).output.splitlines()
+    assert skipped[0] == (
+        f"warning: {mined} is a verdict benchmark: 1 of its memories are labelled false (1 contradicted) and are "
+        "not imported; --include-false imports them too"
+    )
+    assert skipped[1].startswith("would import 1 memories into acme/api")
+    done = _run(*args, "--include-false", store=store).output.splitlines()
+    assert done[0] == f"warning: {mined} labels 1 of these memories false (1 contradicted): imported"
+    assert done[1].startswith("imported 2 memories into acme/api (citations anchored at ")
     listed = _listed(store)
     assert sorted(m["subject"] for m in listed) == ["MAX_RETRIES in settings", "TIMEOUT in settings"]  # type: ignore[type-var]
     commits = {c["commit"] for m in listed for c in m["citations"]}  # type: ignore[attr-defined]

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import stat
+import sys
 import threading
+import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -17,6 +20,7 @@ from memstore import mcp as server  # its names load the MCP SDK on first use, w
 from memstore.access import Actor
 from memstore.clock import Clock, FakeClock, FileClock, SystemClock
 from memstore.commands._shared import CommandError, load_access, repository_name
+from memstore.errors import MemstoreError
 from memstore.ids import UlidIds
 from memstore.model import Memory, Surface, validate_repo
 from memstore.store import DEFAULT_EXPIRY, open_store
@@ -72,6 +76,33 @@ def _clock(now: str | None, clock_file: Path | None) -> Clock:
         return FakeClock(datetime.fromisoformat(now))
     except ValueError as exc:
         raise CommandError(f"--now {now!r} is not an ISO 8601 time with a timezone") from exc
+
+
+_ANSWER_WITHIN = 10.0  # seconds a client may take over its requests to a server that cannot start
+_ANSWERED_AT_MOST = 16  # requests answered so (a client tries "server/discover", then "initialize")
+
+
+def _tell_client(why: str) -> None:
+    """A stdio server that cannot start answers its client's requests (``server/discover``,
+    ``initialize``) with the reason as a JSON-RPC error until the client hangs up, so the client
+    shows why, not "Connection closed"; then the command fails as usual (the reason on standard
+    error, exit status 2). Not from a terminal, and for a few seconds at most."""
+    if sys.stdin.isatty():
+        return
+    error = {"code": -32603, "message": f"memstore mcp cannot start: {why}"}
+    deadline = time.monotonic() + _ANSWER_WITHIN
+    for _ in range(_ANSWERED_AT_MOST):
+        try:
+            ready, _, _ = select.select([sys.stdin.buffer], [], [], max(0.0, deadline - time.monotonic()))
+            line = sys.stdin.buffer.readline(1 << 20) if ready else b""
+            if not line:
+                return  # the client hung up (or waited too long)
+            request = json.loads(line)
+            if isinstance(request, dict) and "id" in request:
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}) + "\n")
+                sys.stdout.flush()
+        except (OSError, ValueError):
+            return
 
 
 @click.command(name="mcp")
@@ -164,18 +195,23 @@ def mcp_command(
     Who acts, on which repository and surface is fixed here, never taken from a tool call.
     """
 
-    if repo_path is None and name is None:
-        raise CommandError("name the repository: --repo PATH (its clone) or --name OWNER/NAME")
-    repo = validate_repo(name) if name else repository_name(GitRepository(repo_path), None)  # type: ignore[arg-type]
-    clock = _clock(now, clock_file)
-    store = open_store(
-        store_uri,
-        access=load_access(access_file, user),
-        clock=clock,
-        expiry=timedelta(days=expiry_days),
-        ids=UlidIds(ids_seed) if ids_seed is not None else None,
-    )
-    verify_on, anchor_on = _codebases(repo_path, ref)
+    try:
+        if repo_path is None and name is None:
+            raise CommandError("name the repository: --repo PATH (its clone) or --name OWNER/NAME")
+        repo = validate_repo(name) if name else repository_name(GitRepository(repo_path), None)  # type: ignore[arg-type]
+        clock = _clock(now, clock_file)
+        store = open_store(
+            store_uri,
+            access=load_access(access_file, user),
+            clock=clock,
+            expiry=timedelta(days=expiry_days),
+            ids=UlidIds(ids_seed) if ids_seed is not None else None,
+        )
+        verify_on, anchor_on = _codebases(repo_path, ref)
+    except (click.ClickException, MemstoreError, OSError) as exc:
+        if transport == "stdio":
+            _tell_client(exc.format_message() if isinstance(exc, click.ClickException) else str(exc))
+        raise
     log = _EventLog(events_file) if events_file is not None else None
     service = server.MemoryService(store, Actor(user), _SURFACES[surface], repo, verify_on, anchor_on, log)
     built = server.build_server(service)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from memstore.commands._shared import CommandError, StoreContext, console, plain
 from memstore.errors import MemstoreError
 from memstore.model import Citation, Kind, Memory, MemoryDraft, Surface
 from memstore.store import list_every
-from memstore.transfer import ImportProblems, check_lines, export_lines, read_lines, store_lines
+from memstore.transfer import ImportLine, ImportProblems, check_lines, export_lines, read_lines, store_lines
 from memstore.verify import GitCodebase, anchor, instructions_in
 
 __all__ = ["memories"]
@@ -240,8 +241,19 @@ _IMPORT_CAP = 256 * 1024 * 1024
     is_flag=True,
     help="Check every line, and ask the store whether you may store each; store nothing.",
 )
+@click.option(
+    "--include-false",
+    is_flag=True,
+    help="Import the memories a verdict benchmark file labels false too (skipped by default, with a warning).",
+)
 def import_(
-    ctx: StoreContext, file: Path, repo: str | None, anchor_repo: Path | None, surface: str, dry_run: bool
+    ctx: StoreContext,
+    file: Path,
+    repo: str | None,
+    anchor_repo: Path | None,
+    surface: str,
+    dry_run: bool,
+    include_false: bool,
 ) -> None:
     """Store the memories of FILE (JSON lines: `memstore memories export`, or the miner's
     .verdicts.jsonl). All or nothing: every line is checked first, the store is asked about each,
@@ -252,6 +264,7 @@ def import_(
         codebase = GitCodebase(anchor_repo, "HEAD") if anchor_repo is not None else None
         with file.open(encoding="utf-8") as handle:
             lines = read_lines(handle, repo=repo, codebase=codebase)
+        lines = _false_ones(file, lines, include_false)
         anchored = f" (citations anchored at {(codebase.commit or '')[:12]})" if codebase is not None else ""
         repos = ", ".join(sorted({found.draft.repo for found in lines})) or "-"
         if dry_run:
@@ -273,6 +286,26 @@ def import_(
     except MemstoreError as exc:
         raise CommandError(f"{file}: nothing imported: {exc}") from exc
     click.echo(safe(f"imported {len(stored)} memories into {repos}{anchored}"))
+
+
+def _false_ones(file: Path, lines: list[ImportLine], include: bool) -> list[ImportLine]:
+    """The lines to import: a verdict benchmark's false memories (its deliberately wrong ones)
+    only with ``--include-false``; either way a warning says how many and which labels."""
+    false = [found for found in lines if found.labelled_false]
+    if not false:
+        return lines
+    labels = ", ".join(f"{n} {label}" for label, n in Counter(f.labelled_false for f in false).most_common())
+    if include:
+        click.echo(safe(f"warning: {file} labels {len(false)} of these memories false ({labels}): imported"), err=True)
+        return lines
+    click.echo(
+        safe(
+            f"warning: {file} is a verdict benchmark: {len(false)} of its memories are labelled false ({labels}) "
+            "and are not imported; --include-false imports them too"
+        ),
+        err=True,
+    )
+    return [found for found in lines if not found.labelled_false]
 
 
 @memories.command(name="export")
