@@ -338,8 +338,6 @@ def compute(tables: dict[str, pd.DataFrame], roles: Mapping[str, Role] | None = 
         }
         per_group = _per_group(whole)
         first = whole.sessions.iloc[0]
-        errors = _first_errors(tables["events"], arm, EventKind.AGENT_ERROR)
-        infra = _first_errors(tables["events"], arm, EventKind.INFRA_ERROR)
         result[arm] = ArmResult(
             str(first.agent),
             str(first.store),
@@ -348,8 +346,8 @@ def compute(tables: dict[str, pd.DataFrame], roles: Mapping[str, Role] | None = 
             per_scenario,
             per_origin,
             per_group,
-            errors,
-            infra,
+            _first_errors(tables["events"], arm, EventKind.AGENT_ERROR),
+            _first_errors(tables["events"], arm, EventKind.INFRA_ERROR),
         )
     return dict(sorted(result.items()))
 
@@ -392,9 +390,8 @@ ERRORS_SHOWN = 3
 
 
 def _first_errors(events: pd.DataFrame, arm: str, kind: EventKind) -> tuple[tuple[str, int], ...]:
-    """The first ``ERRORS_SHOWN`` distinct reasons a session failed so (``kind``: the agent's
-    errors, or the infrastructure's: a timeout, a model endpoint), in the order the sessions ran,
-    each with how many sessions failed so: what to fix first."""
+    """The first ``ERRORS_SHOWN`` distinct reasons of ``kind`` (the agent's, the infrastructure's)
+    a session failed, in the order the sessions ran, each with its sessions: what to fix first."""
     if events.empty or "kind" not in events:
         return ()
     rows = events[(events.arm == arm) & (events.kind == kind)]

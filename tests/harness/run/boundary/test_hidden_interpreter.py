@@ -73,7 +73,7 @@ def test_a_shim_in_the_home_folder_is_refused_before_the_run_saying_what_to_use(
     # what it suggests works: this run's own Python
     fixed = _eval(work, env, f"command:{sys.executable} my_agent.py", "fixed")
     assert fixed.returncode in (0, 3), fixed.stdout[-2000:] + fixed.stderr[-2000:]
-    assert "agent error" not in fixed.stdout
+    assert "agent error in" not in fixed.stdout
 
 
 def test_an_agent_that_fails_every_session_is_one_line_per_cause(user: tuple[Path, dict[str, str]]) -> None:
