@@ -23,7 +23,7 @@ SCENARIOS = [str(ROOT / "scenarios" / f"{n}.yaml") for n in ("api-version-moved"
 
 def test_ctrl_c_says_what_was_kept_and_how_to_finish(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    argv = [str(BIN / "memstore"), "eval", *SCENARIOS, "--trials", "12", "--workers", "1", "--out", str(run)]
+    argv = [str(BIN / "memstore"), "eval", *SCENARIOS, "--trials", "4", "--workers", "1", "--out", str(run)]
     started = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and not list((run / "shards").glob("*.json.gz")):
@@ -34,15 +34,15 @@ def test_ctrl_c_says_what_was_kept_and_how_to_finish(tmp_path: Path) -> None:
     line = next(x for x in err.splitlines() if x.startswith("interrupted: "))
     kept = len(list((run / "shards").glob("*.json.gz")))
     assert line == (
-        f"interrupted: {kept} of 144 units are kept in {run}; finish the run with: memstore eval --resume {run}"
+        f"interrupted: {kept} of 48 units are kept in {run}; finish the run with: memstore eval --resume {run}"
     )
-    assert 0 < kept < 144  # 3 scenarios x 12 trials x the 4 default arms
+    assert 0 < kept < 48  # 3 scenarios x 4 trials x the 4 default arms
     finished = subprocess.run(
         [str(BIN / "memstore"), "eval", "--resume", str(run)], capture_output=True, text=True, cwd=tmp_path, timeout=600
     )
     assert finished.returncode in (0, 1, 3), finished.stderr
     assert (run / "results.json").is_file()
-    assert len(list((run / "shards").glob("*.json.gz"))) == 144
+    assert len(list((run / "shards").glob("*.json.gz"))) == 48
 
 
 def test_an_endpoint_that_cannot_be_reached_is_named_in_the_summary(tmp_path: Path) -> None:
