@@ -34,6 +34,7 @@ Both memory-using stubs store, after a task, what they found by exploring (the w
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from memstore.agents import craft
@@ -71,8 +72,14 @@ def _names(known: Known) -> frozenset[str]:
     """The code names a memory gives: its fact's, and its subject's but for a module the subject
     only places the name in (``__version__`` in "__title__ in __version__", a cited file's module:
     it does not stand for a constant of that module)."""
-    places = {PurePosixPath(c.path).stem for c in known.citations}
-    return craft.subject_names(known.memory.subject, places) | craft.identifiers(known.fact)
+    return _names_of(known.memory.subject, known.fact, tuple(c.path for c in known.citations))
+
+
+@lru_cache(maxsize=1 << 14)
+def _names_of(subject: str, fact: str, paths: tuple[str, ...]) -> frozenset[str]:
+    """`_names` kept by text, as `craft.identifiers` is: asked of the same memories all session long."""
+    places = {PurePosixPath(path).stem for path in paths}
+    return craft.subject_names(subject, places) | craft.identifiers(fact)
 
 
 def _named(session: AgentSession, known: Known) -> int:
