@@ -67,7 +67,7 @@ def import_reference(reference: str, kind: str) -> Any:
     try:
         target: Any = _import_here(module)
     except ImportError as exc:
-        if isinstance(exc, ModuleNotFoundError) and exc.name is not None and module.startswith(exc.name):
+        if _is_missing(exc, module):
             raise ConfigurationError(
                 f"cannot import {kind} module {module!r} ({reference}): no module {exc.name!r} in the current "
                 f"folder ({os.getcwd()}) or on the Python path of {sys.executable}"
@@ -91,11 +91,17 @@ def _import_here(module: str) -> Any:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         here = os.getcwd()
-        if exc.name is None or not module.startswith(exc.name) or here in sys.path or "" in sys.path:
+        if not _is_missing(exc, module) or here in sys.path or "" in sys.path:
             raise
         sys.path.append(here)
         importlib.invalidate_caches()
         return importlib.import_module(module)
+
+
+def _is_missing(exc: ImportError, module: str) -> bool:
+    """Whether ``exc`` says ``module`` itself (or a package above it) is not there, not a module it imports."""
+    name = exc.name if isinstance(exc, ModuleNotFoundError) else None
+    return name is not None and (module == name or module.startswith(f"{name}."))
 
 
 def _file_of(module: str) -> str | None:
@@ -128,7 +134,7 @@ def _scan() -> tuple[int, dict[str, list[EntryPoint]]]:
         groups: dict[str, list[EntryPoint]] = {}
         seen: set[str] = set()
         for dist in distributions():  # the first of each name on sys.path, as `entry_points()` takes them
-            name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
+            name = _normal(dist.metadata["Name"] or "")
             if name in seen:
                 continue
             seen.add(name)
@@ -141,11 +147,16 @@ def _scan() -> tuple[int, dict[str, list[EntryPoint]]]:
     return found
 
 
+def _normal(name: str) -> str:
+    """A distribution's name as packaging compares them (``agent_memstore`` is ``agent-memstore``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def source_of(entry: EntryPoint) -> str:
     """Who declares ``entry``: ``built-in`` for memstore's own distribution, else that distribution's name."""
     dist = getattr(entry, "dist", None)
     name = dist.name if dist is not None else "?"
-    return "built-in" if re.sub(r"[-_.]+", "-", name).lower() == DISTRIBUTION else name
+    return "built-in" if _normal(name) == DISTRIBUTION else name
 
 
 @dataclass(frozen=True)

@@ -231,7 +231,7 @@ class CommandAgent:
             failed = finished.returncode != 0
             if failed:
                 tools.record(EventKind.AGENT_ERROR, "", f"exit status {finished.returncode}: {finished.stderr_tail()}")
-            if not (failed and not (folder / "result.json").exists()):  # a failed exit is the cause, once
+            if not failed or (folder / "result.json").exists():  # a failed exit is the cause, once
                 result = self._read(session, folder / "result.json")
         trajectory = None
         if result is not None:
