@@ -167,6 +167,13 @@ class EventRecord:
     truth: str
     seed: str  # the seeded memory it is, by its scenario key (KEY#N for a copy), whatever id its store gave it
 
+    def numbered(self, seq: int) -> EventRecord:
+        """This event at place ``seq`` of the run (`dataclasses.replace`, without its checks:
+        a run numbers every event, and they are many)."""
+        made = object.__new__(EventRecord)
+        made.__dict__.update(self.__dict__, seq=seq)
+        return made
+
 
 @dataclass(frozen=True)
 class FindingRecord:

@@ -90,39 +90,84 @@ def columns(record: type) -> tuple[str, ...]:
     return found
 
 
+_NESTED, _WRITTEN, _ENUM, _JOINED, _PLAIN = range(5)  # how `row` writes a value, by its type
+_HOW: dict[type, int] = {}
+
+
+def _how(kind: type) -> int:
+    """How a value of type ``kind`` is written in a row (decided once a type: rows are hot)."""
+    found = _HOW.get(kind)
+    if found is None:
+        if _nested(kind):
+            found = _NESTED
+        elif hasattr(kind, "written"):
+            found = _WRITTEN
+        else:
+            found = _ENUM if issubclass(kind, Enum) else _JOINED if issubclass(kind, tuple) else _PLAIN
+        _HOW[kind] = found
+    return found
+
+
 def row(record: object) -> dict[str, Any]:
     """The plain row a shard and a table keep of ``record``: a column per field (a nested record's
     fields in its place), an enum as its value, a tuple ``";"``-joined."""
     plain: dict[str, Any] = {}
     for name, _ in _fields(type(record)):
         value = getattr(record, name)
-        if _nested(type(value)):
-            plain.update(row(value))
-        elif hasattr(value, "written"):
-            plain[name] = value.written()
-        elif isinstance(value, Enum):
-            plain[name] = value.value
-        elif isinstance(value, tuple):
-            plain[name] = ";".join(value)
-        else:
+        how = _how(type(value))
+        if how == _PLAIN:
             plain[name] = value
+        elif how == _NESTED:
+            plain.update(row(value))
+        elif how == _WRITTEN:
+            plain[name] = value.written()
+        elif how == _ENUM:
+            plain[name] = value.value
+        else:
+            plain[name] = ";".join(value)
     return plain
+
+
+_READERS: dict[type, tuple[tuple[str, Any, int], ...]] = {}
+_AS_IS, _READ, _MADE, _SPLIT, _INNER = range(5)  # how `from_row` reads a field, by its declared type
+
+
+def _readers(record: type) -> tuple[tuple[str, Any, int], ...]:
+    """Each field of ``record`` with how `from_row` reads it (decided once a record type)."""
+    found = _READERS.get(record)
+    if found is None:
+        found = _READERS[record] = tuple(
+            (
+                name,
+                kind,
+                _INNER
+                if _nested(kind)
+                else _READ
+                if hasattr(kind, "read")
+                else _MADE
+                if isinstance(kind, type) and issubclass(kind, Enum)
+                else _SPLIT
+                if typing.get_origin(kind) is tuple
+                else _AS_IS,
+            )
+            for name, kind in _fields(record)
+        )
+    return found
 
 
 def from_row(record: type[R], plain: Mapping[str, Any]) -> R:
     """The record a plain row (`row`) was made of."""
     values: dict[str, Any] = {}
-    kind: Any
-    for name, kind in _fields(record):
-        if _nested(kind):
+    for name, kind, how in _readers(record):
+        if how == _INNER:
             values[name] = from_row(kind, plain)
             continue
         value = plain[name]
-        if hasattr(kind, "read"):
+        if how == _READ:
             value = kind.read(value)
-        elif isinstance(kind, type) and issubclass(kind, Enum):
+        elif how == _MADE:
             value = kind(value)
-        elif typing.get_origin(kind) is tuple:
+        elif how == _SPLIT:
             value = tuple(value.split(";")) if value else ()
         values[name] = value
     made: R = record(**values)

@@ -17,14 +17,17 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import multiprocessing
+import multiprocessing.util
 import os
+import select
 import signal
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import replace
 
 from memstore import backends
 from memstore.errors import CostCapReached, Interrupted
@@ -55,8 +58,9 @@ __all__ = [
 
 
 UNITS_PER_WORKER = 4
-"""A spawned worker costs about 0.6 s of CPU to start (a fresh interpreter importing the engine),
-a hand-written scenario's unit 0.1-0.3 s: a worker is worth starting for four units or more."""
+"""The first pool of a process starts the fork server (about 0.5 s of CPU: a fresh interpreter
+importing the engine), a hand-written scenario's unit takes 0.1-0.3 s: a worker is worth starting
+for four units or more."""
 
 
 def fitted_workers(config: RunConfig) -> int:
@@ -106,11 +110,16 @@ _WORK: list[Unit] = []  # in a pool's worker: the run's units, handed over once 
 _GRADING: list[GradingFactory] = []  # in a pool's worker: the run's grading, handed over with them
 
 
-def _start_worker(parent: int, registered: Registrations, work: list[Unit], grading: GradingFactory) -> None:
-    """Worker start-up: register the parent's agents and stores, keep the run's units (batches
-    then name them by position: a scenario is pickled once per worker, not once per unit) and
-    its grading, and die with the parent."""
+def _start_worker(
+    parent: int, registered: Registrations, work: list[Unit], grading: GradingFactory, environ: dict[str, str]
+) -> None:
+    """Worker start-up: take the run's environment (the fork server's is the one it started
+    with), register the parent's agents and stores, keep the run's units (batches then name them
+    by position: a scenario is pickled once per worker, not once per unit) and its grading, and
+    die with the run."""
     global _WORK
+    os.environ.clear()
+    os.environ.update(environ)
     agents.restore_registrations(registered[0])
     backends.restore_registrations(registered[1])
     _WORK = work
@@ -121,21 +130,80 @@ def _start_worker(parent: int, registered: Registrations, work: list[Unit], grad
 def _die_with_parent(parent: int) -> None:
     """Die when the process that started the run dies, however it dies.
 
-    Linux's parent-death signal kills the worker at once; a watchdog thread polling the
-    parent's id covers the rest. Ctrl-C is the parent's to handle: workers ignore it.
+    A worker is a child of the fork server, which dies with the run's process; Linux's
+    parent-death signal kills the worker when the fork server goes. A watchdog thread waiting
+    on the run process's pidfd covers the rest (a run that dies while the fork server lives on,
+    a server another process started). Ctrl-C is the parent's to handle: workers ignore it.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:
+    try:
+        handle = os.pidfd_open(parent)
+    except ProcessLookupError:
         os._exit(1)
+    except OSError:  # no pidfds here: poll the parent's id instead
+        handle = None
 
     def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
+        if handle is not None:
+            select.select([handle], [], [])  # readable once the process has exited
+        else:
+            while _alive(parent):
+                time.sleep(0.5)
         os._exit(1)
 
     threading.Thread(target=watch, name="memstore-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+_FORKSERVER: list[multiprocessing.context.BaseContext] = []  # this process's pool context, once chosen
+
+
+def _context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseContext:
+    """The fork server's context, its server importing ``preload`` when it starts (the first
+    pool of this process decides); spawn where this platform has no fork server, or no folder
+    short enough for its socket."""
+    if not _FORKSERVER:
+        if "forkserver" not in multiprocessing.get_all_start_methods() or not _short_temp():
+            _FORKSERVER.append(multiprocessing.get_context("spawn"))
+        else:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload([__name__, *preload])
+            _FORKSERVER.append(context)
+    return _FORKSERVER[0]
+
+
+def _preload(work: Sequence[Unit], grading: GradingFactory) -> list[str]:
+    """What every worker of a run imports, for the fork server to import once: the modules of
+    the grading and of the agents the run hands down (found from them, never named here)."""
+    found = [getattr(grading, "__module__", "")]
+    for spec in sorted({unit.arm.agent for unit in work}):
+        if not spec.startswith("command:"):
+            with contextlib.suppress(Exception):
+                found.append(type(make_agent(spec)).__module__)
+    return [name for name in dict.fromkeys(found) if name in sys.modules]
+
+
+def _short_temp() -> bool:
+    """Whether multiprocessing's temporary folder, where the fork server's socket goes, leaves
+    room for a socket's path (108 bytes); made in ``/tmp`` when ``$TMPDIR`` is deep."""
+    saved = tempfile.tempdir
+    try:
+        if len(os.fsencode(tempfile.gettempdir())) > 48 and os.access("/tmp", os.W_OK | os.X_OK):
+            tempfile.tempdir = "/tmp"
+        return len(os.fsencode(multiprocessing.util.get_temp_dir())) <= 80
+    finally:
+        tempfile.tempdir = saved
 
 
 def _run_batch(batch: list[int]) -> list[RunOutput]:
@@ -153,15 +221,21 @@ def _lost(unit: Unit) -> RunOutput:
 
 
 class _Pool:
-    """A spawn process pool whose workers die with the run, and can be killed at once."""
+    """A process pool whose workers die with the run, and can be killed at once.
+
+    Workers are forked by multiprocessing's fork server (a fresh interpreter, started once per
+    process, with the engine imported): a pool starts in milliseconds, where a spawned
+    interpreter per worker took about 0.6 s, paid again by every run and every look of a
+    sequential run. Never forked from this process: a forked worker would share its git
+    readers, scratch folder and threads.
+    """
 
     def __init__(self, workers: int, registered: Registrations, work: list[Unit], grading: GradingFactory) -> None:
-        # Fresh interpreters ("spawn"): a forked worker would share the parent's git readers and scratch folder.
         self.executor = ProcessPoolExecutor(
             max_workers=workers,
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=_context(_preload(work, grading)),
             initializer=_start_worker,
-            initargs=(os.getpid(), registered, work, grading),
+            initargs=(os.getpid(), registered, work, grading, dict(os.environ)),
         )
 
     def kill(self) -> None:
@@ -308,7 +382,7 @@ def merge_outputs(results: Sequence[RunOutput]) -> RunOutput:
     for result in results:
         for name in SHARD_TABLES:
             getattr(merged, name).extend(getattr(result, name))
-    merged.events = [replace(event, seq=position) for position, event in enumerate(merged.events)]
+    merged.events = [event.numbered(position) for position, event in enumerate(merged.events)]
     return merged
 
 
