@@ -42,7 +42,7 @@ from typing import Any, Generic, TypeVar
 
 from memstore.errors import ConfigurationError
 
-__all__ = ["DISTRIBUTION", "REFERENCE", "Entries", "Registry", "import_reference", "source_of"]
+__all__ = ["DISTRIBUTION", "REFERENCE", "Entries", "Registry", "import_reference", "scan_now", "source_of"]
 
 F = TypeVar("F")
 REFERENCE = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_][\w.]*)$")
@@ -145,6 +145,12 @@ def _scan() -> tuple[int, dict[str, list[EntryPoint]]]:
         _SCANNED.clear()
         _SCANNED[key] = found
     return found
+
+
+def scan_now() -> None:
+    """Scan the installed entry points now, not at the first look-up (a fork server does, so
+    that its forks find every registry's entries without reading each distribution again)."""
+    _scan()
 
 
 def _normal(name: str) -> str:

@@ -88,6 +88,9 @@ LAZY: set[tuple[str, str]] = {
     *((_PLUGIN, f"memstore.harness.{name}") for name in _PLUGIN_NEEDS),
     # the MCP SDK, only for a session that asks for MCP
     ("memstore.harness.run.boundary.session", "memstore.mcp"),
+    # the fork server's scan of the plug-in table: its launcher (the same file, run as a script)
+    # imports the standard library alone
+    ("memstore.mcp.forkserver", "memstore.registry"),
     # pandas and the statistics, only for a command that runs (its --help and usage errors load
     # neither: tests/test_cli_startup.py)
     *(("memstore.commands.eval", f"memstore.harness.{name}") for name in ("evaluate", "report")),

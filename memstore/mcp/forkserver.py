@@ -28,20 +28,26 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import threading
-from collections.abc import Callable
-from typing import ClassVar
+
+TYPE_CHECKING = False  # a launcher imports only what it runs with: typing, subprocess and tempfile cost it 10 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import ClassVar
 
 __all__ = ["ForkServer", "main"]
 
 PROGRAM = "memstore"  # the console script a fork runs
-SERVER = ("memstore.mcp.server", "memstore.mcp.stdio", "memstore.mcp.http")  # what every MCP server imports
+SERVER = (  # what every MCP server imports, some of it only once it runs
+    "memstore.mcp.server",
+    "memstore.mcp.stdio",
+    "memstore.mcp.http",
+    "anyio._backends._asyncio",
+    "anyio._core._sockets",
+)
 _MESSAGE = 1 << 16  # the command line's bytes at most
 
 
@@ -57,6 +63,9 @@ class ForkServer:
     _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, program: str = PROGRAM, preload: tuple[str, ...] = ()) -> None:
+        import subprocess
+        import tempfile
+
         base = "/tmp" if os.path.isdir("/tmp") else None  # short: a socket's path has 108 bytes
         self.folder = tempfile.mkdtemp(prefix="memstore-fork-", dir=base)
         self.socket = os.path.join(self.folder, "s")
@@ -96,6 +105,9 @@ class ForkServer:
         return [sys.executable, "-I", "-S", os.path.abspath(__file__), "run", self.socket, *args]
 
     def close(self) -> None:
+        import shutil
+        import subprocess
+
         if self.process.stdin is not None and not self.process.stdin.closed:
             with contextlib.suppress(OSError):
                 self.process.stdin.close()
@@ -124,6 +136,9 @@ def _serve(path: str, program: str, preload: list[str]) -> int:
     main = _program(program)
     for module in preload:  # what every server needs, imported once; the forks share it
         importlib.import_module(module)
+    from memstore.registry import scan_now
+
+    scan_now()  # the command line's registries find their entries in the forks without a scan each
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the kernel
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)

@@ -5,7 +5,8 @@ rows to ``finish`` as it comes; it returns the positions it lost to a dead worke
 writes shards and assembles results in unit order, so the executor decides speed only, never
 bytes: the same seed gives the same ``results.json`` on every executor.
 
-- ``local`` (the default): a pool of processes on this machine (forked by a fork server) (`memstore.harness.run.runner.pool`).
+- ``local`` (the default): a pool of processes on this machine, forked by a fork server
+  (`memstore.harness.run.runner.pool`).
 - ``ray``: a local Ray instance with ``--workers`` CPUs, or a cluster: ``ray://HOST:PORT``, or
   ``RAY_ADDRESS`` in the environment (``pip install 'agent-memstore[ray]'``). The units are put in
   Ray's object store once and every task reads them from there; the registrations of custom
