@@ -45,6 +45,7 @@ __all__ = [
     "MemoryDraft",
     "Status",
     "Surface",
+    "Vote",
     "check_text",
     "clean_path",
     "validate_repo",
@@ -342,3 +343,16 @@ class Memory:
             status=Status(data.get("status", "active")),
             retired_reason=data.get("retired_reason"),
         )
+
+
+@dataclass(frozen=True)
+class Vote:
+    """A user's judgement of one memory version in use: up (it helped, it held) or down (it
+    misled, it was wrong), with the reason and when. A user's later vote on the same version
+    replaces their earlier one in what counts (`memstore.backends.ranking`); every vote is kept."""
+
+    memory_id: str
+    author: str
+    up: bool
+    reason: str
+    at: datetime

@@ -29,6 +29,7 @@ from memstore.access import (
     sees_preferences,
 )
 from memstore.backends import StoreOptions
+from memstore.backends.ranking import Weights, net_votes, rank
 from memstore.clock import Clock
 from memstore.errors import Conflict, NotFound, ValidationError
 from memstore.ids import IdFactory
@@ -39,6 +40,7 @@ from memstore.model import (
     MemoryDraft,
     Status,
     Surface,
+    Vote,
     check_text,
     validate_repo,
 )
@@ -46,6 +48,7 @@ from memstore.store import MAX_RECENT_LIMIT
 from memstore.validation import shown
 
 __all__ = [
+    "MAX_QUERY_CHARS",
     "MAX_RECENT_LIMIT",
     "REFERENCE_CAPABILITIES",
     "PagedRecordStore",
@@ -68,6 +71,7 @@ MAX_ID_CHARS = 200
 REFERENCE_CAPABILITIES = frozenset(
     {"delete", "expiry", "history", "permissions", "preferences", "retire", "supersede", "sweep"}
 )
+MAX_QUERY_CHARS = 100_000
 
 
 def check_actor(actor: object) -> Actor:
@@ -252,6 +256,47 @@ class RecordStore(ABC):
     def sweep(self) -> int:
         return self._sweep(self._cutoff(self.clock.now()))
 
+    def search(self, repo: str, query: str, *, actor: Actor, surface: Surface, limit: int = 50) -> list[Memory]:
+        """The ``limit`` memories ``recent()`` would list (up to `MAX_RECENT_LIMIT` of them) that
+        best serve ``query``: relevance to it, recency, verification and the users' votes,
+        weighted (`memstore.backends.ranking`). What a user may not see is never a candidate."""
+        return self._search(repo, query, actor=actor, surface=surface, limit=limit, weights=Weights())
+
+    def _search(
+        self, repo: str, query: str, *, actor: Actor, surface: Surface, limit: int, weights: Weights
+    ) -> list[Memory]:
+        check_limit(limit)
+        check_text(query, "query", MAX_QUERY_CHARS, required=False)
+        candidates = self.recent(repo, actor=actor, surface=surface, limit=MAX_RECENT_LIMIT)
+        if not candidates:
+            return []
+        votes = net_votes(self._votes([m.id for m in candidates])) if weights.votes else {}
+        return rank(candidates, query, votes=votes, weights=weights)[:limit]
+
+    def vote(self, memory_id: str, *, actor: Actor, up: bool, reason: str) -> Vote:
+        """Vote on an active memory: up (it held, it helped) or down (it misled), with the reason.
+        A write: it needs what a retirement needs (write access to the repository; one's own
+        preference), and a user's later vote on the same version replaces the earlier in what
+        counts. The vote, as kept."""
+        actor = check_actor(actor)
+        if not isinstance(up, bool):
+            raise ValidationError("up", "must be true or false")
+        check_text(reason, "reason", MAX_REASON_CHARS, required=True)
+        now = self.clock.now()
+        memory = self._visible(check_memory_id(memory_id), actor, now)
+        check_write(self.access, actor, memory)
+        self._require_active(memory, "vote on")
+        made = Vote(memory.id, actor.user, up, reason.strip(), now)
+        if not self._vote(made, self._cutoff(now)):
+            self._raise_changed(memory.id, actor, "vote on")
+        return made
+
+    def votes(self, memory_id: str, *, actor: Actor) -> list[Vote]:
+        """Every vote on a memory version the actor may see, oldest first."""
+        actor = check_actor(actor)
+        memory = self._visible(check_memory_id(memory_id), actor, self.clock.now())
+        return self._votes([memory.id])
+
     def repositories(self, *, actor: Actor) -> list[str]:
         """The repositories holding facts (active, retired or superseded, not expired) that
         ``actor`` may read, sorted (what ``memstore verify`` lists when it is asked for a
@@ -293,6 +338,14 @@ class RecordStore(ABC):
         raise Conflict(f"memory {memory_id!r} changed while it was being updated; try again")
 
     # -- what a backend implements (each call atomic) --------------------------------
+
+    @abstractmethod
+    def _vote(self, vote: Vote, cutoff: datetime) -> bool:
+        """Keep ``vote`` while its memory is active and alive; False (nothing kept) otherwise."""
+
+    @abstractmethod
+    def _votes(self, memory_ids: Sequence[str]) -> list[Vote]:
+        """Every vote on these memory versions, oldest first (by time, then as kept)."""
 
     @abstractmethod
     def _insert(self, memory: Memory) -> None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import heapq
 import threading
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from memstore.backends import StoreOptions
 from memstore.backends.base import PagedRecordStore, RecencyKey, chain_order
 from memstore.errors import ConfigurationError
-from memstore.model import Kind, Memory, Status
+from memstore.model import Kind, Memory, Status, Vote
 
 __all__ = ["InMemoryStore", "open_memory"]
 
@@ -34,6 +35,7 @@ class _Tables:
     chains: dict[str, _Chain] = field(default_factory=dict)
     active_facts: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     active_preferences: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    votes: defaultdict[str, list[Vote]] = field(default_factory=lambda: defaultdict(list))  # by memory version
 
 
 def _order(memory: Memory) -> RecencyKey:
@@ -137,11 +139,25 @@ class InMemoryStore(PagedRecordStore):
             self._index(memory).discard(memory_id)
             return True
 
+    def _vote(self, vote: Vote, cutoff: datetime) -> bool:
+        with self._lock:
+            memory = self._alive(vote.memory_id, cutoff)
+            if memory is None or memory.status is not Status.ACTIVE:
+                return False
+            self._t.votes[vote.memory_id].append(vote)
+            return True
+
+    def _votes(self, memory_ids: Sequence[str]) -> list[Vote]:
+        with self._lock:
+            found = [(vote.at, n, vote) for i in memory_ids for n, vote in enumerate(self._t.votes.get(i, ()))]
+        return [vote for _, _, vote in sorted(found, key=lambda kept: (kept[0], kept[1]))]
+
     def _drop_chain(self, root: str) -> int:
         chain = self._t.chains.pop(root)
         for memory_id in chain.ids:
             memory = self._t.records.pop(memory_id)
             del self._t.root_of[memory_id]
+            self._t.votes.pop(memory_id, None)
             self._index(memory).discard(memory_id)
         return len(chain.ids)
 

@@ -37,7 +37,7 @@ from memstore.backends.rows import (
     row_of,
     row_to_memory,
 )
-from memstore.model import Memory
+from memstore.model import Memory, Vote
 
 __all__ = [
     "MIGRATIONS",
@@ -80,10 +80,24 @@ MIGRATIONS: list[str] = [
     CREATE INDEX memories_root ON {table} (root);
     CREATE INDEX memories_expiry ON {table} (chain_refreshed_at);
     """,
+    # 2: votes (`RecordStore.vote`), each on one memory version, gone with its chain
+    """
+    CREATE TABLE {votes} (
+        seq        {serial},
+        memory_id  TEXT NOT NULL,
+        root       TEXT NOT NULL,
+        author     TEXT NOT NULL,
+        up         {integer} NOT NULL CHECK (up IN (0, 1)),
+        reason     TEXT NOT NULL,
+        at         {integer} NOT NULL
+    );
+    CREATE INDEX votes_memory ON {votes} (memory_id, at, seq);
+    CREATE INDEX votes_root ON {votes} (root);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
-_PARAMETER = re.compile(r":([a-z_]+)")
+_PARAMETER = re.compile(r":([a-z_][a-z0-9_]*)")
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,8 @@ class Dialect:
     """What one database writes differently in memstore's queries (see the module docstring)."""
 
     table: str  # the memories table as a query names it
+    votes: str  # the votes table as a query names it
+    serial: str  # an integer key counting up as rows are kept
     integer: str  # a 64-bit integer column
     greatest: str  # the larger of two values
     lock: str  # after a SELECT that reads a row to change it
@@ -102,7 +118,7 @@ class Dialect:
 
     def in_schema(self, schema: str) -> Dialect:
         """This dialect with the memories table in ``schema`` (a name already checked)."""
-        return replace(self, table=f'"{schema}".memories')
+        return replace(self, table=f'"{schema}".memories', votes=f'"{schema}".votes')
 
     def migrations(self, version: int, target: int) -> list[str]:
         """The statements that take a store from schema ``version`` to ``target``, in order."""
@@ -114,13 +130,35 @@ class Dialect:
         ]
 
 
-SQLITE = Dialect(table="memories", integer="INTEGER", greatest="max", lock="", parameter=":{}")
-POSTGRESQL = Dialect(table="memories", integer="BIGINT", greatest="GREATEST", lock=" FOR UPDATE", parameter="%({})s")
+SQLITE = Dialect(
+    table="memories",
+    votes="votes",
+    serial="INTEGER PRIMARY KEY AUTOINCREMENT",
+    integer="INTEGER",
+    greatest="max",
+    lock="",
+    parameter=":{}",
+)
+POSTGRESQL = Dialect(
+    table="memories",
+    votes="votes",
+    serial="BIGSERIAL PRIMARY KEY",
+    integer="BIGINT",
+    greatest="GREATEST",
+    lock=" FOR UPDATE",
+    parameter="%({})s",
+)
 
 
 @lru_cache(maxsize=256)
 def _rendered(dialect: Dialect, template: str) -> str:
-    words = {"{table}": dialect.table, "{integer}": dialect.integer, "{greatest}": dialect.greatest}
+    words = {
+        "{table}": dialect.table,
+        "{votes}": dialect.votes,
+        "{serial}": dialect.serial,
+        "{integer}": dialect.integer,
+        "{greatest}": dialect.greatest,
+    }
     text = template.replace("{lock}", dialect.lock)
     for word, said in words.items():
         text = text.replace(word, said)
@@ -152,6 +190,15 @@ _RETIRE = (
     "WHERE id = :id AND status = 'active' AND chain_refreshed_at > :cutoff"
 )
 _DELETE_CHAIN = "DELETE FROM {table} WHERE root = (SELECT root FROM {table} WHERE id = :id)"
+_DELETE_CHAIN_VOTES = "DELETE FROM {votes} WHERE root = (SELECT root FROM {table} WHERE id = :id)"
+_SWEEP_VOTES = "DELETE FROM {votes} WHERE NOT EXISTS (SELECT 1 FROM {table} WHERE {table}.root = {votes}.root)"
+_ACTIVE_ROOT = "SELECT root FROM {table} WHERE id = :id AND status = 'active' AND chain_refreshed_at > :cutoff{lock}"
+_VOTE = (
+    "INSERT INTO {votes} (memory_id, root, author, up, reason, at) "
+    "VALUES (:memory_id, :root, :author, :up, :reason, :at)"
+)
+_IDS_A_QUERY = 500  # memory ids one query of votes names (SQLite's variables are bounded)
+_VOTES = "SELECT seq, memory_id, author, up, reason, at FROM {votes} WHERE memory_id IN ({ids}) ORDER BY at, seq"
 _CHAIN = (
     f"SELECT {COLUMNS} FROM {{table}} WHERE root = (SELECT root FROM {{table}} WHERE id = :id) "
     "AND chain_refreshed_at > :cutoff ORDER BY created_at, id"
@@ -252,7 +299,28 @@ class SqlRecordStore(PagedRecordStore):
 
     def _delete_chain(self, memory_id: str) -> None:
         with self._write() as conn:
+            self._run(conn, _DELETE_CHAIN_VOTES, {"id": memory_id})
             self._run(conn, _DELETE_CHAIN, {"id": memory_id})
+
+    def _vote(self, vote: Vote, cutoff: datetime) -> bool:
+        with self._write() as conn:
+            found = self._run(conn, _ACTIVE_ROOT, {"id": vote.memory_id, "cutoff": micros(cutoff)}).fetchone()
+            if found is None:  # gone, expired, or no longer active
+                return False
+            kept = {"memory_id": vote.memory_id, "root": found.root, "author": vote.author, "up": int(vote.up)}
+            self._run(conn, _VOTE, {**kept, "reason": vote.reason, "at": micros(vote.at)})
+            return True
+
+    def _votes(self, memory_ids: Sequence[str]) -> list[Vote]:
+        found = []
+        for start in range(0, len(memory_ids), _IDS_A_QUERY):
+            named = {f"id{n}": memory_id for n, memory_id in enumerate(memory_ids[start : start + _IDS_A_QUERY])}
+            query = self.dialect.sql(_VOTES.replace("{ids}", ", ".join(f":{name}" for name in named)))
+            found += [
+                (r.at, r.seq, Vote(r.memory_id, r.author, bool(r.up), r.reason, moment(r.at)))
+                for r in self._rows(query, named)
+            ]
+        return [vote for _, _, vote in sorted(found, key=lambda kept: kept[:2])]
 
     def _sweep(self, cutoff: datetime) -> int:
         """Delete expired chains, a batch per transaction."""
@@ -262,6 +330,8 @@ class SqlRecordStore(PagedRecordStore):
                 batch = self._run(conn, _SWEEP, {"cutoff": micros(cutoff), "batch": SWEEP_BATCH}).rowcount
             deleted += batch
             if batch < SWEEP_BATCH:
+                with self._write() as conn:
+                    self._run(conn, _SWEEP_VOTES, {})
                 return deleted
 
     # -- reads ----------------------------------------------------------------------------

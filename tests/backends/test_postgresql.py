@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from memstore import Access, AccessPolicy, Actor, Kind, MemoryDraft, Surface, UlidIds, open_store
+from memstore.backends import sql
 from memstore.clock import FakeClock
 from memstore.errors import ConfigurationError, IncompatibleStore, StorageError
 from memstore.store import BatchStore, PagedStore
@@ -74,7 +75,7 @@ def test_memories_persist_across_opens_and_the_schema_is_stamped() -> None:
     schema = uri.rsplit("schema=", 1)[1]
     with psycopg.connect(URL) as conn:
         meta: dict[str, str] = dict(conn.execute(f'SELECT key, value FROM "{schema}".memstore_meta').fetchall())
-    assert meta == {"application": "memstore", "schema_version": "1"}
+    assert meta == {"application": "memstore", "schema_version": str(sql.SCHEMA_VERSION)}
 
 
 @needs_postgres

@@ -161,4 +161,6 @@ def test_a_sweep_deletes_in_batches(dialect: str, tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(sql, "SWEEP_BATCH", 10)
     clock.advance(timedelta(days=29))
     assert store.sweep() == 25
-    assert len(statements) == 3  # 10, 10, 5: each batch its own transaction
+    sweeps = [s for s in statements if s.startswith("DELETE FROM {table}")]
+    assert len(sweeps) == 3  # 10, 10, 5: each batch its own transaction
+    assert statements[3:] == [sql._SWEEP_VOTES]  # then the votes of what went

@@ -309,3 +309,21 @@ def test_conflict_is_reported_not_forked(tmp_path: Path) -> None:
     first.store(_draft(1), actor=WES, surface=Surface.CLI, supersedes=memory.id)
     with pytest.raises(Conflict):
         second.store(_draft(2), actor=WES, surface=Surface.CLI, supersedes=memory.id)
+
+
+def test_a_store_of_schema_one_gains_votes_keeping_its_memories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store written before votes (schema 1) opens at schema 2: its memories kept, votes kept from then on."""
+    path = tmp_path / "m.db"
+    with monkeypatch.context() as before:
+        before.setattr(sql, "MIGRATIONS", sql.MIGRATIONS[:1])
+        before.setattr(sql, "SCHEMA_VERSION", 1)
+        old = open_store(f"sqlite:///{path}", access=_policy())
+        memory = old.store(_draft(), actor=WES, surface=Surface.CLI)
+        old.close()  # type: ignore[attr-defined]
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM sqlite_schema WHERE name = 'votes'").fetchone()[0] == 0
+    store = open_store(f"sqlite:///{path}", access=_policy())
+    store.vote(memory.id, actor=WES, up=True, reason="still true")  # type: ignore[attr-defined]
+    assert [v.reason for v in store.votes(memory.id, actor=WES)] == ["still true"]  # type: ignore[attr-defined]
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
