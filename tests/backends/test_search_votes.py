@@ -83,7 +83,8 @@ def test_votes_sink_a_memory_users_found_wrong_below_an_equal_match(backend: str
     assert order() == [newer, older]
     kept = store.votes(newer, actor=RAE)
     assert [(v.author, v.up) for v in kept] == [("ana", False), ("sam", False), ("ana", True), ("sam", True)]
-    assert kept[0].reason == "the pool holds 10 now: config/db.py:4" and kept[0].at == clock.now()
+    assert kept[0].reason == "the pool holds 10 now: config/db.py:4"
+    assert kept[0].at == clock.now()
     assert net_votes(kept) == {newer: 2}
 
 
