@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, ValidationError
 
 from memstore import __version__
 from memstore.errors import Conflict, MemstoreError, NotFound, PermissionDenied
@@ -107,8 +107,8 @@ class _Server(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if name == "search_memories" and not self._can_search:
             raise ToolError(
-                "search_memories: this store does not search (only a store with the 'search' capability does, "
-                "such as ranked:); call recent_memories for the repository's memories, newest first"
+                "search_memories: this store does not search (every reference store does: sqlite, postgresql, "
+                "memory); call recent_memories for the repository's memories, newest first"
             )
         try:
             return await super().call_tool(name, arguments, context)
@@ -240,6 +240,16 @@ def _upkeep_tools(server: MCPServer, service: MemoryService) -> None:
     def refresh_memory(memory_id: str) -> dict[str, Any]:
         """Mark a memory validated and used: it is kept another 28 days (unused memories are forgotten)."""
         return service.refresh_memory(memory_id)
+
+    if service.can_vote:
+
+        @server.tool(annotations=_WRITES)
+        @_tool_errors
+        def vote_memory(memory_id: str, up: StrictBool, reason: str) -> dict[str, Any]:
+            """Say whether a memory served you: up (it held, it helped) or down (it misled you, it was wrong),
+            with the reason (what you checked, what it got wrong). Search ranks memories by these votes, each
+            user's latest counting once; a memory that is wrong and cannot be corrected is retired instead."""
+            return service.vote_memory(memory_id, up, reason)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True))
     @_tool_errors

@@ -130,7 +130,13 @@ class MemoryService:
 
     @property
     def can_search(self) -> bool:
-        return "search" in getattr(self.store, "capabilities", frozenset()) and hasattr(self.store, "search")
+        """Whether the store ranks memories by a query: every reference store does (`RecordStore.search`)."""
+        return callable(getattr(self.store, "search", None))
+
+    @property
+    def can_vote(self) -> bool:
+        """Whether the store keeps votes on memories (every reference store does)."""
+        return callable(getattr(self.store, "vote", None))
 
     def _get(self, memory_id: object) -> Memory:
         """A memory the actor may see here: a fact of this repository, or the actor's own
@@ -243,6 +249,19 @@ class MemoryService:
             fresh = self.store.refresh(memory.id, actor=self.actor)
         self._record("refresh", memory.id, "", [])
         return memory_json(fresh)
+
+    def vote_memory(self, memory_id: str, up: bool, reason: str) -> dict[str, Any]:
+        """Vote on a memory: up (it held, it helped) or down (it misled), with the reason; the
+        store's search weighs each user's latest vote (`memstore.backends.ranking`)."""
+        memory = self._get(memory_id)
+        if not isinstance(up, bool):
+            raise ValidationError("up", "must be true or false")
+        check_text(reason, "reason", 4_000, required=True)
+        vote = self.store.vote  # type: ignore[attr-defined]
+        with self._lock:
+            made = vote(memory.id, actor=self.actor, up=up, reason=reason)
+        self._record("vote", memory.id, f"{'up' if up else 'down'}: {made.reason}", [])
+        return {"id": memory.id, "vote": "up" if up else "down", "reason": made.reason, "at": made.at.isoformat()}
 
     def retire_memory(self, memory_id: str, reason: str) -> dict[str, Any]:
         """Take the memory out of use (it stays in its history)."""

@@ -44,6 +44,18 @@ def _service(store_uri: str, repo: Path, user: str = "ana", surface: Surface = S
     return MemoryService(store, Actor(user), surface, "acme/api", head, WorkingTree(repo, history=head))
 
 
+class _WithoutSearch:
+    """A store that does not search (another project's, say): everything but ``search``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "search":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
 def _run(body: Callable[[], Awaitable[None]]) -> None:
     anyio.run(body)
 
@@ -60,8 +72,8 @@ def test_tools_are_listed_with_schemas_and_descriptions(tmp_path: Path, repo: Pa
         async with Client(build_server(_service(f"sqlite:///{tmp_path / 'm.db'}", repo))) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == {
-                "store_memory", "recent_memories", "verify_memory", "refresh_memory", "retire_memory",
-                "get_memory", "memory_history",
+                "store_memory", "recent_memories", "search_memories", "verify_memory", "refresh_memory",
+                "vote_memory", "retire_memory", "get_memory", "memory_history",
             }  # fmt: skip
             assert tools["store_memory"].input_schema["required"] == ["subject", "fact", "citations"]
             assert "path:line" in (tools["store_memory"].description or "")
@@ -278,8 +290,8 @@ def test_over_stdio_as_a_client_launches_it(tmp_path: Path, repo: Path) -> None:
         async with Client(_stdio(db, repo, "--events", str(events))) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert names == {
-                "store_memory", "recent_memories", "verify_memory", "refresh_memory", "retire_memory",
-                "get_memory", "memory_history",
+                "store_memory", "recent_memories", "search_memories", "verify_memory", "refresh_memory",
+                "vote_memory", "retire_memory", "get_memory", "memory_history",
             }  # fmt: skip
             _, made = await _call(
                 client, "store_memory", subject="API version", fact='"v2.1.4"', citations=["src/constants.ts:3"]
@@ -374,12 +386,52 @@ def test_a_mistaken_call_is_told_what_to_fix_in_a_sentence(
 ) -> None:
     """No pydantic text, no link to its documentation; a tool the store lacks says what to call instead."""
 
+    service = _service(f"sqlite:///{tmp_path / 'm.db'}", repo)
+    if tool == "search_memories":
+        service.store = _WithoutSearch(service.store)  # type: ignore[assignment]
+
     async def body() -> None:
-        async with Client(build_server(_service(f"sqlite:///{tmp_path / 'm.db'}", repo))) as client:
+        async with Client(build_server(service)) as client:
             error, text = await _call(client, tool, **arguments)
             assert error
             assert text.startswith(message), text
             assert "pydantic" not in text
             assert "http" not in text
+
+    _run(body)
+
+
+def test_votes_over_mcp_are_the_stores_and_sink_a_memory_in_search(tmp_path: Path, repo: Path) -> None:
+    """vote_memory keeps the vote (author, reason, time) in the store; search_memories weighs it;
+    a reader with read access alone is refused; ``up`` must be a boolean, not "yes"."""
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    writer, reader = _service(uri, repo), _service(uri, repo, user="rae")
+
+    async def body() -> None:
+        async with Client(build_server(writer)) as client:
+            _, first = await _call(
+                client, "store_memory", subject="API version", fact="v2.1.4", citations=["src/constants.ts:3"]
+            )
+            _, second = await _call(
+                client, "store_memory", subject="API version", fact="v2.1.5", citations=["src/constants.ts:3"]
+            )
+            _, found = await _call(client, "search_memories", query="API version")
+            assert [m["id"] for m in found["memories"]] == [second["id"], first["id"]]
+            error, voted = await _call(
+                client, "vote_memory", memory_id=second["id"], up=False, reason="the code says v2.1.4"
+            )
+            assert not error
+            assert (voted["vote"], voted["reason"]) == ("down", "the code says v2.1.4")
+            _, found = await _call(client, "search_memories", query="API version")
+            assert [m["id"] for m in found["memories"]] == [first["id"], second["id"]]
+            error, text = await _call(client, "vote_memory", memory_id=first["id"], up="yes", reason="r")
+            assert error
+            assert "'up' input should be a valid boolean" in text
+        async with Client(build_server(reader)) as client:
+            error, text = await _call(client, "vote_memory", memory_id=first["id"], up=True, reason="fine")
+            assert error
+            assert "write access" in text
+        votes = writer.store.votes(second["id"], actor=Actor("ana"))  # type: ignore[attr-defined]
+        assert [(v.author, v.up, v.reason) for v in votes] == [("ana", False, "the code says v2.1.4")]
 
     _run(body)

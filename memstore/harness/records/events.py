@@ -25,6 +25,7 @@ class EventKind(StrEnum):
     CORRECT = "correct"  # a new version superseding a memory (detail: the old id)
     REFRESH = "refresh"
     RETIRE = "retire"
+    VOTE = "vote"  # the agent voted on a memory (detail: "up: REASON" or "down: REASON")
     DENIED = "denied"  # the store refused an operation (no write access, bad input)
     # the work
     EDIT = "edit"
