@@ -33,7 +33,8 @@ WATCHED = {name for name in COLUMNS if "_" in name} | SPECIFIC
 # Strings that spell a column and mean something else, by the module that holds them.
 _MCP_ARGUMENT = "the MCP tools' argument naming a memory, not the events' column"
 ELSEWHERE: dict[tuple[str, str], str] = {
-    ("memstore/backends/base.py", "memory_id"): _MCP_ARGUMENT,
+    ("memstore/backends/checks.py", "memory_id"): "the argument a ValidationError names",
+    ("memstore/backends/sql.py", "memory_id"): "a column of the store's votes table, not the events'",
     ("memstore/backends/mcp_memstore.py", "memory_id"): _MCP_ARGUMENT,
     ("memstore/commands/mcp.py", "memory_id"): _MCP_ARGUMENT,
     ("memstore/commands/memories.py", "memory_id"): "the CLI's argument naming a memory",

@@ -27,6 +27,7 @@ SHIPPED = [
     ("postgres://ana@db/team", "postgres", "ana@db/team", "postgres"),
     ("postgresql://ana@db:5432/team?schema=run_{trial}", "postgresql", "ana@db:5432/team", "postgresql"),
     ("ranked:///abs/r.db", "ranked", "/abs/r.db", "ranked"),
+    ("search:sqlite:", "search", "sqlite:", "search:sqlite:"),
     ("sqlite:///abs/path.db", "sqlite", "/abs/path.db", "sqlite"),
     ("sqlite:////abs/path.db", "sqlite", "/abs/path.db", "sqlite"),
     ("sqlite:rel.db", "sqlite", "rel.db", "sqlite:rel.db"),

@@ -37,3 +37,11 @@ def test_search_wraps_a_reference_store_only() -> None:
         resolve_backend("search:mem0:")("search:mem0:", None)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="search: wraps a reference store"):
         resolve_backend("search:")("search:", None)  # type: ignore[arg-type]
+
+
+def test_a_vote_over_mcp_is_an_event_of_the_session() -> None:
+    from memstore.harness.records import EventKind
+    from memstore.harness.run.boundary.mcp_bridge import replay_kind
+
+    assert replay_kind("vote") is EventKind.VOTE
+    assert EventKind("vote") is EventKind.VOTE

@@ -170,5 +170,6 @@ def replay_kind(kind: str) -> EventKind | None:
         "correct": EventKind.CORRECT,
         "refresh": EventKind.REFRESH,
         "retire": EventKind.RETIRE,
+        "vote": EventKind.VOTE,
         "verdict": EventKind.VERDICT,
     }.get(kind)
