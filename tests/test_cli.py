@@ -128,7 +128,10 @@ def test_bad_access_file_is_reported(run, tmp_path: Path) -> None:  # type: igno
 def test_unknown_store_scheme_is_reported() -> None:
     result = CliRunner().invoke(main, ["memories", "sweep", "--store", "nosuch://x", "--as", "ana"])
     assert result.exit_code == 2
-    known = "agentmem://, mcp://, mem0://, memcite://, memory://, naive://, postgres://, postgresql://, ranked://, search://, sqlite://"
+    known = (
+        "agentmem://, mcp://, mem0://, memcite://, memory://, naive://, postgres://, postgresql://, ranked://, "
+        "search://, sqlite://"
+    )
     assert f"known schemes are {known}" in result.output
 
 
