@@ -8,7 +8,12 @@ import os
 
 import pytest
 
-EXTRAS = {"mem0": "mem0", "ray": "ray", "agentic_memory": "memcite"}  # module -> the extra that installs it
+EXTRAS = {
+    "mem0": "mem0",
+    "ray": "ray",
+    "agentic_memory": "memcite",
+    "repo_memory": "repo-memory",
+}  # module -> the extra that installs it
 
 
 def missing(module: str) -> str | None:

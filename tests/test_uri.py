@@ -27,6 +27,7 @@ SHIPPED = [
     ("postgres://ana@db/team", "postgres", "ana@db/team", "postgres"),
     ("postgresql://ana@db:5432/team?schema=run_{trial}", "postgresql", "ana@db:5432/team", "postgresql"),
     ("ranked:///abs/r.db", "ranked", "/abs/r.db", "ranked"),
+    ("repomemory:///repos", "repomemory", "/repos", "repomemory"),
     ("search:sqlite:", "search", "sqlite:", "search:sqlite:"),
     ("sqlite:///abs/path.db", "sqlite", "/abs/path.db", "sqlite"),
     ("sqlite:////abs/path.db", "sqlite", "/abs/path.db", "sqlite"),

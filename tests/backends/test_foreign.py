@@ -1,4 +1,4 @@
-"""Other projects' stores (``memcite:``, ``mem0:``, ``mcp:``) through the conformance suite.
+"""Other projects' stores (``memcite:``, ``mem0:``, ``mcp:``, ``repomemory:``) through the conformance suite.
 
 What a store does not claim is skipped as not applicable; a promise it claims and breaks is a
 finding about that store (docs/stores.md, "Findings"), marked here as an expected failure that
@@ -29,6 +29,10 @@ FINDINGS: dict[str, dict[str, str]] = {
         "test_refresh_restarts_the_window": "memcite's ttl runs from creation: use does not renew it",
     },
     "mcp:server-memory": {},
+    "repomemory": {
+        "test_string_citations_are_parsed": "repo-memory keeps one file per fact: a second citation is dropped",
+        "test_limits_are_inclusive": "repo-memory keeps one file per fact: a second citation is dropped",
+    },
     "mem0": {
         "test_memory_lives_until_the_window_ends": "mem0's get() returns a memory past its expiration date",
         "test_expired_memory_cannot_be_refreshed": "mem0's get() returns a memory past its expiration date",
@@ -46,8 +50,8 @@ def adapter(request: pytest.FixtureRequest) -> str:
         if os.environ.get("MEMSTORE_REQUIRE_THIRD_PARTY") == "1":
             pytest.fail("mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory")
         pytest.skip("mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory")
-    if name in ("mem0", "memcite"):
-        need({"mem0": "mem0", "memcite": "agentic_memory"}[name])
+    if name in ("mem0", "memcite", "repomemory"):
+        need({"mem0": "mem0", "memcite": "agentic_memory", "repomemory": "repo_memory"}[name])
     test = getattr(request.node, "originalname", request.node.name)
     if test in FINDINGS[name]:
         request.applymarker(pytest.mark.xfail(strict=True, reason=FINDINGS[name][test]))

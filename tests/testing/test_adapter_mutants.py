@@ -1,5 +1,5 @@
-"""The store mutation suite on other projects' stores (``memcite:``, ``mem0:``, ``mcp:server-memory``)
-and on memstore's own MCP server (``mcp:memstore``).
+"""The store mutation suite on other projects' stores (``memcite:``, ``mem0:``, ``mcp:server-memory``,
+``repomemory:``) and on memstore's own MCP server (``mcp:memstore``).
 
 Each store mutant wraps the adapter as it wraps the reference stores; behind memstore's own
 server, the mutant is the store the servers serve (``mcp:memstore?store=mutant:NAME:sqlite:``),
@@ -45,6 +45,16 @@ BROKEN: dict[str, set[str]] = {
     "mem0:": {"expired_returned", "get_leaks", "permission_breaches", "surface_leaks"},
     "mcp:server-memory": {"expired_returned", "get_leaks", "permission_breaches", "preference_leaks", "surface_leaks"},
     "mcp:memstore": set(),
+    # repo-memory: no users, permissions, surfaces or expiry at all, and one file per fact (a
+    # memory with more citations comes back with its first: altered)
+    "repomemory:": {
+        "altered_memories",
+        "expired_returned",
+        "get_leaks",
+        "permission_breaches",
+        "preference_leaks",
+        "surface_leaks",
+    },
 }
 
 # Mutants of a promise the adapter keeps but that no session reaches through it: the agent finds
@@ -60,6 +70,7 @@ UNREACHED: dict[str, set[str]] = {
     # own, and the one that is asked (the outsider's, another user's, another repository's) stored
     # nothing. Pinned: a mutant that leaks what it did not store would be caught.
     "mcp:memstore": {"get-ignores-permissions", "other-repositories", "other-users-preferences"},
+    "repomemory:": set(),
 }
 
 
@@ -88,7 +99,7 @@ def _mutant(name: str, adapter: str) -> str:
 
 def _available(adapter: str) -> str | None:
     """Why ``adapter`` cannot run here, or None."""
-    module = {"memcite:": "agentic_memory", "mem0:": "mem0"}.get(adapter)
+    module = {"memcite:": "agentic_memory", "mem0:": "mem0", "repomemory:": "repo_memory"}.get(adapter)
     if module is not None and importlib.util.find_spec(module) is None:
         return f"{adapter} needs its extra: pip install 'agent-memstore[{adapter.rstrip(':')}]'"
     if adapter == "mcp:server-memory" and shutil.which("mcp-server-memory") is None:
