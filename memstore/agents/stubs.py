@@ -224,5 +224,6 @@ class JitVerifyAgent(StubAgent):
         return None
 
     def settle(self, session: AgentSession, known: Known) -> None:
-        if known.validated:  # validated and used: keep it alive
+        if known.validated:  # validated and used: keep it alive, and say it held where votes count
             session.tools.refresh(known.memory)
+            session.tools.vote(known.memory, up=True, reason="jit-verify: verified against the code, and used")

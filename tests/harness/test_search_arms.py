@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -30,6 +31,11 @@ def test_search_hands_the_needed_memory_first_where_recency_does_not(tmp_path: P
     assert searched["self_heal_rate"]["value"] >= recent["self_heal_rate"]["value"]
     assert searched["leaks"] == 0
     assert searched["contract_breaches"] == 0
+    events = pd.read_csv(tmp_path / "run" / "events.csv.gz")
+    votes = events[events.kind == "vote"]
+    assert len(votes) > 0  # jit-verify votes up what it verified and used, where votes count...
+    assert set(votes.store) == {"search:sqlite:"}  # ...and only there: the recency arm's runs are as before
+    assert set(votes.detail.str.split(":").str[0]) == {"up"}
 
 
 def test_search_wraps_a_reference_store_only() -> None:
