@@ -21,7 +21,8 @@ from click.testing import CliRunner
 from memstore.agents.localmodel import MODEL_NAME, missing, serve
 from memstore.cli import main
 
-SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "api-version-moved.yaml"
+LIBRARY = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = [str(LIBRARY / "api-version-moved.yaml"), str(LIBRARY / "adversarial-memories.yaml")]  # 3 tasks
 
 
 @pytest.fixture(scope="module")
@@ -42,26 +43,26 @@ def test_the_model_answers_every_session_with_tool_calls_and_memory_over_mcp(
     monkeypatch.setenv("OPENAI_BASE_URL", base_url)  # out of the arm's name: the port changes from run to run
     monkeypatch.setenv("OPENAI_API_KEY", "local")
     agent, control = f"llm:{MODEL_NAME}?steps=4", f"llm:{MODEL_NAME}?steps=4&memory=false"
-    args = ["eval", str(SCENARIO), "--agent", agent, "--agent", control]
+    args = ["eval", *SCENARIOS, "--agent", agent, "--agent", control, "--agent-timeout", "300"]
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "run"), "--no-fail"])
     assert result.exit_code == 0, result.output
     sessions = pd.read_csv(tmp_path / "run" / "sessions.csv.gz")
-    assert len(sessions) == 2
+    assert len(sessions) == 6
     assert (sessions.input_tokens > 0).all()
     assert (sessions.output_tokens > 0).all()
     assert not sessions.infra_error.any()
     assert set(sessions.model) == {MODEL_NAME}
     files = {"list_files", "search", "read_file", "write_file", "replace_in_file", "finish"}
     memory = {"store_memory", "recent_memories", "search_memories", "verify_memory", "refresh_memory", "vote_memory"}
-    called = {}
+    called: dict[str, set[str]] = {}
     for arm_agent, transcript in zip(sessions.agent, sessions.transcript, strict=True):
         lines = (tmp_path / "run" / transcript / "trajectory.jsonl").read_text().splitlines()
         calls = [c for line in lines for c in (json.loads(line).get("tool_calls") or [])]
         assert calls, transcript
         assert all(isinstance(json.loads(c["function"]["arguments"]), dict) for c in calls)  # every call parsed
-        called[arm_agent] = {c["function"]["name"] for c in calls}
+        called.setdefault(arm_agent, set()).update(c["function"]["name"] for c in calls)
     assert called[control] <= files  # the control is offered no memory tool
-    assert sessions[sessions.agent == agent].handed.iloc[0] > 0
+    assert (sessions[sessions.agent == agent].handed > 0).all()
     assert called[agent] <= files | memory | {"retire_memory", "get_memory", "memory_history"}
 
 
