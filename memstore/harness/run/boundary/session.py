@@ -253,16 +253,11 @@ class Tools:
         except MemstoreError as exc:
             g.record(EventKind.DENIED, memory.id, f"refresh: {exc}")
 
-    @property
-    def can_vote(self) -> bool:
-        """Whether the store keeps votes that count (it declares ``votes``: `memstore.backends.searching`)."""
-        store = self._gateway.store
-        return "votes" in getattr(store, "capabilities", frozenset()) and callable(getattr(store, "vote", None))
-
     def vote(self, memory: Memory, *, up: bool, reason: str) -> None:
-        """Vote on ``memory`` (up: it held and helped; down: it misled), where votes count."""
+        """Vote on ``memory`` (up: it held and helped; down: it misled) where the store keeps votes
+        that count (it declares ``votes``: `memstore.backends.searching`); elsewhere nothing."""
         g = self._gateway
-        if not self.can_vote:
+        if "votes" not in getattr(g.store, "capabilities", ()) or not callable(getattr(g.store, "vote", None)):
             return
         try:
             g.store.vote(memory.id, actor=g.actor, up=up, reason=reason)  # type: ignore[attr-defined]
