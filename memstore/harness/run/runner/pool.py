@@ -169,8 +169,8 @@ def _alive(pid: int) -> bool:
 _FORKSERVER: list[multiprocessing.context.BaseContext] = []  # this process's pool context, once chosen
 
 
-def _context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseContext:
-    """The fork server's context, its server importing ``preload`` when it starts (the first
+def _context(preload: Callable[[], Sequence[str]] = list) -> multiprocessing.context.BaseContext:
+    """The fork server's context, its server importing what ``preload()`` names when it starts (the first
     pool of this process decides); spawn where this platform has no fork server, or no folder
     short enough for its socket."""
     if not _FORKSERVER:
@@ -178,7 +178,7 @@ def _context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseContext
             _FORKSERVER.append(multiprocessing.get_context("spawn"))
         else:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload([__name__, *preload])
+            context.set_forkserver_preload([__name__, *preload()])
             _FORKSERVER.append(context)
     return _FORKSERVER[0]
 
@@ -233,7 +233,7 @@ class _Pool:
     def __init__(self, workers: int, registered: Registrations, work: list[Unit], grading: GradingFactory) -> None:
         self.executor = ProcessPoolExecutor(
             max_workers=workers,
-            mp_context=_context(_preload(work, grading)),
+            mp_context=_context(lambda: _preload(work, grading)),
             initializer=_start_worker,
             initargs=(os.getpid(), registered, work, grading, dict(os.environ)),
         )
