@@ -13,6 +13,8 @@ EXTRAS = {
     "ray": "ray",
     "agentic_memory": "memcite",
     "repo_memory": "repo-memory",
+    "bettermemory": "bettermemory",
+    "facto": "facto",
 }  # module -> the extra that installs it
 
 

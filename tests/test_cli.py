@@ -129,8 +129,8 @@ def test_unknown_store_scheme_is_reported() -> None:
     result = CliRunner().invoke(main, ["memories", "sweep", "--store", "nosuch://x", "--as", "ana"])
     assert result.exit_code == 2
     known = (
-        "agentmem://, mcp://, mem0://, memcite://, memory://, naive://, postgres://, postgresql://, ranked://, "
-        "repomemory://, search://, sqlite://"
+        "agentmem://, facto://, mcp://, mem0://, memcite://, memory://, naive://, postgres://, "
+        "postgresql://, ranked://, repomemory://, search://, sqlite://"
     )
     assert f"known schemes are {known}" in result.output
 

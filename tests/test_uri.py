@@ -28,6 +28,7 @@ SHIPPED = [
     ("postgresql://ana@db:5432/team?schema=run_{trial}", "postgresql", "ana@db:5432/team", "postgresql"),
     ("ranked:///abs/r.db", "ranked", "/abs/r.db", "ranked"),
     ("repomemory:///repos", "repomemory", "/repos", "repomemory"),
+    ("facto:///facts", "facto", "/facts", "facto"),
     ("search:sqlite:", "search", "sqlite:", "search:sqlite:"),
     ("sqlite:///abs/path.db", "sqlite", "/abs/path.db", "sqlite"),
     ("sqlite:////abs/path.db", "sqlite", "/abs/path.db", "sqlite"),

@@ -28,6 +28,7 @@ FINDINGS: dict[str, dict[str, str]] = {
         "test_expired_memory_cannot_be_refreshed": "memcite's get() returns a memory past its ttl",
         "test_refresh_restarts_the_window": "memcite's ttl runs from creation: use does not renew it",
     },
+    "facto": {},
     "mcp:server-memory": {},
     "repomemory": {
         "test_string_citations_are_parsed": "repo-memory keeps one file per fact: a second citation is dropped",
@@ -50,8 +51,9 @@ def adapter(request: pytest.FixtureRequest) -> str:
         if os.environ.get("MEMSTORE_REQUIRE_THIRD_PARTY") == "1":
             pytest.fail("mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory")
         pytest.skip("mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory")
-    if name in ("mem0", "memcite", "repomemory"):
-        need({"mem0": "mem0", "memcite": "agentic_memory", "repomemory": "repo_memory"}[name])
+    modules = {"facto": "facto", "mem0": "mem0", "memcite": "agentic_memory", "repomemory": "repo_memory"}
+    if name in modules:
+        need(modules[name])
     test = getattr(request.node, "originalname", request.node.name)
     if test in FINDINGS[name]:
         request.applymarker(pytest.mark.xfail(strict=True, reason=FINDINGS[name][test]))
@@ -192,3 +194,39 @@ def test_memcites_own_validate_as_a_verifier_passes_a_wrong_fact_behind_an_uncha
     assert changed.corrected is None  # memcite says stale, and reads no new value
     gone = verify_memory(memory("`LEGACY_TIMEOUT` is 30.", "app/old.py", 1), now, verifier=MemciteVerifier())
     assert gone.status is VerdictStatus.MISSING
+
+
+def test_factos_trust_light_as_a_verifier_flags_every_memory_of_a_touched_file(tmp_path: Path) -> None:
+    """Facto's rule, one area a cited file: a file a commit touched since puts every memory citing
+    it out of use, whatever it says (and gives no correction); an untouched file keeps its memories."""
+    need("facto")
+    from datetime import UTC, datetime
+
+    from memstore import Citation, Kind, Memory, Surface
+    from memstore.backends.facto import FactoVerifier
+    from memstore.verify import GitCodebase, VerdictStatus, verify_memory
+    from memstore.verify.history import HistoryBuilder
+
+    settings = "POOL_SIZE = 20\nRETRIES = 3\n"
+    b = HistoryBuilder().write("app/settings.py", settings).write("app/old.py", "LEGACY = 30\n")
+    b.write("app/keep.py", "NAME = 'api'\n").commit("start", label="old")
+    b.write("app/settings.py", settings.replace("RETRIES = 3", "RETRIES = 5")).remove("app/old.py")
+    b.commit("change", label="new")
+    built = b.build(tmp_path / "repo")
+    now, old = GitCodebase(built.path, built.commits["new"]), built.commits["old"]
+
+    def verdict(fact: str, path: str, line: int, commit: str | None = old) -> VerdictStatus:
+        at = datetime(2026, 1, 5, tzinfo=UTC)
+        memory = Memory(
+            id="mem_t", repo="acme/api", kind=Kind.FACT, subject="settings", fact=fact,
+            citations=(Citation(path, line, commit=commit),), reason="r", author="ana",
+            surface=Surface.CODING_AGENT, created_at=at, refreshed_at=at,
+        )  # fmt: skip
+        return verify_memory(memory, now, verifier=FactoVerifier()).status
+
+    assert verdict("`POOL_SIZE` is 20.", "app/settings.py", 1) is VerdictStatus.CONTRADICTED  # still true
+    assert verdict("`RETRIES` is 3.", "app/settings.py", 2) is VerdictStatus.CONTRADICTED
+    assert verdict("`LEGACY` is 30.", "app/old.py", 1) is VerdictStatus.CONTRADICTED  # gone: no other outcome
+    assert verdict("`NAME` is 'api'.", "app/keep.py", 1) is VerdictStatus.VALID
+    assert verdict("`NAME` is 'web'.", "app/keep.py", 1) is VerdictStatus.VALID  # reads no fact
+    assert verdict("`RETRIES` is 3.", "app/settings.py", 2, commit=None) is VerdictStatus.VALID  # not anchored

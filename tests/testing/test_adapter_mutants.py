@@ -45,6 +45,8 @@ BROKEN: dict[str, set[str]] = {
     "mem0:": {"expired_returned", "get_leaks", "permission_breaches", "surface_leaks"},
     "mcp:server-memory": {"expired_returned", "get_leaks", "permission_breaches", "preference_leaks", "surface_leaks"},
     "mcp:memstore": set(),
+    # Facto: no users, permissions, surfaces or expiry it enforces
+    "facto:": {"expired_returned", "get_leaks", "permission_breaches", "preference_leaks", "surface_leaks"},
     # repo-memory: no users, permissions, surfaces or expiry at all, and one file per fact (a
     # memory with more citations comes back with its first: altered)
     "repomemory:": {
@@ -71,6 +73,9 @@ UNREACHED: dict[str, set[str]] = {
     # nothing. Pinned: a mutant that leaks what it did not store would be caught.
     "mcp:memstore": {"get-ignores-permissions", "other-repositories", "other-users-preferences"},
     "repomemory:": set(),
+    # Facto's search is an FTS5 MATCH of the whole query (every word must be in the fact) with a
+    # substring fallback: an agent's query finds nothing, so nothing is corrected or retired.
+    "facto:": {"drops-supersede", "ignores-refresh", "ignores-retire", "returns-superseded"},
 }
 
 
@@ -99,7 +104,13 @@ def _mutant(name: str, adapter: str) -> str:
 
 def _available(adapter: str) -> str | None:
     """Why ``adapter`` cannot run here, or None."""
-    module = {"memcite:": "agentic_memory", "mem0:": "mem0", "repomemory:": "repo_memory"}.get(adapter)
+    modules = {
+        "facto:": "facto",
+        "memcite:": "agentic_memory",
+        "mem0:": "mem0",
+        "repomemory:": "repo_memory",
+    }
+    module = modules.get(adapter)
     if module is not None and importlib.util.find_spec(module) is None:
         return f"{adapter} needs its extra: pip install 'agent-memstore[{adapter.rstrip(':')}]'"
     if adapter == "mcp:server-memory" and shutil.which("mcp-server-memory") is None:
