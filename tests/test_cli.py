@@ -129,7 +129,7 @@ def test_unknown_store_scheme_is_reported() -> None:
     result = CliRunner().invoke(main, ["memories", "sweep", "--store", "nosuch://x", "--as", "ana"])
     assert result.exit_code == 2
     known = (
-        "agentmem://, facto://, mcp://, mem0://, memcite://, memory://, naive://, postgres://, "
+        "agentmem://, bettermemory://, facto://, mcp://, mem0://, memcite://, memory://, naive://, postgres://, "
         "postgresql://, ranked://, repomemory://, search://, sqlite://"
     )
     assert f"known schemes are {known}" in result.output

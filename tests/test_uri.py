@@ -29,6 +29,7 @@ SHIPPED = [
     ("ranked:///abs/r.db", "ranked", "/abs/r.db", "ranked"),
     ("repomemory:///repos", "repomemory", "/repos", "repomemory"),
     ("facto:///facts", "facto", "/facts", "facto"),
+    ("bettermemory:///bm", "bettermemory", "/bm", "bettermemory"),
     ("search:sqlite:", "search", "sqlite:", "search:sqlite:"),
     ("sqlite:///abs/path.db", "sqlite", "/abs/path.db", "sqlite"),
     ("sqlite:////abs/path.db", "sqlite", "/abs/path.db", "sqlite"),

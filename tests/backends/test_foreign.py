@@ -22,6 +22,12 @@ from tests.extras import need
 
 # What each adapter's store breaks of the promises it claims (docs/stores.md, "Findings").
 FINDINGS: dict[str, dict[str, str]] = {
+    "bettermemory": {
+        "test_ids_are_unique": "bettermemory's de-duplication refuses the same text stored again",
+        "test_recent_is_newest_refreshed_first": "bettermemory refuses a one-word fact citing another's paths",
+        "test_recent_ties_are_broken_by_created_at_then_id": "bettermemory refuses a short fact citing the same paths",
+        "test_recent_honours_the_limit": "bettermemory refuses a two-word fact citing another's paths",
+    },
     "memcite": {
         "test_ids_are_unique": "memcite returns the memory it has when the same text is stored again",
         "test_memory_lives_until_the_window_ends": "memcite's get() returns a memory past its ttl",
@@ -51,7 +57,13 @@ def adapter(request: pytest.FixtureRequest) -> str:
         if os.environ.get("MEMSTORE_REQUIRE_THIRD_PARTY") == "1":
             pytest.fail("mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory")
         pytest.skip("mcp-server-memory is not installed: npm install -g @modelcontextprotocol/server-memory")
-    modules = {"facto": "facto", "mem0": "mem0", "memcite": "agentic_memory", "repomemory": "repo_memory"}
+    modules = {
+        "bettermemory": "bettermemory",
+        "facto": "facto",
+        "mem0": "mem0",
+        "memcite": "agentic_memory",
+        "repomemory": "repo_memory",
+    }
     if name in modules:
         need(modules[name])
     test = getattr(request.node, "originalname", request.node.name)

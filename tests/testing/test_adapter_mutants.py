@@ -34,6 +34,8 @@ from tests.testing.test_mutants import KILLING, _failed_promises, hand_written_l
 # preferences to that user (by user_id), and none knows surfaces; memcite's ttl runs from
 # creation, so a refreshed memory still drops out of recent() (forgotten).
 BROKEN: dict[str, set[str]] = {
+    # bettermemory: no users, permissions, surfaces or expiry (its calendar leg asks for a check, drops nothing)
+    "bettermemory:": {"expired_returned", "get_leaks", "permission_breaches", "preference_leaks", "surface_leaks"},
     "memcite:": {
         "expired_returned",
         "forgotten",
@@ -64,6 +66,7 @@ BROKEN: dict[str, set[str]] = {
 # whole-query substring) leaves nothing to correct, retire or refresh on these scenarios. Pinned,
 # so a store that starts finding them shows up.
 UNREACHED: dict[str, set[str]] = {
+    "bettermemory:": set(),
     "memcite:": set(),
     "mem0:": set(),
     "mcp:server-memory": {"drops-supersede", "ignores-refresh", "ignores-retire", "returns-superseded"},
@@ -105,6 +108,7 @@ def _mutant(name: str, adapter: str) -> str:
 def _available(adapter: str) -> str | None:
     """Why ``adapter`` cannot run here, or None."""
     modules = {
+        "bettermemory:": "bettermemory",
         "facto:": "facto",
         "memcite:": "agentic_memory",
         "mem0:": "mem0",
