@@ -46,10 +46,9 @@ from typing import Any, ClassVar
 
 from memstore.backends import StoreOptions, folder_per_trial, per_trial
 from memstore.backends.bettermemory_judge import BettermemoryVerifier, bettermemory, cited_body, cited_in
-from memstore.backends.foreign import ForeignStore, bookkeeping, from_bookkeeping
-from memstore.errors import ConfigurationError, StorageError
+from memstore.backends.foreign import ForeignStore, bookkeeping, from_bookkeeping, repositories, store_folder
+from memstore.errors import StorageError
 from memstore.model import Kind, Memory, Status
-from memstore.uri import StoreURI
 
 __all__ = ["BettermemoryStore", "BettermemoryVerifier", "open_bettermemory"]
 
@@ -193,13 +192,9 @@ class BettermemoryStore(ForeignStore):
             return None
 
     def _fetch(self, memory_id: str) -> Memory | None:
-        where = self._where.get(memory_id)
+        where = self._locate(self._where, memory_id)
         if where is None:
-            for repo in self._repos():  # written by another process: read every repository
-                self._namespace(repo, None)
-            where = self._where.get(memory_id)
-            if where is None:
-                return None
+            return None
         try:
             record = self._record(*where)
         except self._bm.store.MemoryNotFoundError:
@@ -236,9 +231,7 @@ class BettermemoryStore(ForeignStore):
         return [m for m in found if m is not None]
 
     def _repos(self) -> list[str]:
-        if not self.folder.is_dir():
-            return []
-        return sorted(urllib.parse.unquote(p.name) for p in self.folder.iterdir() if "%2F" in p.name)
+        return repositories(self.folder)
 
 
 @per_trial(
@@ -247,8 +240,6 @@ class BettermemoryStore(ForeignStore):
 )
 def open_bettermemory(uri: str, options: StoreOptions) -> BettermemoryStore:
     """Factory for ``bettermemory:///dir`` (a folder of bettermemory stores, one per repository)."""
-    path = StoreURI.parse(uri).path
-    if not path:
-        raise ConfigurationError("bettermemory: needs a folder: bettermemory:///path/to/dir")
+    folder = store_folder(uri)
     bettermemory()
-    return BettermemoryStore(Path(path), options)
+    return BettermemoryStore(folder, options)

@@ -45,10 +45,9 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 from memstore.backends import StoreOptions, folder_per_trial, per_trial
-from memstore.backends.foreign import ForeignStore, bookkeeping, from_bookkeeping
+from memstore.backends.foreign import ForeignStore, bookkeeping, from_bookkeeping, repositories, store_folder
 from memstore.errors import ConfigurationError, StorageError
 from memstore.model import Kind, Memory, Status
-from memstore.uri import StoreURI
 from memstore.verify import CitationCheck, Codebase, Verdict, VerdictStatus
 
 __all__ = ["FactoStore", "FactoVerifier", "open_facto"]
@@ -174,13 +173,9 @@ class FactoStore(ForeignStore):
         return [m for m in found if m is not None]
 
     def _fetch(self, memory_id: str) -> Memory | None:
-        where = self._where.get(memory_id)
+        where = self._locate(self._where, memory_id)
         if where is None:
-            for repo in self._repos():  # written by another process: read every repository
-                self._namespace(repo, None)
-            where = self._where.get(memory_id)
-            if where is None:
-                return None
+            return None
         found = self._rows(where[0], "WHERE id=?", (where[1],))
         return found[0] if found else None
 
@@ -217,9 +212,7 @@ class FactoStore(ForeignStore):
                 con.close()
 
     def _repos(self) -> list[str]:
-        if not self.folder.is_dir():
-            return []
-        return sorted(urllib.parse.unquote(p.stem) for p in self.folder.glob("*%2F*.db"))
+        return repositories(self.folder, ".db")
 
 
 @per_trial(
@@ -228,10 +221,7 @@ class FactoStore(ForeignStore):
 )
 def open_facto(uri: str, options: StoreOptions) -> FactoStore:
     """Factory for ``facto:///dir`` (a folder of Facto databases, one per repository)."""
-    path = StoreURI.parse(uri).path
-    if not path:
-        raise ConfigurationError("facto: needs a folder: facto:///path/to/dir")
-    return FactoStore(Path(path), options)
+    return FactoStore(store_folder(uri), options)
 
 
 class FactoVerifier:

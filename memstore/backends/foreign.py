@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import json
 import threading
+import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
 
 from memstore.access import Actor
 from memstore.backends import StoreOptions
@@ -40,12 +42,15 @@ from memstore.backends.base import (
     check_surface,
 )
 from memstore.clock import Clock
-from memstore.errors import Conflict, NotFound
+from memstore.errors import ConfigurationError, Conflict, NotFound
 from memstore.ids import IdFactory
 from memstore.model import Citation, Memory, MemoryDraft, Status, Surface
+from memstore.uri import StoreURI
 from memstore.validation import MAX_REASON_CHARS, check_text, validate_repo
 
-__all__ = ["BOOKKEEPING", "ForeignStore", "bookkeeping", "from_bookkeeping"]
+__all__ = ["BOOKKEEPING", "ForeignStore", "bookkeeping", "from_bookkeeping", "repositories", "store_folder"]
+
+T = TypeVar("T")
 
 BOOKKEEPING = "memstore:"  # the prefix of the bookkeeping record where an engine keeps tags or text
 
@@ -75,6 +80,23 @@ def from_bookkeeping(text: str, fact: str, cited: list[tuple[str, int, int | Non
         for path, line, end in cited
     )
     return replace(memory, citations=citations)
+
+
+def store_folder(uri: str) -> Path:
+    """The folder a ``scheme:///dir`` URI names (a `ConfigurationError` where it names none)."""
+    parsed = StoreURI.parse(uri)
+    if not parsed.path:
+        raise ConfigurationError(f"{parsed.scheme}: needs a folder: {parsed.scheme}:///path/to/dir")
+    return Path(parsed.path)
+
+
+def repositories(folder: Path, suffix: str = "") -> list[str]:
+    """The repositories an engine keeps a file or folder each for in ``folder``
+    (``owner%2Fname`` and ``suffix``), sorted."""
+    if not folder.is_dir():
+        return []
+    names = (p.name[: len(p.name) - len(suffix)] for p in folder.iterdir() if p.name.endswith(suffix))
+    return sorted(urllib.parse.unquote(name) for name in names if "%2F" in name)
 
 
 class ForeignStore(ABC):
@@ -142,6 +164,16 @@ class ForeignStore(ABC):
         found = self._fetch(check_memory_id(memory_id))
         if found is None:
             raise NotFound(memory_id)
+        return found
+
+    def _locate(self, where: Mapping[str, T], memory_id: str) -> T | None:
+        """Where the engine keeps ``memory_id`` (``where`` is the adapter's map of what it has read),
+        reading every repository once for a memory another process wrote; None: nowhere."""
+        found = where.get(memory_id)
+        if found is None:
+            for repo in self._repos():
+                self._namespace(repo, None)
+            found = where.get(memory_id)
         return found
 
     def _user_of(self, actor: Actor) -> str | None:

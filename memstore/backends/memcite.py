@@ -35,10 +35,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memstore.backends import StoreOptions, folder_per_trial, per_trial
-from memstore.backends.foreign import BOOKKEEPING, ForeignStore, bookkeeping, from_bookkeeping
+from memstore.backends.foreign import (
+    BOOKKEEPING,
+    ForeignStore,
+    bookkeeping,
+    from_bookkeeping,
+    repositories,
+    store_folder,
+)
 from memstore.errors import ConfigurationError, StorageError
 from memstore.model import Citation, Kind, Memory, MemoryDraft
-from memstore.uri import StoreURI
 from memstore.verify import CitationCheck, Codebase, Verdict, VerdictStatus
 
 __all__ = ["MemciteStore", "MemciteVerifier", "open_memcite"]
@@ -152,13 +158,9 @@ class MemciteStore(ForeignStore):
             engine._store.save(record)  # memcite has no update(): its store's save() is what it uses itself
 
     def _fetch(self, memory_id: str) -> Memory | None:
-        where = self._where.get(memory_id)
+        where = self._locate(self._where, memory_id)
         if where is None:
-            for repo in self._repos():  # written by another process: look in every database
-                self._namespace(repo, None)
-            where = self._where.get(memory_id)
-            if where is None:
-                return None
+            return None
         record = self._engine(where[0]).get(where[1])
         return None if record is None else self._read(where[0], record)
 
@@ -178,9 +180,7 @@ class MemciteStore(ForeignStore):
         return [m for m in found if m is not None]
 
     def _repos(self) -> list[str]:
-        if not self.folder.is_dir():
-            return []
-        return sorted(urllib.parse.unquote(p.stem) for p in self.folder.glob("*%2F*.db"))
+        return repositories(self.folder, ".db")
 
 
 @per_trial(
@@ -189,11 +189,9 @@ class MemciteStore(ForeignStore):
 )
 def open_memcite(uri: str, options: StoreOptions) -> MemciteStore:
     """Factory for ``memcite:///dir`` (a folder of memcite databases, one per repository)."""
-    path = StoreURI.parse(uri).path
-    if not path:
-        raise ConfigurationError("memcite: needs a folder: memcite:///path/to/dir")
+    folder = store_folder(uri)
     _memcite()
-    return MemciteStore(Path(path), options)
+    return MemciteStore(folder, options)
 
 
 class MemciteVerifier:

@@ -28,10 +28,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memstore.backends import StoreOptions, folder_per_trial, per_trial
-from memstore.backends.foreign import BOOKKEEPING, ForeignStore, bookkeeping, from_bookkeeping
+from memstore.backends.foreign import (
+    BOOKKEEPING,
+    ForeignStore,
+    bookkeeping,
+    from_bookkeeping,
+    repositories,
+    store_folder,
+)
 from memstore.errors import ConfigurationError, StorageError
 from memstore.model import Memory
-from memstore.uri import StoreURI
 
 __all__ = ["RepoMemoryStore", "open_repo_memory"]
 
@@ -140,13 +146,9 @@ class RepoMemoryStore(ForeignStore):
         self._rewrite(repo, retagged)
 
     def _fetch(self, memory_id: str) -> Memory | None:
-        where = self._where.get(memory_id)
+        where = self._locate(self._where, memory_id)
         if where is None:
-            for repo in self._repos():  # written by another process: read every repository
-                self._namespace(repo, None)
-            where = self._where.get(memory_id)
-            if where is None:
-                return None
+            return None
         for fact in self._rm.list_facts(self._root(where[0])):
             if fact.id == where[1]:
                 return self._read(where[0], fact)
@@ -166,9 +168,7 @@ class RepoMemoryStore(ForeignStore):
             self._rewrite(repo, lambda record, gone=fact_ids: None if record.get("id") in gone else record)
 
     def _repos(self) -> list[str]:
-        if not self.folder.is_dir():
-            return []
-        return sorted(urllib.parse.unquote(p.name) for p in self.folder.iterdir() if "%2F" in p.name)
+        return repositories(self.folder)
 
 
 @per_trial(
@@ -177,8 +177,6 @@ class RepoMemoryStore(ForeignStore):
 )
 def open_repo_memory(uri: str, options: StoreOptions) -> RepoMemoryStore:
     """Factory for ``repomemory:///dir`` (a folder of repositories' ``.ai-memory/`` folders)."""
-    path = StoreURI.parse(uri).path
-    if not path:
-        raise ConfigurationError("repomemory: needs a folder: repomemory:///path/to/dir")
+    folder = store_folder(uri)
     _engine()
-    return RepoMemoryStore(Path(path), options)
+    return RepoMemoryStore(folder, options)
