@@ -15,6 +15,7 @@ EXTRAS = {
     "repo_memory": "repo-memory",
     "bettermemory": "bettermemory",
     "facto": "facto",
+    "opentelemetry.sdk": "otel",
 }  # module -> the extra that installs it
 
 

@@ -130,7 +130,7 @@ def test_unknown_store_scheme_is_reported() -> None:
     assert result.exit_code == 2
     known = (
         "agentmem://, bettermemory://, facto://, mcp://, mem0://, memcite://, memory://, naive://, postgres://, "
-        "postgresql://, ranked://, repomemory://, search://, sqlite://"
+        "postgresql://, ranked://, repomemory://, search://, sqlite://, traced://"
     )
     assert f"known schemes are {known}" in result.output
 

@@ -31,6 +31,7 @@ SHIPPED = [
     ("facto:///facts", "facto", "/facts", "facto"),
     ("bettermemory:///bm", "bettermemory", "/bm", "bettermemory"),
     ("search:sqlite:", "search", "sqlite:", "search:sqlite:"),
+    ("traced:sqlite:", "traced", "sqlite:", "traced:sqlite:"),
     ("sqlite:///abs/path.db", "sqlite", "/abs/path.db", "sqlite"),
     ("sqlite:////abs/path.db", "sqlite", "/abs/path.db", "sqlite"),
     ("sqlite:rel.db", "sqlite", "rel.db", "sqlite:rel.db"),
