@@ -144,7 +144,7 @@ class FactoStore(ForeignStore):
             self._mem.add_fatto(
                 con, _area(memory), kind, memory.fact, memory.created_at.date().isoformat(), bookkeeping(memory)
             )
-            row = con.execute(f"SELECT {_COLUMNS} FROM fatti ORDER BY id DESC LIMIT 1").fetchone()
+            row = con.execute(f"SELECT {_COLUMNS} FROM fatti WHERE id = last_insert_rowid()").fetchone()
         except sqlite3.Error as exc:
             raise StorageError(f"Facto refused the memory: {exc}") from exc
         finally:
