@@ -1,5 +1,10 @@
 """Agent mutants: each broken jit-verify is told apart from jit-verify by its named metric, with a
-significant paired verdict, on the default library (less the population) and a population sample."""
+significant paired verdict, on the default library (less the population) and a population sample.
+
+The run they share takes half a minute of one worker: they are marked ``ci`` and run by
+``.ci/run``'s own step (`pytest -m ci`), beside the adapters' mutation suites, to keep the
+README's test command within five minutes; the store mutants (tests/testing/test_mutants.py)
+stay in it."""
 
 from __future__ import annotations
 
@@ -55,6 +60,7 @@ def _comparison(run: Evaluation, one: str, other: str, metric: str) -> Compariso
     return found
 
 
+@pytest.mark.ci
 @pytest.mark.slow
 def test_outcomes_are_not_at_ceiling_retrieval_decides_them(agent_run: Evaluation) -> None:
     """Where newer, unrelated memories bury the pool, recency with the default limit hands the
@@ -65,6 +71,7 @@ def test_outcomes_are_not_at_ceiling_retrieval_decides_them(agent_run: Evaluatio
     assert max(c.a_value, c.b_value) - min(c.a_value, c.b_value) > 0.05
 
 
+@pytest.mark.ci
 @pytest.mark.slow
 def test_outcomes_are_not_at_ceiling_the_verifier_decides_them(agent_run: Evaluation) -> None:
     c = _comparison(agent_run, "jit-verify/sqlite", "mutant:weak-verifier/sqlite", "task_success_rate")
@@ -72,6 +79,7 @@ def test_outcomes_are_not_at_ceiling_the_verifier_decides_them(agent_run: Evalua
     assert c.p_adjusted < 0.01
 
 
+@pytest.mark.ci
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(AGENT_MUTANTS))
 def test_each_agent_mutant_is_told_apart_from_jit_verify(agent_run: Evaluation, name: str) -> None:
