@@ -28,7 +28,7 @@ print(json.dumps(found), file=sys.stderr)
 """
 
 COMMANDS = [
-    *("compare", "eval", "mcp", "memories", "merge", "metrics"),
+    *("compare", "eval", "export", "mcp", "memories", "merge", "metrics"),
     *("mine", "plugins", "report", "scenarios", "verify"),
 ]
 PROBED = [["--help"], ["eval", "--bogus"], *([c, "--help"] for c in COMMANDS)]

@@ -39,6 +39,7 @@ ELSEWHERE: dict[tuple[str, str], str] = {
     ("memstore/commands/mcp.py", "memory_id"): _MCP_ARGUMENT,
     ("memstore/commands/memories.py", "memory_id"): "the CLI's argument naming a memory",
     ("memstore/harness/run/boundary/mcp_bridge.py", "memory_id"): "a line of the MCP server's events log",
+    ("memstore/harness/run/play/atif.py", "memory_id"): "a memory tool's argument in an ATIF trajectory",
     ("memstore/harness/scenarios/loader.py", "stratum"): "a task's key in a scenario's YAML",
     **{
         ("memstore/agents/llm.py", name): "the model API's usage fields, read off its reply"

@@ -58,6 +58,7 @@ ROOMS: tuple[tuple[str, ...], ...] = (
     ("memstore.harness.run.runner",),  # what to run, the pool, the executors
     ("memstore.harness.run",),  # the run stage's face
     ("memstore.harness.grading",),
+    ("memstore.harness.export",),  # scenarios as other harnesses' tasks (Harbor), graded there as here
     ("memstore.harness.analysis",),
     ("memstore.harness.runfolder",),
     ("memstore.harness.report",),

@@ -70,6 +70,12 @@ def test_mini_swe_agent_merges_a_change_using_memory_in_the_sandbox(
     meta = json.loads((folder / "session.json").read_text())
     assert meta["sandbox"].startswith("bubblewrap")
     assert meta["exit_status"] == 0
-    trajectory = json.loads((folder / "trajectory.json").read_text())
+    assert meta["trajectory"] == "agent-trajectory.json"  # trajectory.json is the session's ATIF document
+    trajectory = json.loads((folder / "agent-trajectory.json").read_text())
     assert trajectory["info"]["exit_status"] == "Submitted"
+    atif = json.loads((folder / "trajectory.json").read_text())
+    assert atif["schema_version"] == "ATIF-v1.7"
+    assert {"verify_memory", "refresh_memory"} <= {
+        call["function_name"] for step in atif["steps"] for call in step.get("tool_calls", [])
+    }  # its memory calls over MCP, from the session's events
     assert [entry["turn"] for entry in model.log] == [0, 1, 2, 3]

@@ -284,7 +284,8 @@ class CommandAgent:
         except OSError as exc:
             session.tools.record(EventKind.AGENT_ERROR, "", f"trajectory {given[:200]!r}: {exc}")
             return None
-        name = f"trajectory{real.suffix or '.log'}"
+        # trajectory.json is the session's ATIF document (`memstore.harness.run.play.atif`): a JSON log goes beside it
+        name = "agent-trajectory.json" if real.suffix == ".json" else f"trajectory{real.suffix or '.log'}"
         session.tools.keep(name, data)
         return name
 

@@ -31,6 +31,7 @@ from memstore.harness.run.isolation.guard import StoreGuard
 from memstore.harness.run.isolation.scratch import scratch
 from memstore.harness.run.isolation.writes import DIFF_CAP
 from memstore.harness.run.output import RunOutput, Unit
+from memstore.harness.run.play.atif import keep_trajectory
 from memstore.harness.run.play.audit import Breach, StoreAudit, breach_counts
 from memstore.harness.run.play.handoff import Grading, GradingFactory, Played
 from memstore.harness.run.play.stores import trial_store
@@ -274,11 +275,13 @@ class _Trial:
         session = AgentSession(view, tuple(handed), Tools(gateway), Limits(self.unit.runtime.timeout), seed)
         if task.surface is Surface.CODING_AGENT:
             self.workspace.start(f"task/{task.key}")
-        t0 = time.perf_counter()
+        started, t0 = self.world.clock.now(), time.perf_counter()
         work(self.agent, session, self.workspace)  # past its write budget: an agent error, discarded
         agent_seconds = time.perf_counter() - t0
         diff, merged = self.conclude(task, gateway)
         events = self._follow(task, key, gateway, breaches)
+        where = "/".join((self.unit.arm.name, self.world.scenario.name, f"trial-{self.unit.trial}", task.key))
+        keep_trajectory(gateway, view, handed, agent=self.agent.name, session_id=where, started=started)
         played = Played(
             index=index,
             task=task,
