@@ -16,6 +16,7 @@ EXTRAS = {
     "bettermemory": "bettermemory",
     "facto": "facto",
     "opentelemetry.sdk": "otel",
+    "inspect_ai": "inspect",
 }  # module -> the extra that installs it
 
 

@@ -32,7 +32,7 @@ def test_the_distribution_is_ours_and_the_docs_install_it_by_that_name() -> None
 def test_dev_leaves_the_heavy_extras_out_and_ci_installs_them() -> None:
     extra = PROJECT["optional-dependencies"]
     assert _names(extra["dev"]) & {"mem0ai", "ray", "qdrant-client"} == set()
-    assert extra["all"] == ["agent-memstore[bettermemory,dev,facto,mem0,otel,ray,repo-memory]"]
+    assert extra["all"] == ["agent-memstore[bettermemory,dev,facto,inspect,mem0,otel,ray,repo-memory]"]
     assert "pip install --quiet -e '.[all]'" in (ROOT / ".ci" / "run").read_text()
 
 

@@ -69,6 +69,7 @@ ROOMS: tuple[tuple[str, ...], ...] = (
     ("memstore.harness.pytest_plugin",),
     ("memstore.agents",),
     ("memstore.testing",),
+    ("memstore.inspect",),  # the scenarios as an inspect_ai task, and inspect logs compared (over the harness)
     ("memstore.commands", "memstore.cli", "memstore.__main__"),
 )
 LEAVES = ("memstore.harness.stats", "memstore.harness.trees")  # import nothing of the harness
@@ -96,8 +97,10 @@ LAZY: set[tuple[str, str]] = {
     # neither: tests/test_cli_startup.py)
     *(("memstore.commands.eval", f"memstore.harness.{name}") for name in ("evaluate", "report")),
     *(("memstore.commands.merge", f"memstore.harness.{name}") for name in ("evaluate", "report")),
+    ("memstore.commands.export", "memstore.harness.export"),
     ("memstore.commands.metrics", "memstore.harness.analysis"),
     ("memstore.commands.reports", "memstore.harness.report"),
+    ("memstore.commands.reports", "memstore.inspect"),  # inspect eval logs compared, only for `memstore compare`
 }
 
 GROUPS = plugins.GROUPS  # entry-point groups: "memstore.agents" is a group of the plug-in table, not an import

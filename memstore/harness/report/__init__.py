@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from memstore.harness.analysis import RunResults
-from memstore.harness.report.against import compare_folders
+from memstore.harness.report.against import Compared, compare_baselines, compare_folders
 from memstore.harness.report.builtin_gates import (
     Gate,
     gates,
@@ -36,11 +36,13 @@ from memstore.harness.runfolder import load_results, load_tables, whole
 __all__ = [
     "EXIT",
     "FORMATS",
+    "Compared",
     "Decision",
     "Gate",
     "GateFamily",
     "PlannedArm",
     "arm_label",
+    "compare_baselines",
     "compare_folders",
     "decide",
     "every_family",

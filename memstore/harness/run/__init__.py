@@ -36,7 +36,7 @@ from memstore.harness.run.isolation import (
     resolve_mode,
     run_isolated,
 )
-from memstore.harness.run.play import Grading, GradingFactory, Played, run_unit
+from memstore.harness.run.play import Grading, GradingFactory, Played, kept_world, run_unit
 from memstore.harness.run.runner import (
     Declared,
     RunConfig,
@@ -77,6 +77,7 @@ __all__ = [
     "fitted_workers",
     "gunzip_bounded",
     "iter_arms",
+    "kept_world",
     "make_agent",
     "merge_outputs",
     "read_bounded",

@@ -19,6 +19,7 @@ import re
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 from memstore.access import Actor
@@ -42,7 +43,7 @@ from memstore.model import Memory, Surface
 from memstore.store import MemoryStore
 from memstore.verify import Verdict, Workspace
 
-__all__ = ["forget_templates", "retrieve", "run_unit", "searches", "transcript_slug"]
+__all__ = ["forget_templates", "kept_world", "retrieve", "run_unit", "searches", "transcript_slug"]
 
 _TEMPLATES: dict[str, Template] = {}
 
@@ -86,6 +87,16 @@ def forget_templates() -> None:
 
 
 def _run_unit(unit: Unit, grading: GradingFactory) -> RunOutput:
+    with kept_world(unit, grading) as out:
+        return out
+
+
+@contextlib.contextmanager
+def kept_world(unit: Unit, grading: GradingFactory) -> Iterator[RunOutput]:
+    """One trial of one scenario in one arm played as `run_unit` plays it (a failure raises here),
+    its repository, working copy and store kept until the block ends: a grading the trial loop
+    hands its world to (`GradingFactory`) may read it after the last session, before it goes
+    (an inspect scorer does: `memstore.inspect`)."""
     out = RunOutput()
     started = time.perf_counter()
     template, rebuilt = _template(unit.scenario)
@@ -115,6 +126,7 @@ def _run_unit(unit: Unit, grading: GradingFactory) -> RunOutput:
         trial.grading.finish()
         spent = time.perf_counter() - started
         out.timings.append({**unit.key(), "task": "", "store_s": trial.store_seconds, "trial_s": spent})
+        yield out
     finally:
         template.repo.close()  # its reader restarts when the next trial reads it; its caches stay
         if trial is not None:
@@ -122,7 +134,6 @@ def _run_unit(unit: Unit, grading: GradingFactory) -> RunOutput:
             _close(trial.world.store)
         remove_tree(where)
         remove_tree(store_dir)
-    return out
 
 
 def _close(store: object) -> None:
