@@ -118,6 +118,8 @@ class TracedStore:
         self._content = os.environ.get("MEMSTORE_OTEL_CAPTURE_CONTENT") == "1"
         if callable(getattr(inner, "search", None)):  # a store that searches, traced; none, none
             self.search = self._search
+        if callable(getattr(inner, "vote", None)):  # a store that keeps votes, traced; none, none
+            self.vote = self._vote
         with self._span("create_memory_store", "open"):
             pass
 
@@ -180,6 +182,19 @@ class TracedStore:
             memory = self.inner.refresh(memory_id, actor=actor)
             self._memory(span, memory)
             return memory
+
+    def _vote(self, memory_id: str, *, actor: Actor, up: bool, reason: str) -> Any:
+        direction = {"memstore.vote": "up" if up else "down"}
+        with self._span("update_memory", "vote", **_who(actor, None), **_record(memory_id), **direction):
+            return self.inner.vote(memory_id, actor=actor, up=up, reason=reason)  # type: ignore[attr-defined]
+
+    def trace_verdict(self, memory: Memory, verdict: str) -> None:
+        """A verification of ``memory`` against the code (`memstore.verify`), judged ``verdict``:
+        memstore's own operation (``verify_memory``; the GenAI conventions name none), a span with
+        the memory's scope and expiry and the verdict (attribute memstore.verdict). Verifying reads
+        the repository, not the store: whoever verifies (memstore's MCP server) reports it here."""
+        with self._span("verify_memory", "verify", **{"memstore.verdict": verdict}) as span:
+            self._memory(span, memory)
 
     def retire(self, memory_id: str, *, actor: Actor, reason: str) -> None:
         with self._span("update_memory", "retire", **_who(actor, None), **_record(memory_id)):

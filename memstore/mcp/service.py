@@ -220,6 +220,9 @@ class MemoryService:
         if self.codebase is None:
             raise MemstoreError("this server was started without a repository (--repo): it cannot verify")
         verdict = verify_memory(memory, self.codebase)
+        traced = getattr(self.store, "trace_verdict", None)  # a traced store (`traced:`) keeps it as a span
+        if callable(traced):
+            traced(memory, verdict.status.value)
         self._judged[memory.id] = verdict
         self._record("verdict", memory.id, verdict.summary(), [])
         return verdict_json(memory, verdict)

@@ -110,7 +110,7 @@ class TestTracedStore(StoreConformance):
 
 
 MCP_SCRIPT = """
-import subprocess, sys
+import json, subprocess, sys
 from pathlib import Path
 
 import anyio
@@ -135,8 +135,11 @@ service = MemoryService(store, Actor("ana"), Surface.CODING_AGENT, "acme/api", h
 
 async def main() -> None:
     async with Client(build_server(service)) as client:
-        await client.call_tool("store_memory", {"subject": "pool", "fact": "POOL_SIZE is 20.",
-                                                "citations": ["app/db.py:1"]})
+        stored = await client.call_tool("store_memory", {"subject": "pool", "fact": "POOL_SIZE is 20.",
+                                                         "citations": ["app/db.py:1"]})
+        memory_id = json.loads(stored.content[0].text)["id"]
+        await client.call_tool("verify_memory", {"memory_id": memory_id})
+        await client.call_tool("vote_memory", {"memory_id": memory_id, "up": True, "reason": "it held"})
         await client.call_tool("recent_memories", {})
 
 
@@ -156,3 +159,11 @@ def test_the_mcp_servers_tool_calls_are_traced_through_its_store(tmp_path: Path)
     assert "recent" in calls
     (stored,) = [s for s in spans if s["attributes"]["memstore.operation"] == "store"]
     assert stored["attributes"]["memstore.repository"] == "acme/api"
+    (verified,) = [s for s in spans if s["attributes"]["memstore.operation"] == "verify"]
+    assert verified["attributes"]["gen_ai.operation.name"] == "verify_memory"
+    assert verified["attributes"]["memstore.verdict"] == "valid"
+    assert verified["attributes"]["gen_ai.memory.record.id"] == stored["attributes"]["gen_ai.memory.record.id"]
+    assert verified["attributes"]["memstore.memory.expires_at"] == stored["attributes"]["memstore.memory.expires_at"]
+    (voted,) = [s for s in spans if s["attributes"]["memstore.operation"] == "vote"]
+    vote = voted["attributes"]
+    assert (vote["gen_ai.operation.name"], vote["memstore.vote"]) == ("update_memory", "up")
