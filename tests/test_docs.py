@@ -31,7 +31,7 @@ from memstore.cli import main
 from memstore.harness.analysis.metric_registry import metric_table
 from memstore.harness.run.boundary.agents import AGENTS
 from memstore.store import BACKENDS
-from tests.extras import need
+from tests.extras import EXTRAS, need
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -337,16 +337,29 @@ def _stale_lines(texts: dict[str, str]) -> list[str]:
     return stale
 
 
+_OPTIONAL = {module.partition(".")[0] for module in EXTRAS}  # the packages optional extras bring
+
+
 def _resolves(name: str) -> bool:
+    """Whether ``name`` names a module or an object (one behind an optional extra that is missing
+    here counts where its module is there, or its face lists it)."""
     module, _, attribute = name.partition(":")
     parts = module.split(".")
     for end in range(len(parts), 0, -1):
         try:
             found: object = importlib.import_module(".".join(parts[:end]))
-        except ModuleNotFoundError:
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").partition(".")[0] in _OPTIONAL:
+                return True  # the module is there; what it imports is an extra not installed here
             continue
         for part in [*parts[end:], *filter(None, attribute.split("."))]:
-            if not hasattr(found, part):  # a field of a class (a dataclass's, a Protocol's) is a name too
+            try:
+                present = hasattr(found, part)
+            except ModuleNotFoundError as exc:  # a face's lazy name behind an optional extra missing here
+                if (exc.name or "").partition(".")[0] in _OPTIONAL:
+                    return part in getattr(found, "__all__", ())
+                raise
+            if not present:  # a field of a class (a dataclass's, a Protocol's) is a name too
                 return isinstance(found, type) and any(
                     part in vars(c).get("__annotations__", {}) for c in found.__mro__
                 )
