@@ -4,9 +4,11 @@ The stubs (`stubs`: the careful reader and the agents that trust, verify or igno
 program, `program`, its craft with a repository, `craft`, and its reading rules, `reading`), seeded by
 `StubParams` (`params`). `memstore.agents.llm` is a tool-calling loop over any OpenAI-compatible
 chat-completions endpoint (``--agent llm:MODEL``); its prompts are package data under ``prompts/``,
-versioned. Each is a built-in of the ``memstore.agents`` entry-point group.
+versioned, and its two prompts of a session (`system_prompt`, `task_prompt`) are what memstore's
+inspect task hands inspect's model. Each is a built-in of the ``memstore.agents`` entry-point group.
 """
 
+from memstore.agents.llm import PROMPT_VERSION, system_prompt, task_prompt
 from memstore.agents.params import StubParams
 from memstore.agents.program import Known, Program
 from memstore.agents.stubs import (
@@ -23,9 +25,12 @@ __all__ = [
     "JitVerifyAgent",
     "Known",
     "NoMemoryAgent",
+    "PROMPT_VERSION",
     "Program",
     "StubAgent",
     "StubParams",
     "TrustingAgent",
     "refused_for_instructions",
+    "system_prompt",
+    "task_prompt",
 ]

@@ -35,9 +35,9 @@ from urllib.parse import parse_qsl
 from memstore.errors import ConfigurationError
 from memstore.harness.records import EventKind, Role
 from memstore.harness.run import AgentSession, Usage
-from memstore.model import Surface
+from memstore.model import Memory, Surface
 
-__all__ = ["PROMPT_VERSION", "LlmAgent", "LlmSettings", "make"]
+__all__ = ["PROMPT_VERSION", "LlmAgent", "LlmSettings", "make", "system_prompt", "task_prompt"]
 
 PROMPT_VERSION = "v1"
 RESULT_CHARS = 12_000  # of a tool's result shown to the model (the rest is cut, and it is told so)
@@ -184,51 +184,53 @@ class LlmAgent:
             await conversation.run(client, mcp, memory_tools)
 
     def system_prompt(self, session: AgentSession) -> str:
-        task = session.task
-        coding = task.surface is Surface.CODING_AGENT
-        return _prompt(self.settings.prompts, "system.md").format(
-            repo=task.repo,
-            user=task.user,
-            edit_tools=", and to edit them" if coding else "",
-            surface_rules=_prompt(self.settings.prompts, f"surface-{task.surface.value}.md").strip(),
-        )
+        return system_prompt(session, self.settings.prompts)
 
     def task_prompt(self, session: AgentSession) -> str:
-        task = session.task
-        details = []
-        if task.intent is not None:
-            details.append(f"Ticket: {task.intent.describe()}")
-        if task.question:
-            details.append(f"Question: {task.question}")
-        if task.pull_request is not None:
-            pr = task.pull_request
-            details += [
-                f"Pull request: {pr.title} ({pr.branch} into {pr.base})",
-                pr.description,
-                f"Changed files: {', '.join(pr.changed_files)}",
-                "Diff:",
-                pr.diff,
-            ]
-        memories = [
-            json.dumps(
-                {
-                    "id": m.id,
-                    "kind": m.kind.value,
-                    "subject": m.subject,
-                    "fact": m.fact,
-                    "citations": [str(c) for c in m.citations],
-                    "reason": m.reason,
-                    "stored": m.created_at.date().isoformat(),
-                }
-            )
-            for m in session.memories
-        ]
-        return _prompt(self.settings.prompts, "task.md").format(
-            prompt=task.prompt,
-            details="\n".join(details),
-            count=len(memories),
-            memories="\n".join(memories) or "(none)",
-        )
+        return task_prompt(session, self.settings.prompts)
+
+
+def system_prompt(session: AgentSession, prompts: str = PROMPT_VERSION) -> str:
+    """A session's system message in the prompts of version ``prompts``, for its surface (the
+    reference agent's; memstore's inspect task hands inspect's model the same)."""
+    task = session.task
+    coding = task.surface is Surface.CODING_AGENT
+    return _prompt(prompts, "system.md").format(
+        repo=task.repo,
+        user=task.user,
+        edit_tools=", and to edit them" if coding else "",
+        surface_rules=_prompt(prompts, f"surface-{task.surface.value}.md").strip(),
+    )
+
+
+def task_prompt(session: AgentSession, prompts: str = PROMPT_VERSION) -> str:
+    """A session's task as its first user message: what the agent boundary shows, and each memory
+    handed (its id, kind, subject, fact, citations, reason and the day it was stored)."""
+    task = session.task
+    details = [f"Ticket: {task.intent.describe()}"] if task.intent is not None else []
+    if task.question:
+        details.append(f"Question: {task.question}")
+    if task.pull_request is not None:
+        pr = task.pull_request
+        details += [f"Pull request: {pr.title} ({pr.branch} into {pr.base})", pr.description,
+                    f"Changed files: {', '.join(pr.changed_files)}", "Diff:", pr.diff]  # fmt: skip
+    memories = [json.dumps(_shown(m)) for m in session.memories]
+    return _prompt(prompts, "task.md").format(
+        prompt=task.prompt, details="\n".join(details), count=len(memories), memories="\n".join(memories) or "(none)"
+    )
+
+
+def _shown(memory: Memory) -> dict[str, Any]:
+    """A memory handed, as the task prompt shows it."""
+    return {
+        "id": memory.id,
+        "kind": memory.kind.value,
+        "subject": memory.subject,
+        "fact": memory.fact,
+        "citations": [str(c) for c in memory.citations],
+        "reason": memory.reason,
+        "stored": memory.created_at.date().isoformat(),
+    }
 
 
 class _Conversation:

@@ -15,8 +15,6 @@ error, and a sample limit that is reached ends it as the agent left it.
 
 from __future__ import annotations
 
-import json
-from importlib import resources
 from typing import Any
 
 import anyio.from_thread
@@ -24,58 +22,27 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSyste
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
 
+from memstore.agents import PROMPT_VERSION
+from memstore.agents import system_prompt as reference_system_prompt
+from memstore.agents import task_prompt as reference_task_prompt
 from memstore.harness.records import Role
 from memstore.harness.run import AgentSession, Usage
 from memstore.inspect.tools import FINISH, session_tools
-from memstore.model import Memory, Surface
+from memstore.model import Surface
 
 __all__ = ["PROMPTS", "SolverAgent", "task_prompt", "tool_loop"]
 
-PROMPTS = "v1"  # the version of the reference LLM agent's prompts the sessions are asked with
-
-
-def _prompt(name: str) -> str:
-    return resources.files("memstore.agents").joinpath("prompts", PROMPTS, name).read_text(encoding="utf-8")
+PROMPTS = PROMPT_VERSION  # the version of the reference LLM agent's prompts the sessions are asked with
 
 
 def system_prompt(session: AgentSession) -> str:
     """The system message of a session: the reference LLM agent's, for the session's surface."""
-    task = session.task
-    return _prompt("system.md").format(
-        repo=task.repo,
-        user=task.user,
-        edit_tools=", and to edit them" if task.surface is Surface.CODING_AGENT else "",
-        surface_rules=_prompt(f"surface-{task.surface.value}.md").strip(),
-    )
+    return reference_system_prompt(session, PROMPTS)
 
 
 def task_prompt(session: AgentSession) -> str:
-    """The task as the session's first user message: what the agent boundary shows, and the memories handed."""
-    task = session.task
-    details = [f"Ticket: {task.intent.describe()}"] if task.intent is not None else []
-    if task.question:
-        details.append(f"Question: {task.question}")
-    if task.pull_request is not None:
-        pr = task.pull_request
-        details += [f"Pull request: {pr.title} ({pr.branch} into {pr.base})", pr.description,
-                    f"Changed files: {', '.join(pr.changed_files)}", "Diff:", pr.diff]  # fmt: skip
-    memories = [json.dumps(_shown(m)) for m in session.memories]
-    return _prompt("task.md").format(
-        prompt=task.prompt, details="\n".join(details), count=len(memories), memories="\n".join(memories) or "(none)"
-    )
-
-
-def _shown(memory: Memory) -> dict[str, Any]:
-    """A memory handed, as the task prompt shows it."""
-    return {
-        "id": memory.id,
-        "kind": memory.kind.value,
-        "subject": memory.subject,
-        "fact": memory.fact,
-        "citations": [str(c) for c in memory.citations],
-        "reason": memory.reason,
-        "stored": memory.created_at.date().isoformat(),
-    }
+    """The task as the session's first user message, as the reference LLM agent words it."""
+    return reference_task_prompt(session, PROMPTS)
 
 
 @solver
