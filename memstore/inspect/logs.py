@@ -27,12 +27,11 @@ from memstore import __version__
 from memstore.errors import ConfigurationError
 from memstore.harness.analysis import RunResults, compare_groups, compare_within, compute, confusion, healing_curves
 from memstore.harness.records import (
+    TABLES,
     ArmMeta,
     Breaches,
     Chances,
-    EventRecord,
     FailureRecord,
-    FindingRecord,
     Lookups,
     Outcome,
     Recall,
@@ -52,12 +51,6 @@ __all__ = ["EXTRA", "ROWS", "compare_logs", "is_inspect_log", "log_baselines", "
 
 EXTRA = "inspect"  # the extra that installs inspect-ai
 ROWS = "memstore"  # the key of memstore's task's metadata, and of its scores' metadata holding a trial's rows
-_RECORDS: Mapping[str, type[Any]] = {
-    "sessions": SessionRecord,
-    "trials": TrialRecord,
-    "events": EventRecord,
-    "findings": FindingRecord,
-}
 
 
 def is_inspect_log(path: Path) -> bool:
@@ -135,7 +128,7 @@ def _settings(log: Any) -> Mapping[str, Any]:
 
 def _memstore_rows(out: RunOutput, rows: Mapping[str, Any], arm: str) -> None:
     """A memstore trial's rows, as its scorer kept them, in ``out`` under the arm ``arm``."""
-    for name, record in _RECORDS.items():
+    for name, record in TABLES.items():  # every table its scorer kept (`memstore.inspect.task`)
         for plain in rows.get(name, []):
             getattr(out, name).append(replace(from_row(record, plain), arm=arm))
 
