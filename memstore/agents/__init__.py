@@ -21,11 +21,11 @@ from memstore.agents.stubs import (
 )
 
 __all__ = [
+    "PROMPT_VERSION",
     "BlindTrustingAgent",
     "JitVerifyAgent",
     "Known",
     "NoMemoryAgent",
-    "PROMPT_VERSION",
     "Program",
     "StubAgent",
     "StubParams",
