@@ -29,7 +29,7 @@ from tests.distributions import install
 from tests.harness.conftest import scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-KINDS = ("store", "agent", "agent scheme", "metric", "chart", "gate", "grading", "MCP tool mapping", "command")
+PLUGIN_KINDS = ("store", "agent", "agent scheme", "metric", "chart", "gate", "grading", "MCP tool mapping", "command")
 DECLARED = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
 
 PLUGIN = """
@@ -78,7 +78,7 @@ class CountingGrading(TrialGrading):
 
 
 def test_one_registry_and_one_group_for_every_kind() -> None:
-    assert tuple(r.kind for r in TABLE) == KINDS
+    assert tuple(r.kind for r in TABLE) == PLUGIN_KINDS
     assert len(GROUPS) == len(TABLE)
     assert all(r.group.startswith("memstore.") for r in TABLE)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memstore.agents.statements import statement
-from memstore.verify import Claim, ClaimKind, claims_of, identifier_words, light_stem
+from memstore.verify import ClaimKind, FactClaim, claims_of, identifier_words, light_stem
 
 __all__ = [
     "Definition",
@@ -342,10 +342,10 @@ _PATH = re.compile(r"(?<![\w.-])[\w.-]+(?:/[\w.-]+)*\.\w{1,8}|(?<![\w.-])[\w.-]+
 _NUMERIC = re.compile(r"v?\d+(?:[._]\d+)*")
 
 
-def _as_value(claim: Claim) -> Claim:
+def _as_value(claim: FactClaim) -> FactClaim:
     """A code span holding a number (`` `0.75` ``) is a number."""
     if claim.kind is ClaimKind.CODE and _NUMERIC.fullmatch(claim.text):
-        return Claim(ClaimKind.NUMBER, claim.text)
+        return FactClaim(ClaimKind.NUMBER, claim.text)
     return claim
 
 

@@ -14,7 +14,7 @@ from memstore.model import Citation, Kind, Memory, Status, Surface
 
 __all__ = [
     "COLUMNS",
-    "KINDS",
+    "KIND_OF_VALUE",
     "MEMORY_COLUMNS",
     "NOBODY",
     "ROW_COLUMNS",
@@ -36,7 +36,7 @@ MEMORY_COLUMNS = (  # the columns a memory is read from
 )  # fmt: skip
 ROW_COLUMNS = ("root", *MEMORY_COLUMNS, "chain_refreshed_at")  # every column a row is written with
 COLUMNS = ", ".join(MEMORY_COLUMNS)  # the select list of a memory
-KINDS = {kind.value: kind for kind in Kind}  # a stored kind, looked up rather than parsed on each read
+KIND_OF_VALUE = {kind.value: kind for kind in Kind}  # a stored kind, looked up rather than parsed on each read
 NOBODY = ("-/-", "fact", "")  # the (repo, kind, author) a missing id is judged as (no one may see it)
 
 
@@ -107,7 +107,7 @@ def _decoded(values: tuple[Any, ...]) -> Memory:
     return Memory(
         id=row.id,
         repo=row.repo,
-        kind=KINDS[row.kind],
+        kind=KIND_OF_VALUE[row.kind],
         subject=row.subject,
         fact=row.fact,
         citations=tuple(

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from memstore.backends.base import PagedRecordStore, RecencyKey, Visibility, chain_order
 from memstore.backends.rows import (
     COLUMNS,
-    KINDS,
+    KIND_OF_VALUE,
     NOBODY,
     ROW_COLUMNS,
     Row,
@@ -347,7 +347,7 @@ class SqlRecordStore(PagedRecordStore):
         found = self._rows(self.dialect.sql(_LOAD), {"id": memory_id, "cutoff": micros(cutoff)})
         row = found[0] if found else None
         repo, kind, author = (row.repo, row.kind, row.author) if row is not None else NOBODY
-        if not visible(repo, KINDS[kind], author) or row is None:
+        if not visible(repo, KIND_OF_VALUE[kind], author) or row is None:
             return None
         return row_to_memory(row)
 

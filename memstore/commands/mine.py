@@ -12,7 +12,7 @@ import yaml
 
 from memstore.commands._shared import CommandError, console, plain
 from memstore.errors import MemstoreError
-from memstore.harness.scenarios import KINDS, Mined, load_file, mine, mined_file, scenario_document
+from memstore.harness.scenarios import MINED_KINDS, Mined, load_file, mine, mined_file, scenario_document
 from memstore.harness.trees import scratch_folder
 from memstore.harness.world import build_problems
 from memstore.verify import GitCodebase
@@ -82,7 +82,7 @@ def _buildable(
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The scenario file to write (default: scenarios/mined/<name>.yaml).")  # fmt: skip
 @click.option("--name", "repo_name", default=None, metavar="OWNER/NAME", help="The repository's name in the store.")
-@click.option("--kinds", default=",".join(KINDS), show_default=True, help="Which memories to write.")
+@click.option("--kinds", default=",".join(MINED_KINDS), show_default=True, help="Which memories to write.")
 @click.option("--limit", type=click.IntRange(1, 2000), default=40, show_default=True, help="Memories at most.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Which memories, when there are more.")
 @click.option("--prose", is_flag=True, help="Mine documentation too (Markdown, reStructuredText, text), not only code "
@@ -99,9 +99,9 @@ def mine_command(
     .verdicts.jsonl) beside it.
     """
     chosen = tuple(k.strip() for k in kinds.split(",") if k.strip())
-    unknown = sorted(set(chosen) - set(KINDS))
+    unknown = sorted(set(chosen) - set(MINED_KINDS))
     if unknown:
-        raise CommandError(f"--kinds: unknown {', '.join(unknown)} (known: {', '.join(KINDS)})")
+        raise CommandError(f"--kinds: unknown {', '.join(unknown)} (known: {', '.join(MINED_KINDS)})")
     try:
         before, after = GitCodebase(repo_path, from_ref), GitCodebase(repo_path, to_ref)
     except MemstoreError as exc:

@@ -5,7 +5,7 @@ The only package that talks to git. See docs/verification.md.
 
 from memstore.verify.beneath import remove_tree, walk
 from memstore.verify.citations import CitationCheck, CitationStatus, anchor, line_map, verify_citation
-from memstore.verify.claims import Claim, ClaimKind, claims_of, identifier_words, light_stem, terms
+from memstore.verify.claims import ClaimKind, FactClaim, claims_of, identifier_words, light_stem, terms
 from memstore.verify.codebase import Codebase, FileRead, GitCodebase, ReadStatus, WorkingTree, split_lines
 from memstore.verify.filetext import text_lines
 from memstore.verify.git import GitRepository, Hunk, map_line, repository_root, source_commit
@@ -29,10 +29,10 @@ __all__ = [
     "BuiltRepository",
     "CitationCheck",
     "CitationStatus",
-    "Claim",
     "ClaimKind",
     "Codebase",
     "Contradiction",
+    "FactClaim",
     "FileRead",
     "GitCodebase",
     "GitRepository",

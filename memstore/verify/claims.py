@@ -18,8 +18,8 @@ from memstore.verify.lines import diff_opcodes
 from memstore.verify.tokens import cached_pattern
 
 __all__ = [
-    "Claim",
     "ClaimKind",
+    "FactClaim",
     "assignments",
     "claims_of",
     "code_form",
@@ -40,7 +40,7 @@ class ClaimKind(StrEnum):
 
 
 @dataclass(frozen=True)
-class Claim:
+class FactClaim:
     """One literal claim of a fact: its kind and its exact text."""
 
     kind: ClaimKind
@@ -164,22 +164,22 @@ def _looks_like_code(word: str) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def _claims(fact: str) -> tuple[Claim, ...]:
+def _claims(fact: str) -> tuple[FactClaim, ...]:
     return tuple(_find_claims(fact))
 
 
-def claims_of(fact: str) -> list[Claim]:
+def claims_of(fact: str) -> list[FactClaim]:
     """The literal claims of ``fact``, in order, without repeats."""
     return list(_claims(fact))
 
 
-def _find_claims(fact: str) -> list[Claim]:
-    found: list[Claim] = []
+def _find_claims(fact: str) -> list[FactClaim]:
+    found: list[FactClaim] = []
     spans: list[tuple[int, int]] = []
 
     def add(kind: ClaimKind, text: str, span: tuple[int, int]) -> None:
         spans.append(span)
-        claim = Claim(kind, text)
+        claim = FactClaim(kind, text)
         if text and claim not in found:
             found.append(claim)
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from memstore.verify.blocks import bracket_depth
 from memstore.verify.citations import CitationCheck, CitationStatus
-from memstore.verify.claims import Claim, ClaimKind, terms
+from memstore.verify.claims import ClaimKind, FactClaim, terms
 from memstore.verify.codebase import Codebase
 from memstore.verify.tokens import cached_pattern
 
@@ -110,7 +110,7 @@ def enclosing_class(lines: Sequence[str], index: int) -> str | None:
     return None
 
 
-def named_definition(claim: Claim) -> tuple[str | None, str] | None:
+def named_definition(claim: FactClaim) -> tuple[str | None, str] | None:
     """``(owner, member)`` for a claim naming a definition: ``Owner.member`` or ``function``."""
     if claim.kind not in {ClaimKind.CODE, ClaimKind.IDENTIFIER}:
         return None

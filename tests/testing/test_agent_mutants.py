@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from memstore.errors import ConfigurationError
-from memstore.harness.analysis.compare import Comparison, Verdict
+from memstore.harness.analysis.compare import Comparison, ComparisonVerdict
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.run.boundary.agents import make_agent
 from memstore.harness.run.runner.pool import Arm, RunConfig, iter_arms
@@ -66,7 +66,7 @@ def test_outcomes_are_not_at_ceiling_retrieval_decides_them(agent_run: Evaluatio
     """Where newer, unrelated memories bury the pool, recency with the default limit hands the
     agent none of what it needs, and ranked retrieval does: task success differs, significantly."""
     c = _comparison(agent_run, "jit-verify/ranked", "jit-verify/sqlite", "task_success_rate")
-    ranked_better = Verdict.IMPROVED if c.a == "jit-verify/ranked" else Verdict.REGRESSED
+    ranked_better = ComparisonVerdict.IMPROVED if c.a == "jit-verify/ranked" else ComparisonVerdict.REGRESSED
     assert c.verdict is ranked_better, c
     assert max(c.a_value, c.b_value) - min(c.a_value, c.b_value) > 0.05
 
@@ -75,7 +75,7 @@ def test_outcomes_are_not_at_ceiling_retrieval_decides_them(agent_run: Evaluatio
 @pytest.mark.slow
 def test_outcomes_are_not_at_ceiling_the_verifier_decides_them(agent_run: Evaluation) -> None:
     c = _comparison(agent_run, "jit-verify/sqlite", "mutant:weak-verifier/sqlite", "task_success_rate")
-    assert c.verdict is (Verdict.IMPROVED if c.a == "jit-verify/sqlite" else Verdict.REGRESSED), c
+    assert c.verdict is (ComparisonVerdict.IMPROVED if c.a == "jit-verify/sqlite" else ComparisonVerdict.REGRESSED), c
     assert c.p_adjusted < 0.01
 
 
@@ -85,7 +85,7 @@ def test_outcomes_are_not_at_ceiling_the_verifier_decides_them(agent_run: Evalua
 def test_each_agent_mutant_is_told_apart_from_jit_verify(agent_run: Evaluation, name: str) -> None:
     told_by = AGENT_MUTANTS[name].told_by
     comparison = _comparison(agent_run, "jit-verify/sqlite", f"mutant:{name}/sqlite", told_by)
-    jit_better = Verdict.IMPROVED if comparison.a == "jit-verify/sqlite" else Verdict.REGRESSED
+    jit_better = ComparisonVerdict.IMPROVED if comparison.a == "jit-verify/sqlite" else ComparisonVerdict.REGRESSED
     assert comparison.verdict is jit_better, comparison
     assert comparison.p_adjusted < 0.01
     assert comparison.method.startswith("mcnemar-exact")

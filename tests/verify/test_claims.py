@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from memstore.verify.claims import Claim, ClaimKind, assignments, claims_of, mentions, substitutions, terms
+from memstore.verify.claims import ClaimKind, FactClaim, assignments, claims_of, mentions, substitutions, terms
 
 K = ClaimKind
 
 
 def test_claims_of_the_seed_example() -> None:
     assert claims_of('The API version is "v2.1.4" in `API_VERSION`') == [
-        Claim(K.CODE, "API_VERSION"),
-        Claim(K.QUOTED, "v2.1.4"),
+        FactClaim(K.CODE, "API_VERSION"),
+        FactClaim(K.QUOTED, "v2.1.4"),
     ]
 
 
@@ -23,11 +23,11 @@ def test_a_fact_in_plain_words_makes_no_literal_claims() -> None:
 def test_versions_numbers_identifiers_and_files() -> None:
     found = claims_of("Pool size is 10 via createPool() in db/pool.py; Node v18.17.0; MAX_RETRIES, e.g. here")
     assert found == [
-        Claim(K.VERSION, "v18.17.0"),
-        Claim(K.NUMBER, "10"),
-        Claim(K.IDENTIFIER, "createPool()"),
-        Claim(K.IDENTIFIER, "db/pool.py"),
-        Claim(K.IDENTIFIER, "MAX_RETRIES"),
+        FactClaim(K.VERSION, "v18.17.0"),
+        FactClaim(K.NUMBER, "10"),
+        FactClaim(K.IDENTIFIER, "createPool()"),
+        FactClaim(K.IDENTIFIER, "db/pool.py"),
+        FactClaim(K.IDENTIFIER, "MAX_RETRIES"),
     ]
 
 

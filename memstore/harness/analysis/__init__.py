@@ -29,7 +29,7 @@ from memstore.harness.analysis.metric_registry import (
 )
 from memstore.harness.analysis.metrics import compute
 from memstore.harness.analysis.pairs import STRATA
-from memstore.harness.analysis.run_results import ArmResult, Comparison, Rate, RunResults, Value, Verdict
+from memstore.harness.analysis.run_results import ArmResult, Comparison, ComparisonVerdict, Rate, RunResults, Value
 from memstore.harness.analysis.sequential import (
     SequentialDecision,
     harm_seen_decision,
@@ -46,6 +46,7 @@ __all__ = [
     "STRATA",
     "ArmResult",
     "Comparison",
+    "ComparisonVerdict",
     "Direction",
     "Level",
     "Metric",
@@ -55,7 +56,6 @@ __all__ = [
     "Slice",
     "Test",
     "Value",
-    "Verdict",
     "anytime_intervals",
     "compare_groups",
     "compare_runs",

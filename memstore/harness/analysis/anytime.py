@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from memstore.harness.analysis.compare import KEY, OUTCOMES
-from memstore.harness.analysis.metric_registry import Test, Unit, registered_metrics
+from memstore.harness.analysis.metric_registry import PairedBy, Test, registered_metrics
 from memstore.harness.analysis.run_results import Role
 from memstore.harness.analysis.sequential import paired_difference_cs
 
@@ -42,7 +42,8 @@ def anytime_intervals(
     if not controls or sessions.empty:
         return {}
     rank = {name: i for i, name in enumerate(order)}
-    chosen = [m for m in registered_metrics(test=Test.MCNEMAR) if m.name in OUTCOMES and m.unit is Unit.SESSIONS]
+    mcnemar = registered_metrics(test=Test.MCNEMAR)
+    chosen = [m for m in mcnemar if m.name in OUTCOMES and m.paired_by is PairedBy.SESSIONS]
     found: dict[str, dict[str, list[Any]]] = {}
     for arm, role in sorted(roles.items()):
         if role is Role.CONTROL:

@@ -18,10 +18,10 @@ from dataclasses import asdict
 
 import pandas as pd
 
-from memstore.harness.analysis.metric_registry import Direction, Metric, Test, Unit, registered_metrics
+from memstore.harness.analysis.metric_registry import Direction, Metric, PairedBy, Test, registered_metrics
 from memstore.harness.analysis.metrics import BAD, USABLE
 from memstore.harness.analysis.pairs import memory_pairs, task_groups
-from memstore.harness.analysis.run_results import Comparison, Rate, Role, RunResults, Verdict
+from memstore.harness.analysis.run_results import Comparison, ComparisonVerdict, Rate, Role, RunResults
 from memstore.harness.records import SESSION, TRIAL
 from memstore.harness.stats import (
     adjust_pvalues,
@@ -42,7 +42,7 @@ __all__ = [
     "OUTCOMES",
     "UNPAIRED",
     "Comparison",
-    "Verdict",
+    "ComparisonVerdict",
     "compare_groups",
     "compare_runs",
     "compare_within",
@@ -63,14 +63,14 @@ def lower_is_better(name: str) -> bool:
     return found is not None and found.direction in {Direction.LOWER, Direction.ZERO}
 
 
-def verdict_of(c: Comparison, *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT) -> Verdict:
+def verdict_of(c: Comparison, *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT) -> ComparisonVerdict:
     """The verdict on a comparison whose ``p_adjusted`` and ``mde`` are set."""
     if c.p_adjusted < alpha and c.diff != 0:
         better = c.diff < 0 if lower_is_better(c.metric) else c.diff > 0
-        return Verdict.IMPROVED if better else Verdict.REGRESSED
+        return ComparisonVerdict.IMPROVED if better else ComparisonVerdict.REGRESSED
     if c.mde is None or not math.isfinite(c.mde) or c.mde > min_effect:
-        return Verdict.UNDERPOWERED
-    return Verdict.NO_CHANGE
+        return ComparisonVerdict.UNDERPOWERED
+    return ComparisonVerdict.NO_CHANGE
 
 
 OUTCOMES = ("task_success_rate", "merge_rate", "answer_accuracy", "review_precision", "review_recall")
@@ -112,17 +112,17 @@ def _family(rows: dict[str, dict[str, object]], a: str, b: str, metric: str) -> 
 def _outcomes_of(metric: Metric, tables: Tables, arm: str) -> pd.Series | None:
     """``arm``'s binary outcome on ``metric`` per paired unit (a task, or a seeded memory in a
     task or a trial), indexed by the unit's key; None when the tables do not hold it."""
-    if metric.unit is Unit.SESSIONS:
+    if metric.paired_by is PairedBy.SESSIONS:
         sessions = tables.get("sessions")
         if sessions is None or metric.column not in sessions:  # a table written before the metric existed
             return None
         rows = sessions if metric.surface is None else sessions[sessions.surface == metric.surface]
         return rows[rows.arm == arm].set_index(KEY)[metric.column]
-    if metric.unit in {Unit.BAD_HANDED, Unit.USABLE_HANDED}:
+    if metric.paired_by in {PairedBy.BAD_HANDED, PairedBy.USABLE_HANDED}:
         pairs = tables.get("pairs")
         if pairs is None or pairs.empty:
             return None
-        truths = BAD if metric.unit is Unit.BAD_HANDED else USABLE
+        truths = BAD if metric.paired_by is PairedBy.BAD_HANDED else USABLE
         rows = pairs[(pairs.arm == arm) & pairs.truth.isin(truths)]
         # paired by the seeded memory, not by the id a store gave it: stores number memories their own way
         return rows.set_index([*KEY, "seed"])[metric.column]
@@ -176,7 +176,9 @@ def _paired_binary(metric: Metric, a: str, b: str, outcomes: _Outcomes, min_effe
         metric.name,
         a,
         b,
-        Test.MCNEMAR.value if metric.unit is Unit.SESSIONS else f"{Test.MCNEMAR.value}, per {metric.unit.value}",
+        Test.MCNEMAR.value
+        if metric.paired_by is PairedBy.SESSIONS
+        else f"{Test.MCNEMAR.value}, per {metric.paired_by.value}",
         float(x.mean()),
         base,
         diff.mean_diff,

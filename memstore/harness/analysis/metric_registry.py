@@ -30,9 +30,9 @@ __all__ = [
     "Direction",
     "Level",
     "Metric",
+    "PairedBy",
     "Slice",
     "Test",
-    "Unit",
     "metric",
     "metric_table",
     "registered_metrics",
@@ -56,7 +56,7 @@ class Test(StrEnum):
     NONE = ""  # not compared within a run
 
 
-class Unit(StrEnum):
+class PairedBy(StrEnum):
     """What a McNemar comparison pairs between two arms: the same task, or the same seeded memory."""
 
     SESSIONS = "sessions"  # one outcome per task (scenario, trial, task): a column of the sessions table
@@ -89,7 +89,7 @@ class Metric:
         test: how two arms of a run are compared on it.
         column: for a McNemar comparison, the column that holds the outcome (of the sessions table,
             or of the memory pairs for memory units).
-        unit: for a McNemar comparison, what is paired.
+        paired_by: for a McNemar comparison, what is paired.
         surface: for a McNemar comparison, the surface whose sessions count (None: every session).
         chart: drawn in the report's rates chart.
         summary: shown in the terminal summary.
@@ -104,7 +104,7 @@ class Metric:
     direction: Direction
     test: Test
     column: str | None
-    unit: Unit
+    paired_by: PairedBy
     surface: str | None
     chart: bool
     summary: bool
@@ -146,7 +146,7 @@ def metric(
     direction: Direction = Direction.HIGHER,
     test: Test = Test.NONE,
     column: str | None = None,
-    unit: Unit = Unit.SESSIONS,
+    paired_by: PairedBy = PairedBy.SESSIONS,
     surface: str | None = None,
     chart: bool = False,
     summary: bool = True,
@@ -154,14 +154,14 @@ def metric(
     levels: frozenset[Level] = RUN_LEVELS,
 ) -> Callable[[Callable[[Slice], Any]], Callable[[Slice], Any]]:
     """Register the decorated function as the metric ``name`` (see `Metric` for the fields)."""
-    if test is Test.MCNEMAR and column is None and unit is not Unit.BAD_INITIAL:
+    if test is Test.MCNEMAR and column is None and paired_by is not PairedBy.BAD_INITIAL:
         raise ValueError(f"metric {name!r}: a McNemar comparison needs the session column it counts")
 
     def register(compute: Callable[[Slice], Any]) -> Callable[[Slice], Any]:
         if name in METRICS.registered:
             raise ValueError(f"metric {name!r} is registered twice")
         METRICS.registered[name] = Metric(
-            name, label, counts, direction, test, column, unit, surface, chart, summary, rate, levels, compute
+            name, label, counts, direction, test, column, paired_by, surface, chart, summary, rate, levels, compute
         )
         return compute
 
@@ -188,8 +188,8 @@ def metric_table() -> str:
     lines = ["| metric | what it counts | better | compared by |", "|---|---|---|---|"]
     for m in registered_metrics():
         how = m.test.value or "-"
-        if m.test is Test.MCNEMAR and m.unit is not Unit.SESSIONS:
-            how += f", per {m.unit.value}"
+        if m.test is Test.MCNEMAR and m.paired_by is not PairedBy.SESSIONS:
+            how += f", per {m.paired_by.value}"
         lines.append(f"| `{m.name}` | {m.counts} | {m.direction.value} | {how} |")
     return "\n".join(lines) + "\n"
 

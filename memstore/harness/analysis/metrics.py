@@ -20,15 +20,15 @@ from memstore.harness.analysis.metric_registry import (
     EVERY_LEVEL,
     Direction,
     Level,
+    PairedBy,
     Slice,
     Test,
-    Unit,
     metric,
     registered_metrics,
 )
 from memstore.harness.analysis.pairs import (
-    KINDS,
     PAIR_KEY,
+    SCENARIO_KINDS,
     control_arm,
     memory_pairs,
     paired_with_control,
@@ -200,7 +200,7 @@ def _stale_use(s: Slice) -> Rate | None:
     counts="bad memories the agent refused to use / bad memories it was given",
     test=Test.MCNEMAR,
     column="refused",
-    unit=Unit.BAD_HANDED,
+    paired_by=PairedBy.BAD_HANDED,
     levels=EVERY_LEVEL,
     chart=True,
 )
@@ -216,7 +216,7 @@ def _detection(s: Slice) -> Rate | None:
     direction=Direction.LOWER,
     test=Test.MCNEMAR,
     column="refused",
-    unit=Unit.USABLE_HANDED,
+    paired_by=PairedBy.USABLE_HANDED,
     levels=EVERY_LEVEL,
 )
 def _false_invalidation(s: Slice) -> Rate | None:
@@ -265,7 +265,7 @@ def _reanchor(s: Slice) -> Rate | None:
     counts="bad memories of the initial pool retired, or superseded by a version whose fact states the value the "
     "code holds (read by the harness), at the end of a trial / bad memories",
     test=Test.MCNEMAR,
-    unit=Unit.BAD_INITIAL,
+    paired_by=PairedBy.BAD_INITIAL,
 )
 def _self_heal(s: Slice) -> Rate | None:
     return rate(s.trials.healed.sum(), s.trials[TRIAL.bad_initial].sum()) if len(s.trials) else None
@@ -372,7 +372,7 @@ def _per_group(whole: Slice) -> dict[str, dict[str, Value]]:
         keys = sessions_in[PAIR_KEY].drop_duplicates()
         scenarios = set(sessions_in.scenario)
         # A stratum cuts across a trial: what is counted per trial (healing) is left out there.
-        trials_in = whole.trials[whole.trials.scenario.isin(scenarios)] if group in KINDS else whole.trials[:0]
+        trials_in = whole.trials[whole.trials.scenario.isin(scenarios)] if group in SCENARIO_KINDS else whole.trials[:0]
         per_group[group] = _evaluate(
             Level.SCENARIO,
             replace(

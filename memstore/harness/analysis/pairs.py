@@ -10,7 +10,7 @@ from memstore.harness.records import EVENT, SESSION, EventKind
 from memstore.verify import FLAGGED
 
 __all__ = [
-    "KINDS",
+    "SCENARIO_KINDS",
     "SESSION_KEY",
     "STRATA",
     "column",
@@ -22,7 +22,7 @@ __all__ = [
 
 SESSION_KEY = ["arm", "scenario", "trial", "task"]
 PAIR_KEY = ["scenario", "trial", "task"]
-KINDS = ("hand-written", "mined", "generated")  # `Scenario.kind`: each is evidence of another sort
+SCENARIO_KINDS = ("hand-written", "mined", "generated")  # `Scenario.kind`: each is evidence of another sort
 STRATA = ("discoverable", "not discoverable")  # `Task.stratum`: whether the repository offers what a task needs
 
 
@@ -31,7 +31,7 @@ def task_groups(sessions: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     of scenario, then each stratum of discoverability, as far as the sessions hold them (tables
     written before these columns existed have none)."""
     found = []
-    for column, values in ((SESSION.scenario_kind, KINDS), (SESSION.stratum, STRATA)):
+    for column, values in ((SESSION.scenario_kind, SCENARIO_KINDS), (SESSION.stratum, STRATA)):
         if column not in sessions:
             continue
         for value in values:

@@ -20,17 +20,17 @@ from memstore.harness.records import FORMAT, Role, RunMeta
 __all__ = [
     "ArmResult",
     "Comparison",
+    "ComparisonVerdict",
     "Rate",
     "Role",
     "RunResults",
     "Value",
-    "Verdict",
     "value_from_json",
     "value_to_json",
 ]
 
 
-class Verdict(StrEnum):
+class ComparisonVerdict(StrEnum):
     """What a comparison says, after Holm's adjustment."""
 
     IMPROVED = "improved"
@@ -56,7 +56,7 @@ class Comparison:
     p_value: float
     n: int
     p_adjusted: float = 1.0
-    verdict: Verdict = Verdict.PENDING
+    verdict: ComparisonVerdict = ComparisonVerdict.PENDING
     mde: float | None = None
     needed_n: float | None = None
     group: str = ""  # a comparison within one group of tasks (a kind of scenario, a stratum); "" for all
@@ -70,7 +70,7 @@ class Comparison:
                 return float(f"{value:.6g}") if math.isfinite(value) else None
             return value
 
-        return {k: clean(v.value if isinstance(v, Verdict) else v) for k, v in asdict(self).items()}
+        return {k: clean(v.value if isinstance(v, ComparisonVerdict) else v) for k, v in asdict(self).items()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Comparison:
@@ -80,12 +80,12 @@ class Comparison:
         for name in ("diff", "low", "high", "a_value", "b_value", "p_value", "p_adjusted"):
             if values.get(name) is None and name in values:
                 values[name] = math.nan
-        values["verdict"] = Verdict(values.get("verdict", ""))
+        values["verdict"] = ComparisonVerdict(values.get("verdict", ""))
         return cls(**values)
 
     @property
     def worse(self) -> bool:
-        return self.verdict is Verdict.REGRESSED
+        return self.verdict is ComparisonVerdict.REGRESSED
 
 
 @dataclass(frozen=True)

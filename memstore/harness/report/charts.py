@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from memstore import plugins
-from memstore.harness.analysis import ArmResult, Comparison, Direction, Metric, RunResults, Verdict, registered_metrics
+from memstore.harness.analysis import (
+    ArmResult,
+    Comparison,
+    ComparisonVerdict,
+    Direction,
+    Metric,
+    RunResults,
+    registered_metrics,
+)
 from memstore.harness.report.svg import FONT, MUTED, Canvas, Scale, nice_ticks, text_width
 from memstore.harness.stats import wilson_ci
 from memstore.registry import Registry
@@ -34,7 +42,7 @@ __all__ = [
 ]
 
 _COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
-_VERDICT_COLORS = {Verdict.IMPROVED: "#55a868", Verdict.REGRESSED: "#c44e52"}
+_VERDICT_COLORS = {ComparisonVerdict.IMPROVED: "#55a868", ComparisonVerdict.REGRESSED: "#c44e52"}
 
 
 @dataclass(frozen=True)

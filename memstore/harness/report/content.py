@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from memstore.harness.analysis import STRATA, ArmResult, Comparison, Rate, RunResults, Value, Verdict
+from memstore.harness.analysis import STRATA, ArmResult, Comparison, ComparisonVerdict, Rate, RunResults, Value
 from memstore.harness.records import RECALL_KS, SESSION, Role
 from memstore.harness.report.builtin_gates import Gate
 from memstore.harness.stats import wilson_ci
@@ -98,7 +98,7 @@ def headlines(results: RunResults) -> list[Headline]:
             continue
         main = next((c for c in mine if c.metric == "task_success_rate"), mine[0])
         what = main.metric.replace("_rate", "").replace("_", " ")
-        tone = {Verdict.IMPROVED: "good", Verdict.REGRESSED: "bad"}.get(main.verdict, "neutral")
+        tone = {ComparisonVerdict.IMPROVED: "good", ComparisonVerdict.REGRESSED: "bad"}.get(main.verdict, "neutral")
         text = (
             f"{name}: {what} {100 * main.a_value:.1f}% vs {100 * main.b_value:.1f}% without memory "
             f"({_points(main)}): {main.verdict.value}."

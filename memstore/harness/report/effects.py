@@ -15,8 +15,8 @@ from memstore.harness.analysis import (
     OUTCOMES,
     ArmResult,
     Comparison,
+    ComparisonVerdict,
     RunResults,
-    Verdict,
     lower_is_better,
     rate_cs,
 )
@@ -58,7 +58,9 @@ def anytime(results: RunResults) -> dict[str, dict[str, list[float]]] | None:
 def _anytime(c: Comparison, interval: list[float]) -> Comparison:
     """``c`` decided by its confidence sequence: worse when the sequence lies below 0."""
     low, high = float(interval[0]), float(interval[1])
-    verdict = Verdict.REGRESSED if high < 0 else Verdict.IMPROVED if low > 0 else Verdict.NO_CHANGE
+    verdict = ComparisonVerdict.NO_CHANGE
+    if high < 0 or low > 0:
+        verdict = ComparisonVerdict.REGRESSED if high < 0 else ComparisonVerdict.IMPROVED
     return replace(c, low=low, high=high, verdict=verdict, method="betting confidence sequence (anytime-valid)")
 
 
@@ -119,7 +121,7 @@ def no_harm_gates(results: RunResults, arms: list[str] | None = None) -> list[Ga
     found = []
     for name in chosen:
         mine = _against_control(results, [name])
-        worse = [c for c in mine if c.verdict is Verdict.REGRESSED]
+        worse = [c for c in mine if c.verdict is ComparisonVerdict.REGRESSED]
         open_ = [c for c in mine if not worse and not _harm_excluded(c)]
         title = f"{name}: not significantly worse than the control"
         if not mine:
@@ -151,7 +153,7 @@ def harm_seen_gate(results: RunResults, arms: list[str] | None = None) -> Gate:
     otherwise. A scenario set where this fails cannot show that a store or an agent is safe."""
     chosen = results.arms_of(Role.HARM_PROBE) if arms is None else arms
     shown = [c for c in _against_control(results, chosen) if c.metric in HARM_OUTCOMES]
-    worse = [c for c in shown if c.verdict is Verdict.REGRESSED]
+    worse = [c for c in shown if c.verdict is ComparisonVerdict.REGRESSED]
     detail = "; ".join(
         f"{c.metric} {c.a_value:.3f} vs {c.b_value:.3f} ({c.verdict.value}, p = {shown_p(c.p_adjusted)})" for c in shown
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from memstore.harness.analysis import FAMILIES, Comparison, Level, RunResults, Verdict, registered_metrics
+from memstore.harness.analysis import FAMILIES, Comparison, ComparisonVerdict, Level, RunResults, registered_metrics
 from memstore.harness.records import Role, RunMeta
 from memstore.harness.report.builtin_gates import Gate
 from memstore.harness.report.content import (
@@ -63,7 +63,7 @@ def _detectable(c: Comparison) -> str:
     matters would need where it could not."""
     if c.mde is None or not math.isfinite(c.mde) or c.mde >= 1:
         return "none"
-    needs = c.verdict is Verdict.UNDERPOWERED and c.needed_n and math.isfinite(c.needed_n)
+    needs = c.verdict is ComparisonVerdict.UNDERPOWERED and c.needed_n and math.isfinite(c.needed_n)
     return f"{c.mde:.3f}" + (f" (needs {math.ceil(c.needed_n or 0):,})" if needs else "")
 
 

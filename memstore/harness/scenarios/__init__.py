@@ -9,7 +9,7 @@ confirm its truth labels.
 from memstore.harness.scenarios.data import fixture_files, scenario_set_hash, scenarios_dir
 from memstore.harness.scenarios.loader import Problem, ScenarioError, load_file, load_library, read_file, scenario_files
 from memstore.harness.scenarios.mined_scenario import scenario_document
-from memstore.harness.scenarios.mining import KINDS, Mined, mine, mined_file
+from memstore.harness.scenarios.mining import MINED_KINDS, Mined, mine, mined_file
 from memstore.harness.scenarios.sample import QUICK, sample_tasks
 from memstore.harness.scenarios.scenario import (
     AnswerMatch,
@@ -27,7 +27,7 @@ from memstore.harness.scenarios.source import Positions, Reporter, load_yaml
 from memstore.harness.scenarios.values import normalise, pattern_group, read_value, same_value, values_in
 
 __all__ = [
-    "KINDS",
+    "MINED_KINDS",
     "QUICK",
     "AnswerMatch",
     "Edit",

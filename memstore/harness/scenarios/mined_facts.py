@@ -51,7 +51,7 @@ class Mined:
     """A memory as an agent would have written it at ``--from``, and its truth at ``--to``."""
 
     key: str
-    kind: str  # one of KINDS
+    kind: str  # one of MINED_KINDS
     subject: str
     fact: str
     path: str  # cited at --from

@@ -168,7 +168,7 @@ def _reads(node: ast.AST, name: str) -> bool:
     )
 
 
-Claim = Callable[[Mined, str, "ast.Module | None", Codebase, bool], "str | None"]
+ClaimMaker = Callable[[Mined, str, "ast.Module | None", Codebase, bool], "str | None"]
 
 
 def _claim(kind: str, source: Mined, name: str, param: str | None = None, *, fixed: bool = False) -> str:
@@ -239,5 +239,5 @@ def _guarded(source: Mined, name: str, tree: ast.Module | None, after: Codebase,
     return _claim("claim: raises", source, name, param, fixed=fixed)
 
 
-_CONSTANT_CLAIMS: list[Claim] = [_from_environment, _one_platform, _deprecated]
-_DEFAULT_CLAIMS: list[Claim] = [_ignored, _guarded]
+_CONSTANT_CLAIMS: list[ClaimMaker] = [_from_environment, _one_platform, _deprecated]
+_DEFAULT_CLAIMS: list[ClaimMaker] = [_ignored, _guarded]

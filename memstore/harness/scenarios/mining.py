@@ -49,10 +49,10 @@ from memstore.harness.scenarios.mined_variants import literal_claims, near_misse
 from memstore.harness.scenarios.wordings import say
 from memstore.verify import Codebase
 
-__all__ = ["CODE_SUFFIXES", "KINDS", "PROSE_SUFFIXES", "STOP_WORDS", "Mined", "file_text", "mine", "mined_file"]
+__all__ = ["CODE_SUFFIXES", "MINED_KINDS", "PROSE_SUFFIXES", "STOP_WORDS", "Mined", "file_text", "mine", "mined_file"]
 
 FACT_KINDS = ("constant", "default", "definition", "signature", "base", "dependency")  # read off code (mined_facts)
-KINDS = (*FACT_KINDS, "adversarial", "near-miss", "literal")
+MINED_KINDS = (*FACT_KINDS, "adversarial", "near-miss", "literal")
 
 
 def _candidates(path: str, after: set[str]) -> list[str]:
@@ -125,7 +125,7 @@ def mine(
     before: Codebase,
     after: Codebase,
     *,
-    kinds: Sequence[str] = KINDS,
+    kinds: Sequence[str] = MINED_KINDS,
     limit: int = 200,
     seed: int = 0,
     adversarial_share: float = 0.1,

@@ -11,7 +11,7 @@ from typing import Protocol
 from memstore.model import Citation, Kind, Memory, MemoryDraft
 from memstore.validation import MAX_SNIPPET_CHARS
 from memstore.verify.citations import CitationCheck
-from memstore.verify.claims import Claim, claims_of
+from memstore.verify.claims import FactClaim, claims_of
 from memstore.verify.codebase import Codebase
 from memstore.verify.corrections import replacements, rewrite
 from memstore.verify.evidence import Evidence, evidence_of
@@ -67,7 +67,7 @@ class Case:
         return found
 
     @cached_property
-    def claims(self) -> list[Claim]:
+    def claims(self) -> list[FactClaim]:
         """The literal claims of the fact (`memstore.verify.claims`)."""
         return claims_of(self.memory.fact)
 

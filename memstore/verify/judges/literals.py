@@ -12,8 +12,8 @@ import re
 
 from memstore.verify.citations import CitationCheck
 from memstore.verify.claims import (
-    Claim,
     ClaimKind,
+    FactClaim,
     assignments,
     key_terms,
     kind_of,
@@ -51,7 +51,7 @@ class Literals:
         return Verdict(VerdictStatus.CONTRADICTED, checks, corrected, said, tuple(contradictions), doubt)
 
 
-def _effective_kind(claim: Claim) -> ClaimKind:
+def _effective_kind(claim: FactClaim) -> ClaimKind:
     if claim.kind in {ClaimKind.QUOTED, ClaimKind.CODE}:
         inner = kind_of(claim.text)
         if inner in {ClaimKind.VERSION, ClaimKind.NUMBER}:

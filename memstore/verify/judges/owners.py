@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from memstore.verify.citations import CitationCheck, CitationStatus
-from memstore.verify.claims import Claim
+from memstore.verify.claims import FactClaim
 from memstore.verify.codebase import Codebase
 from memstore.verify.definitions import (
     defined_in,
@@ -34,7 +34,7 @@ _DEFINES = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s")
 
 
 def follow_definitions(
-    claims: Sequence[Claim], checks: tuple[CitationCheck, ...], codebase: Codebase, fact: str = ""
+    claims: Sequence[FactClaim], checks: tuple[CitationCheck, ...], codebase: Codebase, fact: str = ""
 ) -> tuple[tuple[CitationCheck, ...], list[Contradiction]]:
     """The checks with each cited definition the fact names followed to where it is now, and the
     claims of definitions that are gone (with the new name when an alias shows a rename). A

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from memstore.harness.analysis.compare import Comparison, Verdict, compare_runs
+from memstore.harness.analysis.compare import Comparison, ComparisonVerdict, compare_runs
 from memstore.harness.analysis.run_results import ArmResult, Rate, Role, RunResults
 from memstore.harness.evaluate import Evaluation, evaluate
 from memstore.harness.records import RunMeta
@@ -246,8 +246,8 @@ def test_a_failed_gate_is_a_red_banner_at_the_top_of_the_page(evaluation: Evalua
     assert f"trusting/memory: {_SCOPE}: 3 breaches" in dom
 
 
-def _comparison(metric: str, a: str, b: str, verdict: Verdict, a_value: float, b_value: float) -> Comparison:
-    p = 0.001 if verdict in {Verdict.IMPROVED, Verdict.REGRESSED} else 0.4
+def _comparison(metric: str, a: str, b: str, verdict: ComparisonVerdict, a_value: float, b_value: float) -> Comparison:
+    p = 0.001 if verdict in {ComparisonVerdict.IMPROVED, ComparisonVerdict.REGRESSED} else 0.4
     diff = a_value - b_value
     return Comparison(metric, a, b, "mcnemar-exact", a_value, b_value, diff, diff, diff, p, 100, p, verdict)
 
@@ -267,10 +267,12 @@ def test_the_no_harm_gate_fails_when_a_treatment_is_significantly_worse() -> Non
     from memstore.harness.report import no_harm_gates
 
     good = [
-        _comparison("merge_rate", "jit-verify/sqlite", "no-memory/sqlite", Verdict.IMPROVED, 0.9, 0.8),
-        _comparison("answer_accuracy", "jit-verify/sqlite", "no-memory/sqlite", Verdict.NO_CHANGE, 0.9, 0.9),
+        _comparison("merge_rate", "jit-verify/sqlite", "no-memory/sqlite", ComparisonVerdict.IMPROVED, 0.9, 0.8),
+        _comparison("answer_accuracy", "jit-verify/sqlite", "no-memory/sqlite", ComparisonVerdict.NO_CHANGE, 0.9, 0.9),
     ]
-    bad = _comparison("review_precision", "jit-verify/sqlite", "no-memory/sqlite", Verdict.REGRESSED, 0.7, 0.95)
+    bad = _comparison(
+        "review_precision", "jit-verify/sqlite", "no-memory/sqlite", ComparisonVerdict.REGRESSED, 0.7, 0.95
+    )
     (passed,) = no_harm_gates(_run(*good))
     assert passed.passed
     assert passed.name == "jit-verify/sqlite: not significantly worse than the control"
@@ -293,10 +295,12 @@ def test_the_no_harm_gate_fails_when_a_treatment_is_significantly_worse() -> Non
 def test_the_harm_seen_gate_fails_when_trusting_is_not_measurably_harmed() -> None:
     from memstore.harness.report import harm_seen_gate
 
-    harmed = _run(_comparison("merge_rate", "trusting/sqlite", "no-memory/sqlite", Verdict.REGRESSED, 0.4, 0.8))
+    harmed = _run(
+        _comparison("merge_rate", "trusting/sqlite", "no-memory/sqlite", ComparisonVerdict.REGRESSED, 0.4, 0.8)
+    )
     unharmed = _run(
-        _comparison("merge_rate", "trusting/sqlite", "no-memory/sqlite", Verdict.UNDERPOWERED, 0.78, 0.8),
-        _comparison("stale_use_rate", "trusting/sqlite", "no-memory/sqlite", Verdict.REGRESSED, 0.3, 0.0),
+        _comparison("merge_rate", "trusting/sqlite", "no-memory/sqlite", ComparisonVerdict.UNDERPOWERED, 0.78, 0.8),
+        _comparison("stale_use_rate", "trusting/sqlite", "no-memory/sqlite", ComparisonVerdict.REGRESSED, 0.3, 0.0),
     )
     assert harm_seen_gate(harmed).passed
     gate = harm_seen_gate(unharmed)
@@ -383,8 +387,10 @@ def test_arms_of_one_stub_with_budgets_of_their_own_get_short_names_told_apart()
 
 def test_a_forest_of_many_comparisons_shows_the_smallest_adjusted_p_values_and_says_so() -> None:
     many = [
-        replace(_comparison("task_success_rate", f"arm-{i:03d}", "no-memory/sqlite", Verdict.NO_CHANGE, 0.5, 0.4),
-                p_adjusted=1.0 - i / 1000)
+        replace(
+            _comparison("task_success_rate", f"arm-{i:03d}", "no-memory/sqlite", ComparisonVerdict.NO_CHANGE, 0.5, 0.4),
+            p_adjusted=1.0 - i / 1000,
+        )
         for i in range(200)
     ]  # fmt: skip
     svg = forest_chart(many)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memstore.harness.analysis.compare import UNPAIRED, Verdict, compare_runs
+from memstore.harness.analysis.compare import UNPAIRED, ComparisonVerdict, compare_runs
 from memstore.harness.analysis.run_results import ArmResult, Rate, Role, RunResults
 from memstore.harness.records import RunMeta
 from memstore.harness.report import gates
@@ -56,12 +56,12 @@ def test_a_baseline_that_differs_on_a_few_tasks_is_a_regression_only_the_paired_
         c.metric: c for c in compare_runs(now, then, current_sessions=now_sessions, baseline_sessions=then_sessions)
     }
     assert unpaired["task_success_rate"].method == UNPAIRED
-    assert unpaired["task_success_rate"].verdict is not Verdict.REGRESSED  # 0.50 vs 0.45: z-test p ~ 0.3
+    assert unpaired["task_success_rate"].verdict is not ComparisonVerdict.REGRESSED  # 0.50 vs 0.45: z-test p ~ 0.3
     assert unpaired["task_success_rate"].p_value > 0.2
     assert paired["task_success_rate"].method == "mcnemar-exact"
     assert paired["task_success_rate"].n == 200
     assert round(paired["task_success_rate"].p_value, 6) == round(2 / 2**10, 6)  # McNemar exact, 10 vs 0
-    assert paired["task_success_rate"].verdict is Verdict.REGRESSED  # Holm over two metrics: 0.0039 < 0.05
+    assert paired["task_success_rate"].verdict is ComparisonVerdict.REGRESSED  # Holm over two metrics: 0.0039 < 0.05
     failed = [g.name for g in gates(now, list(paired.values())) if g.failed]
     assert failed == [f"{ARM}: task_success_rate not regressed", f"{ARM}: answer_accuracy not regressed"]
 
@@ -72,7 +72,7 @@ def test_a_change_in_both_directions_is_not_a_regression() -> None:
     swapped = [not ok if i < 20 else ok for i, ok in enumerate(base)]  # 10 better, 10 worse
     now, now_sessions = _run(swapped)
     paired = compare_runs(now, then, current_sessions=now_sessions, baseline_sessions=then_sessions)
-    assert {c.verdict for c in paired} <= {Verdict.NO_CHANGE, Verdict.UNDERPOWERED}
+    assert {c.verdict for c in paired} <= {ComparisonVerdict.NO_CHANGE, ComparisonVerdict.UNDERPOWERED}
     assert not any(g.failed for g in gates(now, paired))
 
 
@@ -115,7 +115,7 @@ def test_a_rare_metric_of_a_large_run_is_gated_only_when_significantly_worse() -
     # a rate over 6 rare units of the 200 tasks, 6 of 6 then and now (Newcombe: [-0.39, +0.39])
     rare = [replace(c, n=6, low=-0.39, high=0.39) for c in paired if c.metric == "answer_accuracy"]
     assert [g.outcome.value for g in gates(now, rare) if g.key.startswith("baseline[")] == []
-    worse = [replace(c, n=6, verdict=Verdict.REGRESSED, a_value=0.0, b_value=1.0) for c in rare]
+    worse = [replace(c, n=6, verdict=ComparisonVerdict.REGRESSED, a_value=0.0, b_value=1.0) for c in rare]
     assert [g.outcome.value for g in gates(now, worse) if g.key.startswith("baseline[")] == ["failed"]
 
 
