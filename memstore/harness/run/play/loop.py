@@ -199,8 +199,11 @@ class _Trial:
         root = self.unit.runtime.transcripts
         if root is None:
             return None
-        parts = (self.unit.arm.name, self.world.scenario.name, f"trial-{self.unit.trial}", task.key)
-        return root.joinpath(*(transcript_slug(p) for p in parts))
+        return root.joinpath(*(transcript_slug(p) for p in self._place(task)))
+
+    def _place(self, task: Task) -> tuple[str, str, str, str]:
+        """A session's place in the run: its arm, scenario, trial and task."""
+        return (self.unit.arm.name, self.world.scenario.name, f"trial-{self.unit.trial}", task.key)
 
     def _launch(self, task: Task) -> McpLaunch:
         assert self.shared is not None
@@ -291,7 +294,7 @@ class _Trial:
         agent_seconds = time.perf_counter() - t0
         diff, merged = self.conclude(task, gateway)
         events = self._follow(task, key, gateway, breaches)
-        where = "/".join((self.unit.arm.name, self.world.scenario.name, f"trial-{self.unit.trial}", task.key))
+        where = "/".join(self._place(task))
         keep_trajectory(gateway, view, handed, agent=self.agent.name, session_id=where, started=started)
         played = Played(
             index=index,
