@@ -6,6 +6,8 @@ This test walks every module of the package with `ast` and fails, naming FILE:LI
 
 - a string that spells a column specific enough to be one (with an underscore, or in `SPECIFIC`)
   outside the records package, but for the listed strings that mean something else (`ELSEWHERE`);
+- a column specific enough to be one read as an attribute (``trials.bad_initial``, ``row.healed_seeds``)
+  in a module that reads frames (imports pandas): a frame's column by attribute is a string in disguise;
 - a column name read off a table's names (``SESSION.task_sucess``) that its record lacks.
 
 The report's template reads the sessions' rows by name too: each name it reads must be a column.
@@ -52,10 +54,29 @@ OF = {name: value.record for name, value in vars(records).items() if isinstance(
 _OWN = {name for name in dir(Columns) if not name.startswith("_")} | {"record", "names"}
 
 
+def _reads_frames(tree: ast.Module) -> bool:
+    """Whether a module imports pandas: its attribute reads may be a frame's columns."""
+    return any(
+        (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "pandas" for a in node.names))
+        or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pandas")
+        for node in ast.walk(tree)
+    )
+
+
 def problems(source: str, where: str) -> list[str]:
-    """FILE:LINE of each string that spells a column, and each column name its table lacks."""
+    """FILE:LINE of each string that spells a column, each column read as a frame's attribute, and
+    each column name its table lacks."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    frames = _reads_frames(tree)
+    for node in ast.walk(tree):
+        if (
+            frames
+            and isinstance(node, ast.Attribute)
+            and node.attr in WATCHED
+            and not (isinstance(node.value, ast.Name) and node.value.id[:1].isupper())  # names, a class's method
+        ):
+            found.append(f"{where}:{node.lineno}: the column {node.attr!r} read as an attribute")
         if isinstance(node, ast.Constant) and node.value in WATCHED and (where, node.value) not in ELSEWHERE:
             found.append(f"{where}:{node.lineno}: the column {node.value!r} spelled as a string")
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in OF:
@@ -101,6 +122,17 @@ def test_every_listed_exception_is_still_there() -> None:
         ("bad = trials[TRIAL.task_success]\n", ["planted.py:1: TrialRecord has no column 'task_success'"]),
         ("ok = sessions[SESSION.task_success]\nrate = 'task_success_rate'\n", []),  # a metric's name is no column
         ("n = PROMISE.forgoten\n", ["planted.py:1: Breaches has no column 'forgoten'"]),
+        (  # a frame's column read as its attribute is a string read in disguise
+            "import pandas as pd\ntotal = trials[trials.arm == a].bad_initial.sum()\n",
+            ["planted.py:2: the column 'bad_initial' read as an attribute"],
+        ),
+        (
+            "from pandas import DataFrame\nfor row in t.itertuples():\n    h = row.healed_seeds\n",
+            ["planted.py:3: the column 'healed_seeds' read as an attribute"],
+        ),
+        ("total = record.bad_initial\n", []),  # a record's field, typed, in a module that reads no frame
+        ("import pandas as pd\nrun = RunFolder.merged(parts)\n", []),  # a class's method, not a column
+        ("import pandas as pd\ntotal = trials[TRIAL.bad_initial].sum()\n", []),
     ],
 )
 def test_the_checker_flags_a_planted_string_and_a_missing_column(source: str, expected: list[str]) -> None:

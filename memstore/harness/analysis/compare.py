@@ -130,10 +130,11 @@ def _outcomes_of(metric: Metric, tables: Tables, arm: str) -> pd.Series | None:
     if trials is None or TRIAL.bad_seeds not in trials:
         return None
     found = {}
-    for row in trials[trials.arm == arm].itertuples(index=False):
-        healed = set(str(row.healed_seeds).split(";")) if isinstance(row.healed_seeds, str) else set()
-        for seed in str(row.bad_seeds).split(";") if isinstance(row.bad_seeds, str) else []:
-            found[(row.scenario, row.trial, "", seed)] = seed in healed
+    mine = trials[trials[TRIAL.arm] == arm][[TRIAL.scenario, TRIAL.trial, TRIAL.bad_seeds, TRIAL.healed_seeds]]
+    for scenario, trial, bad_seeds, healed_seeds in mine.itertuples(index=False, name=None):
+        healed = set(healed_seeds.split(";")) if isinstance(healed_seeds, str) else set()
+        for seed in bad_seeds.split(";") if isinstance(bad_seeds, str) else []:
+            found[(scenario, trial, "", seed)] = seed in healed
     index = pd.MultiIndex.from_tuples(list(found), names=[*KEY, "seed"]) if found else None
     return pd.Series(list(found.values()), index=index, dtype=bool) if found else None
 

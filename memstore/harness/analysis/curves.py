@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memstore.harness.analysis.pairs import memory_pairs
+from memstore.harness.records import SESSION, TRIAL
 
 __all__ = ["confusion", "healing_curves"]
 
@@ -28,16 +29,16 @@ def healing_curves(tables: dict[str, pd.DataFrame]) -> dict[str, list[float]]:
     """Per arm: the share of the initial pool's bad memories healed by the end of each session
     (the harness's own count after every session; the last point is the self-heal rate)."""
     sessions, trials = tables["sessions"], tables["trials"]
-    if sessions.empty or "healed" not in sessions or trials.empty:
+    if sessions.empty or SESSION.healed not in sessions or trials.empty:
         return {}
     curves = {}
-    depth = int(sessions["index"].max()) + 1
-    for arm in sorted(sessions.arm.unique()):
-        total = int(trials[trials.arm == arm].bad_initial.sum())
+    depth = int(sessions[SESSION.index].max()) + 1
+    for arm in sorted(sessions[SESSION.arm].unique()):
+        total = int(trials[trials[TRIAL.arm] == arm][TRIAL.bad_initial].sum())
         if not total:
             continue
-        mine = sessions[sessions.arm == arm].pivot_table(
-            index=["scenario", "trial"], columns="index", values="healed", aggfunc="max"
+        mine = sessions[sessions[SESSION.arm] == arm].pivot_table(
+            index=[SESSION.scenario, SESSION.trial], columns=SESSION.index, values=SESSION.healed, aggfunc="max"
         )
         mine = mine.reindex(columns=range(depth)).ffill(axis=1).fillna(0)
         curves[arm] = [round(float(mine[i].sum()) / total, 4) for i in range(depth)]

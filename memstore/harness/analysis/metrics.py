@@ -35,12 +35,13 @@ from memstore.harness.analysis.pairs import (
     task_groups,
 )
 from memstore.harness.analysis.run_results import ArmResult, Rate, Role, Value
-from memstore.harness.records import PROMISES, RECALL_KS, SESSION, TRIAL, Chances, EventKind
+from memstore.harness.records import PROMISES, RECALL_KS, SESSION, TRIAL, Chances, EventKind, Label
 from memstore.model import Surface
 
 __all__ = ["RECALL_KS", "Slice", "compute", "control_arm", "memory_pairs", "paired_with_control", "rate"]
 
-USABLE, BAD = ("valid", "moved"), ("contradicted", "unsupported", "missing")  # "lapsed" labels are neither
+USABLE = tuple(label.value for label in Label if label.usable)  # a lapsed label is neither
+BAD = tuple(label.value for label in Label if label.bad)
 
 
 def rate(k: float, n: float) -> Rate | None:

@@ -22,6 +22,7 @@ from memstore.harness.records import (
     EventKind,
     EventRecord,
     FindingRecord,
+    Label,
     Outcome,
     Recall,
     SessionRecord,
@@ -31,7 +32,7 @@ from memstore.harness.run import AgentRuntime, Played
 from memstore.harness.run.output import RunOutput, Unit
 from memstore.harness.scenarios import SeedMemory, Task, read_value
 from memstore.harness.world import Template, World
-from memstore.model import Memory
+from memstore.model import Memory, Surface
 from memstore.verify import GitCodebase, Workspace
 
 __all__ = ["TrialGrading"]
@@ -82,18 +83,18 @@ class TrialGrading:
         if kind == EventKind.STORE and key.get("task"):
             self.learned.setdefault(key["task"], set()).add(memory_id)
         spec = self.labels.get(memory_id)
-        truth = "" if spec is None else spec.truth.value if memory_id in self.in_force else "lapsed"
+        truth = None if spec is None else Label.of(spec.truth) if memory_id in self.in_force else Label.LAPSED
         where = {"task": "", "surface": "", "user": "", **key}
         record = EventRecord(
             **self.unit.key(),
             task=where["task"],
-            surface=where["surface"],
+            surface=Surface(where["surface"]) if where["surface"] else None,
             user=where["user"],
             seq=len(self.out.events),
             kind=EventKind(kind),
             memory_id=memory_id,
             detail=detail,
-            origin=spec.origin.value if spec else "",
+            origin=spec.origin if spec else None,
             truth=truth,
             seed=self.seed_of.get(memory_id, ""),
         )

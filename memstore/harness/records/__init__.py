@@ -4,6 +4,8 @@
   `FindingRecord`, `FailureRecord`, and the parts of a session's: `Lookups`, `Outcome`,
   `Recall`, `Spent`), and `Role`;
 - `events`: `EventKind`, the kinds of event a session records;
+- `labels`: what the grading knows of a seeded memory (`Origin`, `Truth`) and an event's label in
+  force (`Label`);
 - `promises`: the store contract's promises (`Breaches`, one field each; `PROMISES` read off it);
 - `tables`: `TABLES`, every table with its record; the column names (`SESSION.task_success`),
   and the plain row a record is written as (`row`, `from_row`);
@@ -14,6 +16,7 @@ It imports the core of memstore, pandas and the standard library, never another 
 """
 
 from memstore.harness.records.events import EventKind
+from memstore.harness.records.labels import Label, Origin, Truth
 from memstore.harness.records.meta import ArmMeta, RunMeta
 from memstore.harness.records.promises import (
     CONTRACT_COLUMNS,
@@ -77,7 +80,9 @@ __all__ = [
     "EventRecord",
     "FailureRecord",
     "FindingRecord",
+    "Label",
     "Lookups",
+    "Origin",
     "Outcome",
     "Promise",
     "Recall",
@@ -87,6 +92,7 @@ __all__ = [
     "SessionRecord",
     "Spent",
     "TrialRecord",
+    "Truth",
     "columns",
     "format_of",
     "from_row",

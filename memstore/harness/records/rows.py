@@ -3,8 +3,9 @@
 Each table of a run folder has one frozen record here: `SessionRecord`, `TrialRecord`,
 `EventRecord`, `FindingRecord`, `FailureRecord`. A record's fields are its table's columns, in
 order (`memstore.harness.records.tables`). A record stays typed until it is written: an arm's
-role is a `Role`, a session's surface a `Surface`, an event's kind an `EventKind`, a list a
-tuple; `tables.row` turns it into the plain row a shard and a CSV keep.
+role is a `Role`, a session's surface a `Surface`, an event's kind an `EventKind` and its label a
+`Label`, a list a tuple, an enum that may be missing None (written as an empty string);
+`tables.row` turns it into the plain row a shard and a CSV keep.
 
 `Role` is what an arm is in a run, declared by its agent and its store.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 
 from memstore.harness.records.events import EventKind
+from memstore.harness.records.labels import Label, Origin
 from memstore.harness.records.promises import Breaches, Chances
 from memstore.model import Surface
 
@@ -157,14 +159,14 @@ class EventRecord:
     scenario: str
     trial: int
     task: str
-    surface: str
+    surface: Surface | None  # None: an event outside any session (a template rebuilt); written ""
     user: str
     seq: int
     kind: EventKind
     memory_id: str
     detail: str
-    origin: str
-    truth: str
+    origin: Origin | None  # None: not a seeded memory; written ""
+    truth: Label | None
     seed: str  # the seeded memory it is, by its scenario key (KEY#N for a copy), whatever id its store gave it
 
     def numbered(self, seq: int) -> EventRecord:

@@ -110,13 +110,13 @@ def _how(kind: type) -> int:
 
 def row(record: object) -> dict[str, Any]:
     """The plain row a shard and a table keep of ``record``: a column per field (a nested record's
-    fields in its place), an enum as its value, a tuple ``";"``-joined."""
+    fields in its place), an enum as its value (a missing one, None, as ``""``), a tuple ``";"``-joined."""
     plain: dict[str, Any] = {}
     for name, _ in _fields(type(record)):
         value = getattr(record, name)
         how = _how(type(value))
         if how == _PLAIN:
-            plain[name] = value
+            plain[name] = "" if value is None and name in _maybe_enums(type(record)) else value
         elif how == _NESTED:
             plain.update(row(value))
         elif how == _WRITTEN:
@@ -128,8 +128,27 @@ def row(record: object) -> dict[str, Any]:
     return plain
 
 
+_MAYBE: dict[type, frozenset[str]] = {}
+
+
+def _maybe_enum(kind: Any) -> type[Enum] | None:
+    """The enum of a field declared ``SomeEnum | None``; None for any other type."""
+    inner = [k for k in typing.get_args(kind) if k is not type(None)]
+    if type(None) in typing.get_args(kind) and len(inner) == 1 and isinstance(inner[0], type):
+        return inner[0] if issubclass(inner[0], Enum) else None
+    return None
+
+
+def _maybe_enums(record: type) -> frozenset[str]:
+    """The fields of ``record`` declared as an enum or None (written ``""`` when None)."""
+    found = _MAYBE.get(record)
+    if found is None:
+        found = _MAYBE[record] = frozenset(name for name, kind in _fields(record) if _maybe_enum(kind) is not None)
+    return found
+
+
 _READERS: dict[type, tuple[tuple[str, Any, int], ...]] = {}
-_AS_IS, _READ, _MADE, _SPLIT, _INNER = range(5)  # how `from_row` reads a field, by its declared type
+_AS_IS, _READ, _MADE, _SPLIT, _INNER, _MAYBE_MADE = range(6)  # how `from_row` reads a field, by its declared type
 
 
 def _readers(record: type) -> tuple[tuple[str, Any, int], ...]:
@@ -139,8 +158,10 @@ def _readers(record: type) -> tuple[tuple[str, Any, int], ...]:
         found = _READERS[record] = tuple(
             (
                 name,
-                kind,
-                _INNER
+                _maybe_enum(kind) or kind,
+                _MAYBE_MADE
+                if _maybe_enum(kind) is not None
+                else _INNER
                 if _nested(kind)
                 else _READ
                 if hasattr(kind, "read")
@@ -167,6 +188,8 @@ def from_row(record: type[R], plain: Mapping[str, Any]) -> R:
             value = kind.read(value)
         elif how == _MADE:
             value = kind(value)
+        elif how == _MAYBE_MADE:
+            value = kind(value) if isinstance(value, str) and value else None
         elif how == _SPLIT:
             value = tuple(value.split(";")) if value else ()
         values[name] = value

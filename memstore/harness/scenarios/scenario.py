@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from memstore.access import Access
+from memstore.harness.records import Origin, Truth
 from memstore.model import Kind, Surface
 
 __all__ = [
@@ -72,29 +73,6 @@ def parse_start(text: str) -> datetime:
     if when.tzinfo is None or when.utcoffset() is None:
         raise ValueError(f"{text!r} has no time zone (end it with Z for UTC)")
     return when.astimezone(UTC)
-
-
-class Origin(StrEnum):
-    """Where a seeded memory came from."""
-
-    GENUINE = "genuine"
-    STALE = "stale"
-    ADVERSARIAL = "adversarial"
-    ABANDONED = "abandoned"  # learned on a branch that was never merged
-
-
-class Truth(StrEnum):
-    """What a seeded memory is at the evaluation ref. Usable = valid | moved."""
-
-    VALID = "valid"
-    MOVED = "moved"
-    CONTRADICTED = "contradicted"
-    UNSUPPORTED = "unsupported"
-    MISSING = "missing"
-
-    @property
-    def usable(self) -> bool:
-        return self in {Truth.VALID, Truth.MOVED}
 
 
 @dataclass(frozen=True)

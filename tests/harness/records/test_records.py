@@ -23,9 +23,12 @@ from memstore.harness.records import (
     EventRecord,
     FailureRecord,
     FindingRecord,
+    Label,
+    Origin,
     Role,
     SessionRecord,
     TrialRecord,
+    Truth,
     columns,
     from_row,
     row,
@@ -96,10 +99,12 @@ def test_the_chances_are_one_column_written_by_promise_name() -> None:
 
 def test_an_enum_is_written_as_its_value_and_a_tuple_joined() -> None:
     event = EventRecord(
-        "a/sqlite", "a", "sqlite", "s", 0, "t1", "coding-agent", "u", 3, EventKind.RETIRE, "m1", "", "", "", ""
+        *("a/sqlite", "a", "sqlite", "s", 0, "t1", Surface.CODING_AGENT, "u", 3),
+        *(EventKind.RETIRE, "m1", "", None, None, ""),
     )
     assert row(event)["kind"] == "retire"
     assert type(row(event)["kind"]) is str
+    assert (row(event)["surface"], row(event)["origin"], row(event)["truth"]) == ("coding_agent", "", "")
     trial = TrialRecord("a", "a", "s", "x", 0, "x#0", 2, 3, 0, 2, 1, ("m1", "m2"), ("m2",), ("K1", "K2#1"), ("K2#1",))
     assert row(trial)["bad_ids"] == "m1;m2"
     assert row(trial)["healed_seeds"] == "K2#1"
@@ -127,3 +132,16 @@ def test_an_enum_reads_back_as_its_enum() -> None:
     assert session.role is Role.HARM_PROBE
     assert session.surface is Surface.CLI
     assert session.origins == ()
+
+
+def test_an_event_is_typed_until_written_and_a_missing_label_is_an_empty_column() -> None:
+    # an event outside any session, of no seeded memory: no surface, origin or label (None, written "")
+    plain = dict.fromkeys(columns(EventRecord), "") | {"trial": 0, "seq": 1, "kind": "tampered"}
+    outside = from_row(EventRecord, plain)
+    assert (outside.surface, outside.origin, outside.truth) == (None, None, None)
+    assert row(outside) == plain
+    seeded = from_row(EventRecord, plain | {"surface": "cli", "origin": "stale", "truth": "lapsed", "kind": "misled"})
+    assert (seeded.surface, seeded.origin, seeded.truth) == (Surface.CLI, Origin.STALE, Label.LAPSED)
+    assert (Label.LAPSED.usable, Label.LAPSED.bad) == (False, False)
+    assert (Label.of(Truth.MOVED).usable, Label.of(Truth.MISSING).bad) == (True, True)
+    assert from_row(EventRecord, plain | {"origin": float("nan")}).origin is None  # pandas reads an empty cell as NaN
