@@ -177,15 +177,28 @@ def _run_config(config: pytest.Config) -> RunConfig:
 
 
 def _planned(run_config: RunConfig) -> list[tuple[str, str]]:
-    """The suite's gates, (arm, key), from the arms' roles and their agents' declarations (no unit runs)."""
-    from memstore.harness.report import PlannedArm, plan
+    """The suite's gates, (arm, key), from the arms' roles and their agents' declarations (no unit
+    runs), a plug-in's gate families among them."""
+    from memstore.harness.report import PlannedArm, every_family, plan
     from memstore.harness.run import arm_role, make_agent
 
     arms = []
     for arm in run_config.arms:
         agent = make_agent(arm.agent)
-        arms.append(PlannedArm(arm.name, arm_role(agent, arm), bool(getattr(agent, "verifies", False))))
-    return plan(arms)
+        verifies, declares = bool(getattr(agent, "verifies", False)), frozenset(getattr(agent, "declares", ()) or ())
+        arms.append(PlannedArm(arm.name, arm_role(agent, arm), verifies, declares))
+    return plan(arms, every_family())
+
+
+def _made_by(run: EvalRun, arm: str, name: str) -> list[Gate] | None:
+    """The gates a plug-in's family ``name`` made for ``arm`` (`RUN`: the run's); None for one of memstore's."""
+    from memstore.harness.report import PLANNED, RUN, GateRun, every_family
+
+    family = next((f for f in every_family() if f.name == name), None)
+    if family is None or name in PLANNED:
+        return None
+    judged = GateRun(run.results, tuple(run.evaluation.baseline or ()))
+    return family.make(judged) if arm == RUN else family.make(judged, arm)
 
 
 class _Suite(pytest.Collector):
@@ -204,7 +217,10 @@ class GateItem(pytest.Item):
 
     def runtest(self) -> None:
         found = _the_run(self.config)
-        if self.key == "baseline":
+        made = _made_by(found, self.arm, self.key)
+        if made is not None:
+            mine = made
+        elif self.key == "baseline":
             mine = [g for g in found.gates if g.arm == self.arm and g.key.startswith("baseline[")]
         else:
             mine = [g for g in found.gates if g.arm == self.arm and g.key == self.key]

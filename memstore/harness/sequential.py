@@ -129,7 +129,10 @@ def _decided(
     stopped = Stopped(tuple(ran), 0, "", len(config.scenarios))
     run = RunMeta(
         tasks=len(frames["sessions"]) // max(len(config.arms), 1),
-        arms=tuple(ArmMeta(name, verifies=d.verifies) for name, d in arms.items()),
+        arms=tuple(
+            ArmMeta(name, verifies=d.verifies, extra=dict.fromkeys(sorted(d.declares), True))
+            for name, d in arms.items()
+        ),
         sequential=stopped.metadata(output, arms),
     )
     results = RunResults(run, compute(frames, roles), tuple(compare_within(frames, seed=config.seed)))

@@ -272,3 +272,51 @@ def test_under_xdist_a_leftover_done_marker_is_not_this_sessions_run(tmp_path: P
     second = _scoped(tmp_path / "project", LEAKS, "-n", "2", f"--memstore-report={kept}")
     assert second.returncode == 1, second.stdout[-3000:]
     assert re.findall(r"FAILED (memstore::\S+)", second.stdout) == [SCOPE_GATE]
+
+
+# A team's own gate families (registered by its conftest.py) and an agent that declares the
+# capability one of them asks for: each family is a test of its own, for the arms it judges.
+FAMILIES = """
+from memstore.harness.report.families import gate
+from memstore.harness.report.gate import Gate, Outcome
+
+
+@gate("prudent", declares="prudent")
+def careful(run, arm):
+    return [Gate(f"{arm}: careful", Outcome.FAILED, "a careful arm is held to more", arm=arm, key="prudent")]
+
+
+@gate("sessions_counted")
+def counted(run):
+    tasks = run.results.run.tasks
+    return [Gate("tasks counted", Outcome.PASSED if tasks else Outcome.FAILED, f"{tasks} tasks", key="counted")]
+"""
+CAREFUL_AGENT = """
+from memstore.harness.run import make_agent
+
+
+def careful(params):
+    agent = make_agent("jit-verify")
+    agent.declares = frozenset({"prudent"})
+    return agent
+"""
+
+
+def test_a_plugin_gate_family_is_a_test_for_each_arm_it_judges(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "conftest.py").write_text(FAMILIES)
+    (project / "teamagent.py").write_text(CAREFUL_AGENT)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-k", "prudent or counted",
+         f"--memstore-scenarios={SCENARIOS / 'other-repo-no-leak.yaml'}", "--memstore-agent", "no-memory",
+         "--memstore-agent", "teamagent:careful", "--memstore-workers", "1", f"--memstore-report={tmp_path / 'run'}"],
+        capture_output=True, text=True, check=False, cwd=project, env={**os.environ, "PYTHONPATH": str(project)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert re.findall(r"FAILED (memstore::\S+)", done.stdout) == ["memstore::teamagent:careful/sqlite::prudent"]
+    assert re.findall(r"PASSED (memstore::\S+)", done.stdout) == ["memstore::run::sessions_counted"]
+    assert "a careful arm is held to more" in done.stdout
+    assert "no-memory/sqlite::prudent" not in done.stdout  # its agent declares nothing: not judged
+    arms = json.loads((tmp_path / "run" / "results.json").read_text())["run"]["arms"]
+    assert [arm.get("prudent") for arm in arms] == [None, True]  # what it declared, kept for the gates

@@ -24,22 +24,25 @@ from memstore.harness.report.builtin_gates import (
     verifier_gates,
 )
 from memstore.harness.report.content import arm_label, harm_rows, headlines, simulation_notes
-from memstore.harness.report.families import GateFamily, every_family
+from memstore.harness.report.families import GateFamily, GateRun, every_family
 from memstore.harness.report.gate import EXIT, Decision, decide
 from memstore.harness.report.html import render_html
 from memstore.harness.report.junit import render_junit
 from memstore.harness.report.markdown import render_markdown
-from memstore.harness.report.suite import PlannedArm, plan
+from memstore.harness.report.suite import PLANNED, RUN, PlannedArm, plan
 from memstore.harness.report.terminal import print_summary
 from memstore.harness.runfolder import load_results, load_tables, whole
 
 __all__ = [
     "EXIT",
     "FORMATS",
+    "PLANNED",
+    "RUN",
     "Compared",
     "Decision",
     "Gate",
     "GateFamily",
+    "GateRun",
     "PlannedArm",
     "arm_label",
     "compare_baselines",

@@ -13,7 +13,10 @@ Each is named by its arm and its key (``contract[forgotten]``, ``no_harm``,
 - a treatment arm, given a control: not worse than it on any outcome;
 - a harm probe (``trusting``, ``blind-trusting``), given a control: bad memory measurably harms
   it (a scenario set where this fails cannot show that anything is safe);
-- an arm whose agent declares that it verifies (``verifies``): the verifier's bars.
+- an arm whose agent declares that it verifies (``verifies``): the verifier's bars;
+- a plug-in's family (`memstore.harness.report.families`): one test per arm it judges, keyed by the
+  family's name (``memstore::ARM::cost``), or one for the run (``memstore::run::cost``), holding
+  every gate the family makes there.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memstore.harness.records import PROMISES, Role
+from memstore.harness.report.families import GateFamily
 
-__all__ = ["INTEGRITY_KEYS", "VERIFIER_KEYS", "PlannedArm", "plan"]
+__all__ = ["INTEGRITY_KEYS", "PLANNED", "RUN", "VERIFIER_KEYS", "PlannedArm", "plan"]
 
 INTEGRITY_KEYS = ("integrity[agent_errors]", "integrity[infra_errors]", "integrity[units]", "integrity[tampering]")
 VERIFIER_KEYS = ("verifier[detection_recall]", "verifier[false_invalidation_rate]", "verifier[reanchor_accuracy]")
+PLANNED = ("integrity", "contract", "no_harm", "harm_seen", "verifier", "baseline")  # memstore's, planned gate by gate
+RUN = "run"  # the arm part of the test of a family of the run: memstore::run::FAMILY
 
 
 @dataclass(frozen=True)
@@ -36,10 +42,19 @@ class PlannedArm:
     name: str
     role: Role
     verifies: bool = False
+    declares: frozenset[str] = frozenset()  # more its agent declares (``declares``), for a plug-in's families
+
+    def judged_by(self, family: GateFamily) -> bool:
+        """Whether ``family`` (one of arms) judges this arm, as `GateFamily.arms` will choose."""
+        if family.each_arm:
+            return True
+        declared = self.verifies if family.declares == "verifies" else family.declares in self.declares
+        return declared and self.role is not Role.NEGATIVE_CONTROL
 
 
-def plan(arms: Sequence[PlannedArm]) -> list[tuple[str, str]]:
-    """Every gate (arm, key) a run of ``arms`` will have, in the order they are shown."""
+def plan(arms: Sequence[PlannedArm], families: Sequence[GateFamily] = ()) -> list[tuple[str, str]]:
+    """Every gate (arm, key) a run of ``arms`` will have, in the order they are shown; then a test
+    for each arm each other family of ``families`` judges (arm, its name), or for the run (`RUN`)."""
     control = any(a.role is Role.CONTROL for a in arms)
     found: list[tuple[str, str]] = []
     for arm in arms:
@@ -56,4 +71,9 @@ def plan(arms: Sequence[PlannedArm]) -> list[tuple[str, str]]:
             keys += VERIFIER_KEYS
         keys.append("baseline")
         found += [(arm.name, key) for key in keys]
+    for family in (f for f in families if f.name not in PLANNED):
+        if family.each_arm or family.declares:
+            found += [(arm.name, family.name) for arm in arms if arm.judged_by(family)]
+        else:
+            found.append((RUN, family.name))
     return found

@@ -100,6 +100,7 @@ def metadata(config: RunConfig, arms: Mapping[str, Declared], sequential: Mappin
                 simulated=arms[a.name].simulated,
                 verifies=arms[a.name].verifies,
                 params=arms[a.name].params,
+                extra=dict.fromkeys(sorted(arms[a.name].declares), True),
             )
             for a in config.arms
         ),

@@ -73,3 +73,29 @@ def test_a_plugin_family_joins_the_built_ins_and_chooses_arms_by_declaration(
     ]
     arm_first = [g.key for g in found if g.arm == "no-memory/sqlite"]
     assert arm_first.index("budget") > arm_first.index("integrity[tampering]")  # after the built-ins of each arm
+
+
+def test_the_plan_holds_memstores_families_gate_by_gate_and_a_plugins_by_its_name() -> None:
+    from memstore.harness.report import PLANNED, GateFamily, PlannedArm, plan
+
+    assert [f.name for f in every_family()][: len(PLANNED)] == list(PLANNED)  # a new built-in must be planned
+    arms = [
+        PlannedArm("no-memory/sqlite", Role.CONTROL),
+        PlannedArm("mine/sqlite", Role.TREATMENT, declares=frozenset({"careful"})),
+        PlannedArm("naive/naive", Role.NEGATIVE_CONTROL, declares=frozenset({"careful"})),
+    ]
+    families = [
+        *every_family()[: len(PLANNED)],
+        GateFamily("careful", list, declares="careful"),
+        GateFamily("budget", list, each_arm=True),
+        GateFamily("cost", list),
+    ]
+    planned = plan(arms, families)
+    assert planned[: len(plan(arms))] == plan(arms)  # memstore's own first, as before
+    assert planned[len(plan(arms)) :] == [
+        ("mine/sqlite", "careful"),  # a negative control is not judged by a declared capability
+        ("no-memory/sqlite", "budget"),
+        ("mine/sqlite", "budget"),
+        ("naive/naive", "budget"),
+        ("run", "cost"),
+    ]

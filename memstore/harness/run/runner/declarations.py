@@ -33,6 +33,7 @@ class Declared(NamedTuple):
     verifies: bool  # an agent's ``verifies``: it says it verifies memories before use (the verifier's gates)
     params: dict[str, Any]  # the parameters its agent runs with (an agent's ``params``), if it says
     store: dict[str, Any]  # what its store declares (`memstore.harness.run.play.stores.store_profile`)
+    declares: frozenset[str] = frozenset()  # more an agent declares (``declares``), that a plug-in's gates ask for
 
 
 def check_config(config: RunConfig) -> dict[str, Declared]:
@@ -72,7 +73,8 @@ def _declared(arms: Iterable[Arm], made: dict[str, Agent]) -> dict[str, Declared
         params = getattr(agent, "params", None)
         simulated = bool(getattr(agent, "simulated", False))
         verifies = bool(getattr(agent, "verifies", False))
-        found[arm.name] = Declared(role, simulated, verifies, dict(params or {}), profiles[arm.store])
+        more = frozenset(str(c) for c in getattr(agent, "declares", ()) or ()) - {"verifies"}
+        found[arm.name] = Declared(role, simulated, verifies, dict(params or {}), profiles[arm.store], more)
     return found
 
 
