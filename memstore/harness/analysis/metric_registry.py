@@ -27,6 +27,7 @@ from memstore.registry import Registry
 __all__ = [
     "METRICS",
     "REGISTRY",
+    "SHIPPED",
     "Direction",
     "Level",
     "Metric",
@@ -135,7 +136,7 @@ class Slice:
 
 
 METRICS: Registry[Metric] = plugins.METRICS  # the built-ins: memstore's ``memstore.metrics`` entry point (`shipped`)
-REGISTRY = METRICS.registered  # every metric, in registration order (the built-ins first)
+REGISTRY = METRICS.registered  # every metric by name (`registered_metrics` lists them in order)
 
 
 def metric(
@@ -175,7 +176,7 @@ def registered_metrics(
     _load()
     return [
         m
-        for m in METRICS.registered.values()
+        for m in sorted(METRICS.registered.values(), key=_shipped_first)  # stable: registration order within
         if (test is None or m.test is test)
         and (rate is None or m.rate is rate)
         and (level is None or level in m.levels)
@@ -192,6 +193,22 @@ def metric_table() -> str:
             how += f", per {m.paired_by.value}"
         lines.append(f"| `{m.name}` | {m.counts} | {m.direction.value} | {how} |")
     return "\n".join(lines) + "\n"
+
+
+# memstore's own metric modules, in the order their metrics are listed: results.json's comparisons,
+# the reports' columns, ``memstore metrics``. A plug-in's metrics follow them, whichever was imported first.
+SHIPPED = (
+    "memstore.harness.analysis.metrics",  # outcomes and memory
+    "memstore.harness.analysis.consistency",  # repeatability across trials
+    "memstore.harness.analysis.health",  # the store's invariants and costs
+    "memstore.harness.analysis.usage",  # what the agents spent
+)
+
+
+def _shipped_first(metric: Metric) -> int:
+    """A metric's place by its module: memstore's own in `SHIPPED`'s order, then every other."""
+    module = getattr(metric.compute, "__module__", "")
+    return SHIPPED.index(module) if module in SHIPPED else len(SHIPPED)
 
 
 def _load() -> None:

@@ -1,16 +1,15 @@
-"""memstore's own metrics, in the order they register: the order of results.json's comparisons,
-the reports' columns and ``memstore metrics`` (the ``shipped`` entry point of ``memstore.metrics``).
-
-Outcomes and memory first, then repeatability across trials, the store's invariants and costs,
-and what the agents spent.
+"""memstore's own metrics (the ``shipped`` entry point of ``memstore.metrics``): importing this
+module imports each of their modules (`memstore.harness.analysis.metric_registry.SHIPPED`), whose
+decorators register them. Their order is `SHIPPED`'s, whichever of them was imported first: outcomes
+and memory first, then repeatability across trials, the store's invariants and costs, and what the
+agents spent.
 """
 
-# isort: off
-from memstore.harness.analysis import metrics
-from memstore.harness.analysis import consistency
-from memstore.harness.analysis import health
-from memstore.harness.analysis import usage
+import importlib
 
-# isort: on
+from memstore.harness.analysis.metric_registry import SHIPPED
 
-__all__ = ["consistency", "health", "metrics", "usage"]
+__all__: list[str] = []
+
+for _module in SHIPPED:
+    importlib.import_module(_module)

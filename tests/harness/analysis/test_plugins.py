@@ -64,3 +64,34 @@ def test_a_plugin_that_cannot_be_loaded_is_a_configuration_error(
         ConfigurationError, match=r"the metric plug-in 'broken' .* from broken-metrics\) cannot be loaded"
     ):
         registered_metrics()
+
+
+ORDER_PROBE = """
+import importlib, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+from memstore.harness.analysis.metric_registry import registered_metrics
+print(" ".join(m.name for m in registered_metrics()))
+"""
+
+
+def test_memstores_own_metrics_come_first_in_their_order_whatever_was_imported_first(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "early_metrics.py").write_text(PLUGIN.replace("sessions_seen", "early_seen"))
+    env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
+
+    def order(*first: str) -> list[str]:
+        argv = [sys.executable, "-c", ORDER_PROBE, *first]
+        return subprocess.run(argv, capture_output=True, text=True, check=True, env=env).stdout.split()
+
+    usual = order()
+    assert usual[0] == "task_success_rate"
+    reversed_first = order(
+        "early_metrics",  # a plug-in's module imported before memstore's own registered theirs
+        "memstore.harness.analysis.usage",
+        "memstore.harness.analysis.health",
+        "memstore.harness.analysis.consistency",
+    )
+    assert reversed_first == [*usual, "early_seen"]
