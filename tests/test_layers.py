@@ -66,6 +66,7 @@ ROOMS: tuple[tuple[str, ...], ...] = (
     ("memstore.harness.sequential",),
     ("memstore.harness.evaluate",),
     ("memstore.harness.pytest_run",),
+    ("memstore.harness.pytest_options",),  # the plugin's options: pytest and the standard library alone
     ("memstore.harness.pytest_plugin",),
     ("memstore.agents",),
     ("memstore.testing",),

@@ -22,7 +22,6 @@ nothing in a pytest session that does not use it.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
 import uuid
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from memstore.errors import GateFailed, MemstoreError
+from memstore.harness.pytest_options import add_options
 
 if TYPE_CHECKING:
     from memstore.harness.analysis import ArmResult, RunResults
@@ -72,6 +72,17 @@ class EvalRun:
     def folder(self) -> Path:
         return self.evaluation.folder
 
+    def gates_at(self, arm: str, key: str) -> list[Gate]:
+        """The gates of the test ``memstore::ARM::KEY``: memstore's gate ``key`` of ``arm`` (``baseline``:
+        one per metric compared), or every gate a plug-in's family of that name made there."""
+        from memstore.harness.report import PLANNED, RUN, family_gates
+
+        if key == "baseline":
+            return [g for g in self.gates if g.arm == arm and g.key.startswith("baseline[")]
+        where = None if arm == RUN else arm
+        made = None if key in PLANNED else family_gates(key, self.results, self.evaluation.baseline or (), where)
+        return made if made is not None else [g for g in self.gates if g.arm == arm and g.key == key]
+
     def arm(self, agent: str) -> str:
         """The name of ``agent``'s arm on the first store evaluated."""
         return next(a.name for a in self.config.arms if a.agent == agent)
@@ -80,56 +91,8 @@ class EvalRun:
         return self.results.arms[self.arm(agent)]
 
 
-def _at_least(least: int) -> Any:
-    """An option's type: a whole number of at least ``least`` (argparse reports the rest as usage)."""
-
-    def parse(text: str) -> int:
-        value = int(text) if text.lstrip("-").isdigit() else None
-        if value is None or value < least:
-            raise argparse.ArgumentTypeError(f"a whole number of at least {least}, not {text!r}")
-        return value
-
-    return parse
-
-
-_FLAG: dict[str, Any] = {"action": "store_true", "default": False}
-_MANY: dict[str, Any] = {"action": "append", "default": []}
-_OPTIONS: tuple[tuple[str, dict[str, Any], str], ...] = (
-    ("gates", _FLAG, "collect one test per gate of a memstore run (implied by --memstore-store and "
-     "--memstore-scenarios)"),
-    ("store", {**_MANY, "metavar": "URI"}, "store URI to evaluate; repeat to compare (default: sqlite:, the "
-     "reference store)"),
-    ("agent", {**_MANY, "metavar": "AGENT"}, "agent to run (no-memory, trusting, blind-trusting, jit-verify, "
-     "command:CMD...); repeat for several (default: the four built-in agents)"),
-    ("scenarios", {**_MANY, "metavar": "PATH"}, "scenario file or folder to run; repeat for several (default: "
-     "the shipped library)"),
-    ("sample", {"type": _at_least(0), "default": 0, "metavar": "N"}, "run about N tasks drawn from the scenarios, "
-     "seeded and stratified (default: every task)"),
-    ("trials", {"type": _at_least(1), "default": 1, "metavar": "N"}, "trials per scenario (default: 1)"),
-    ("seed", {"type": int, "default": 0, "metavar": "S"}, "run seed (default: 0)"),
-    ("workers", {"type": _at_least(1), "default": None, "metavar": "N"}, "processes (default: 2, one per 4 units: a "
-     "small run runs in pytest's process)"),
-    ("baseline", {"type": Path, "default": Path("reports/baseline"), "metavar": "RUN"}, "run folder (or "
-     "results.json) to gate regressions against, task by task (default: reports/baseline)"),
-    ("negative-control", {**_MANY, "metavar": "URI"}, "a store of --memstore-store that is built to break the "
-     "store contract: its arms pass when the audit catches its breaches (no store can declare this of itself)"),
-    ("strict", _FLAG, "fail the gates the sample could not decide (inconclusive, not exercised) instead of "
-     "skipping them"),
-    ("report", {"type": Path, "default": None, "metavar": "DIR"}, "keep the run folder and its reports here; "
-     "a run of an earlier session there is replaced, never resumed, and a folder holding anything else is "
-     "refused (default: a temporary folder, kept only when a gate failed)"),
-)  # fmt: skip
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("memstore", "memstore evaluation: the gates of a run as tests")
-    for name, how, what in _OPTIONS:
-        group.addoption(f"--memstore-{name}", help=what, **{**how, "default": _fresh(how.get("default"))})
-
-
-def _fresh(default: Any) -> Any:
-    """A default pytest may append to: a list of its own per option."""
-    return [] if isinstance(default, list) else default
+    add_options(parser)
 
 
 def enable_gates(config: pytest.Config) -> None:
@@ -190,17 +153,6 @@ def _planned(run_config: RunConfig) -> list[tuple[str, str]]:
     return plan(arms, every_family())
 
 
-def _made_by(run: EvalRun, arm: str, name: str) -> list[Gate] | None:
-    """The gates a plug-in's family ``name`` made for ``arm`` (`RUN`: the run's); None for one of memstore's."""
-    from memstore.harness.report import PLANNED, RUN, GateRun, every_family
-
-    family = next((f for f in every_family() if f.name == name), None)
-    if family is None or name in PLANNED:
-        return None
-    judged = GateRun(run.results, tuple(run.evaluation.baseline or ()))
-    return family.make(judged) if arm == RUN else family.make(judged, arm)
-
-
 class _Suite(pytest.Collector):
     """The node the gate tests hang from (``memstore``)."""
 
@@ -217,13 +169,7 @@ class GateItem(pytest.Item):
 
     def runtest(self) -> None:
         found = _the_run(self.config)
-        made = _made_by(found, self.arm, self.key)
-        if made is not None:
-            mine = made
-        elif self.key == "baseline":
-            mine = [g for g in found.gates if g.arm == self.arm and g.key.startswith("baseline[")]
-        else:
-            mine = [g for g in found.gates if g.arm == self.arm and g.key == self.key]
+        mine = found.gates_at(self.arm, self.key)
         if not mine:
             raise GateFailed(f"{self.arm} {self.key}: this gate was planned but the run did not make it")
         strict = self.config.getoption("--memstore-strict")

@@ -24,7 +24,7 @@ from memstore.harness.report.builtin_gates import (
     verifier_gates,
 )
 from memstore.harness.report.content import arm_label, harm_rows, headlines, simulation_notes
-from memstore.harness.report.families import GateFamily, GateRun, every_family
+from memstore.harness.report.families import GateFamily, GateRun, every_family, family_gates
 from memstore.harness.report.gate import EXIT, Decision, decide
 from memstore.harness.report.html import render_html
 from memstore.harness.report.junit import render_junit
@@ -49,6 +49,7 @@ __all__ = [
     "compare_folders",
     "decide",
     "every_family",
+    "family_gates",
     "gates",
     "harm_rows",
     "harm_seen_gate",

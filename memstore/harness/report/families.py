@@ -27,7 +27,7 @@ from memstore.harness.records import Role
 from memstore.harness.report.gate import Gate
 from memstore.registry import Registry
 
-__all__ = ["GATES", "GateFamily", "GateRun", "declaring", "every_family", "gate", "gates"]
+__all__ = ["GATES", "GateFamily", "GateRun", "declaring", "every_family", "family_gates", "gate", "gates"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,18 @@ def every_family() -> list[GateFamily]:
     """Every registered family: memstore's own, then those of every ``memstore.gates`` plug-in."""
     GATES.load()
     return list(GATES.registered.values())
+
+
+def family_gates(
+    name: str, results: RunResults, baseline: Sequence[Comparison] = (), arm: str | None = None
+) -> list[Gate] | None:
+    """The gates the registered family ``name`` makes for ``arm`` (None: a family of the run); None
+    when no family has that name."""
+    family = next((f for f in every_family() if f.name == name), None)
+    if family is None:
+        return None
+    run = GateRun(results, tuple(baseline))
+    return family.make(run) if arm is None else family.make(run, arm)
 
 
 def declaring(results: RunResults, capability: str) -> list[str]:
