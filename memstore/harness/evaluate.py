@@ -27,8 +27,7 @@ from memstore.harness.analysis import Comparison, RunResults, compare_runs
 from memstore.harness.compose import Parts, choose
 from memstore.harness.records import FailureRecord, RunMeta
 from memstore.harness.report import Decision, Gate, decide, gates, write_reports
-from memstore.harness.run import Declared, RunConfig, check_config, declared
-from memstore.harness.run.output import RunOutput
+from memstore.harness.run import Declared, RunConfig, RunOutput, check_config, declared
 from memstore.harness.runfolder import (
     Baseline,
     RunFolder,

@@ -26,8 +26,7 @@ from memstore.harness.analysis import RunResults, anytime_intervals, compare_wit
 from memstore.harness.compose import Parts
 from memstore.harness.records import ArmMeta, RunMeta
 from memstore.harness.report import GateFamily, gates
-from memstore.harness.run import Declared, RunConfig, merge_outputs
-from memstore.harness.run.output import RunOutput
+from memstore.harness.run import Declared, RunConfig, RunOutput, merge_outputs
 from memstore.harness.runfolder import frames_of, run_in_folder
 
 __all__ = ["FIRST_LOOK", "Stopped", "run_sequential"]

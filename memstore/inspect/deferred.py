@@ -26,8 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from memstore.harness.grading import TrialGrading
 from memstore.harness.records import EventKind
-from memstore.harness.run import AGENT_SCHEMES, Agent, AgentRuntime, Played, kept_world
-from memstore.harness.run.output import RunOutput, Unit
+from memstore.harness.run import AGENT_SCHEMES, Agent, AgentRuntime, Played, RunOutput, Unit, kept_world
 from memstore.harness.scenarios import Task, read_value
 from memstore.harness.world import Template, World
 from memstore.model import Surface

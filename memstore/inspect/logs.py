@@ -43,7 +43,7 @@ from memstore.harness.records import (
     from_row,
 )
 from memstore.harness.report import Compared, compare_baselines
-from memstore.harness.run.output import RunOutput
+from memstore.harness.run import RunOutput
 from memstore.harness.runfolder import Baseline, frames_of
 from memstore.model import Surface
 

@@ -34,8 +34,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import registry_create, registry_info
 
 from memstore.harness.records import row
-from memstore.harness.run import AgentRuntime
-from memstore.harness.run.output import Arm, RunOutput, Unit
+from memstore.harness.run import AgentRuntime, Arm, RunOutput, Unit
 from memstore.harness.scenarios import Scenario, scenario_set_hash
 from memstore.inspect.deferred import SCHEME, KeptTrial
 from memstore.inspect.logs import ROWS

@@ -28,8 +28,7 @@ from memstore.harness.records import (
     SessionRecord,
     TrialRecord,
 )
-from memstore.harness.run import AgentRuntime, Played
-from memstore.harness.run.output import RunOutput, Unit
+from memstore.harness.run import AgentRuntime, Played, RunOutput, Unit
 from memstore.harness.scenarios import SeedMemory, Task, read_value
 from memstore.harness.world import Template, World
 from memstore.model import Memory, Surface

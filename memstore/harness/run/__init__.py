@@ -3,8 +3,8 @@
 Four rooms, from the ground up: `isolation` (sandbox, bounded processes, write budget, store guard, scratch
 space), `boundary` (what an agent is handed, the agents registry, the command adapter, the MCP bridge), `play`
 (the trial loop, its hand-off to the grading, the store audit) and `runner` (what to run, the pool, the
-executors). Below them the typed records, the event kinds, the store contract's promises and a unit's output
-(`records`, `events`, `promises`, `output`), on their way to a leaf package of their own (issue 44, item 2).
+executors). Beside them, `output`: what a unit is (`Unit`, its `Arm`) and what it gives back (`RunOutput`,
+the records of `memstore.harness.records`).
 """
 
 from memstore.harness.run.boundary import (
@@ -36,6 +36,7 @@ from memstore.harness.run.isolation import (
     resolve_mode,
     run_isolated,
 )
+from memstore.harness.run.output import Arm, RunOutput, Unit
 from memstore.harness.run.play import Grading, GradingFactory, Played, kept_world, run_unit
 from memstore.harness.run.runner import (
     Declared,
@@ -56,6 +57,7 @@ __all__ = [
     "Agent",
     "AgentRuntime",
     "AgentSession",
+    "Arm",
     "CommandAgent",
     "Declared",
     "Grading",
@@ -66,9 +68,11 @@ __all__ = [
     "Played",
     "PullRequest",
     "RunConfig",
+    "RunOutput",
     "SandboxMode",
     "TaskView",
     "Tools",
+    "Unit",
     "Usage",
     "agent_role",
     "arm_role",

@@ -17,8 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memstore.errors import BadShard, ConfigurationError, RunFolderError, ScenarioError
-from memstore.harness.run import RunConfig, check_config, fitted_workers, merge_outputs, units
-from memstore.harness.run.output import RunOutput
+from memstore.harness.run import RunConfig, RunOutput, check_config, fitted_workers, merge_outputs, units
 from memstore.harness.runfolder.lock import hold
 from memstore.harness.runfolder.manifest import MANIFEST, new_folder, prepare_folder, read_manifest, write_manifest
 from memstore.harness.runfolder.recipe import IDENTITY, Recipe, same_run

@@ -20,6 +20,7 @@ from memstore.errors import ConfigurationError, RunFolderError
 from memstore.harness.run import (
     DEFAULT_TIMEOUT,
     AgentRuntime,
+    Arm,
     Network,
     RunConfig,
     SandboxMode,
@@ -27,7 +28,6 @@ from memstore.harness.run import (
     split_params,
     with_params,
 )
-from memstore.harness.run.output import Arm
 from memstore.harness.scenarios import Scenario, load_library, sample_tasks
 
 __all__ = ["DEFAULT_AGENTS", "DEFAULT_STORE", "IDENTITY", "Recipe", "parse_timeouts", "same_run"]

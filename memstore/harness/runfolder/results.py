@@ -33,8 +33,7 @@ from memstore.harness.records import (
     upgrade,
     upgrade_tables,
 )
-from memstore.harness.run import Declared, RunConfig, gunzip_bounded, read_bounded, resolve_mode
-from memstore.harness.run.output import RunOutput
+from memstore.harness.run import Declared, RunConfig, RunOutput, gunzip_bounded, read_bounded, resolve_mode
 from memstore.harness.runfolder.atomic import whole
 from memstore.harness.runfolder.forked import in_child
 from memstore.harness.scenarios import scenario_set_hash

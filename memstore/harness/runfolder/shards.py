@@ -23,8 +23,7 @@ from typing import Any
 from memstore import __version__
 from memstore.errors import BadShard
 from memstore.harness.records import FORMAT, SHARD_TABLES, TABLES, from_row, row
-from memstore.harness.run import GradingFactory, RunConfig, gunzip_bounded, read_bounded, run
-from memstore.harness.run.output import RunOutput, Unit
+from memstore.harness.run import GradingFactory, RunConfig, RunOutput, Unit, gunzip_bounded, read_bounded, run
 from memstore.harness.scenarios import Scenario, scenario_set_hash
 from memstore.uri import StoreURI
 
