@@ -90,7 +90,7 @@ def test_jit_verify_refuses_and_retires_adversarial_memories_and_refreshes_the_g
     assert refused == ["contradicted", "missing", "unsupported"]
     assert retired == ["missing", "unsupported"]  # the contradicted one is corrected instead
     assert any(e.kind == "refresh" and e.truth == "valid" for e in events)
-    assert next(e for e in events if e.kind == "correct").truth is None  # the correction is a new memory: no seeded label
+    assert next(e for e in events if e.kind == "correct").truth is None  # a correction is a new memory: no label
 
 
 def test_trusting_never_verifies_and_no_memory_is_handed_nothing() -> None:
