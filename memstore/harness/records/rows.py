@@ -117,13 +117,13 @@ class SessionRecord:
     agent_error: bool
     infra_error: bool
     tampered: int
-    origins: tuple[str, ...]  # the origins of the seeded memories handed (written ";"-joined)
+    origins: tuple[Origin, ...]  # the origins of the seeded memories handed (written ";"-joined)
     outcome: Outcome
     recall: Recall
     moved_given: int
     moved_reanchored: int
     stale_use: bool
-    misled_origins: tuple[str, ...]
+    misled_origins: tuple[Origin, ...]
     healed: int
     spent: Spent
 

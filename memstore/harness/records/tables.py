@@ -158,7 +158,7 @@ def _readers(record: type) -> tuple[tuple[str, Any, int], ...]:
         found = _READERS[record] = tuple(
             (
                 name,
-                _maybe_enum(kind) or kind,
+                _maybe_enum(kind) or _element(kind) or kind,
                 _MAYBE_MADE
                 if _maybe_enum(kind) is not None
                 else _INNER
@@ -176,6 +176,12 @@ def _readers(record: type) -> tuple[tuple[str, Any, int], ...]:
     return found
 
 
+def _element(kind: Any) -> type | None:
+    """The type of a ``tuple[X, ...]`` field's items (``str``, or an enum read back as its own)."""
+    items = typing.get_args(kind) if typing.get_origin(kind) is tuple else ()
+    return items[0] if items and isinstance(items[0], type) else None
+
+
 def from_row(record: type[R], plain: Mapping[str, Any]) -> R:
     """The record a plain row (`row`) was made of."""
     values: dict[str, Any] = {}
@@ -191,7 +197,7 @@ def from_row(record: type[R], plain: Mapping[str, Any]) -> R:
         elif how == _MAYBE_MADE:
             value = kind(value) if isinstance(value, str) and value else None
         elif how == _SPLIT:
-            value = tuple(value.split(";")) if value else ()
+            value = tuple(map(kind, value.split(";"))) if value else ()
         values[name] = value
     made: R = record(**values)
     return made

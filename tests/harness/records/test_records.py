@@ -38,9 +38,10 @@ from memstore.model import Surface
 PLAIN = (str, int, float, bool, type(None))
 _IDS = st.text(alphabet="abc-#0123456789", min_size=1, max_size=6)  # no ";": a list is written ";"-joined
 _LISTS = st.lists(_IDS, max_size=3).map(tuple)
+_ORIGINS = st.lists(st.sampled_from(Origin), max_size=3, unique=True).map(lambda found: tuple(sorted(found)))
 _TUPLES = {
-    SessionRecord: ("origins", "misled_origins"),
-    TrialRecord: ("bad_ids", "healed_ids", "bad_seeds", "healed_seeds"),
+    SessionRecord: dict.fromkeys(("origins", "misled_origins"), _ORIGINS),
+    TrialRecord: dict.fromkeys(("bad_ids", "healed_ids", "bad_seeds", "healed_seeds"), _LISTS),
 }
 
 
@@ -49,7 +50,7 @@ _CHANCES = st.dictionaries(st.sampled_from(CONTRACT_COLUMNS), st.integers(0, 9))
 
 def _records(record: type) -> st.SearchStrategy[object]:
     chances = {"contract_chances": _CHANCES} if record is SessionRecord else {}
-    return st.builds(record, **dict.fromkeys(_TUPLES.get(record, ()), _LISTS), **chances)
+    return st.builds(record, **_TUPLES.get(record, {}), **chances)
 
 
 def test_the_tables_are_the_records_in_the_order_a_run_folder_writes_them() -> None:
@@ -132,6 +133,10 @@ def test_an_enum_reads_back_as_its_enum() -> None:
     assert session.role is Role.HARM_PROBE
     assert session.surface is Surface.CLI
     assert session.origins == ()
+    handed = from_row(SessionRecord, plain | {"origins": "adversarial;stale", "misled_origins": "stale"})
+    assert handed.origins == (Origin.ADVERSARIAL, Origin.STALE)
+    assert type(handed.misled_origins[0]) is Origin
+    assert row(handed)["origins"] == "adversarial;stale"
 
 
 def test_an_event_is_typed_until_written_and_a_missing_label_is_an_empty_column() -> None:
