@@ -166,6 +166,37 @@ def test_memstore_plugins_lists_every_kind_with_its_group_and_source(
     assert ["team", "team_plugin:open_team", "team-plugin"] in rows
     assert ["sqlite", "memstore.backends.sqlite:open_sqlite", "built-in"] in rows
     assert ["plugins", "memstore.commands.plugins:plugins_command", "built-in"] in rows
+    # the kinds that register by decorator say what their modules registered
+    assert "    registers: integrity, contract, no_harm, harm_seen, verifier, baseline\n" in result.output
+    assert "    registers: rates, forest, confusion, healing\n" in result.output
+    assert "    registers: task_success_rate, merge_rate," in result.output
+
+
+TEAM_GATES = """
+from memstore.harness.report.families import gate
+
+
+@gate("cost", each_arm=True)
+def cost(run, arm):
+    return []
+"""
+
+
+def test_memstore_plugins_names_a_plugins_gate_families_and_a_module_that_cannot_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memstore.plugins import CHARTS, GATES
+
+    for registry in (GATES, CHARTS):
+        registry.load()
+        monkeypatch.setattr(registry, "registered", dict(registry.registered))
+        monkeypatch.setattr(registry, "_loaded", False)
+    groups = {"memstore.gates": {"team": "team_gates"}, "memstore.charts": {"broken": "no_such_module"}}
+    install(tmp_path, "team-gates", groups, monkeypatch, {"team_gates": TEAM_GATES})
+    result = CliRunner().invoke(main, ["plugins"])
+    assert result.exit_code == 0, result.output
+    assert "    registers: integrity, contract, no_harm, harm_seen, verifier, baseline, cost\n" in result.output
+    assert re.search(r"    not loaded: .*no_such_module", result.output)
 
 
 def test_a_plugin_cannot_take_a_built_in_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
