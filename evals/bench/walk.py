@@ -42,11 +42,17 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 ORDER = (  # docs/design.md, "Rooms": from the bottom up
-    "core", "verify", "transfer", "mcp", "backends", "harness leaves", "scenarios", "world", "records", "run",
+    "core", "verify", "transfer", "mcp", "backends", "harness leaves", "records", "scenarios", "world", "run",
     "grading", "analysis", "runfolder", "report", "compose", "sequential", "evaluate", "pytest", "agents",
     "testing", "commands",
 )  # fmt: skip
-_HARNESS = {"stats": "harness leaves", "trees": "harness leaves", "pytest_run": "pytest", "pytest_plugin": "pytest"}
+_HARNESS = {
+    "stats": "harness leaves",
+    "trees": "harness leaves",
+    "pytest_run": "pytest",
+    "pytest_options": "pytest",
+    "pytest_plugin": "pytest",
+}
 _TOP = {"verify", "transfer", "mcp", "backends", "agents", "testing", "commands", "cli", "__main__"}
 
 
