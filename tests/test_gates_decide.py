@@ -146,6 +146,7 @@ def test_a_sequential_run_stops_when_every_gate_is_decided_and_says_where(
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # a sequential run of all of --quick: .ci/run's `pytest -m ci` step
 def test_on_a_small_sample_the_anytime_intervals_stay_open_and_the_run_says_so(project: Path) -> None:
     """Anytime-valid intervals are wider than fixed ones: on --quick's sessions, the fixed interval
     of jit-verify's merge rate against no-memory rules out harm of 5 points (a fixed run of --quick

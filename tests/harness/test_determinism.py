@@ -52,6 +52,7 @@ def _eval(checkout: Path, out: Path, *, hash_seed: str, workers: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # two runs from two checkouts, one under load: .ci/run's `pytest -m ci` step
 def test_two_checkouts_one_under_load_write_the_same_bytes_as_the_committed_sample(tmp_path: Path) -> None:
     one = _checkout(tmp_path / "one" / "memstore-checkout")
     two = _checkout(tmp_path / "elsewhere" / "deeper" / "second")

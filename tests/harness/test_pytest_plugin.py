@@ -263,6 +263,7 @@ def test_a_kept_report_folder_that_is_not_a_run_folder_is_a_usage_error(tmp_path
     assert (kept / "main.py").read_text() == "print('mine')\n"
 
 
+@pytest.mark.ci  # two pytest sessions under xdist: .ci/run's `pytest -m ci` step
 def test_under_xdist_a_leftover_done_marker_is_not_this_sessions_run(tmp_path: Path) -> None:
     pytest.importorskip("xdist")
     kept = tmp_path / "memstore-run"

@@ -87,6 +87,7 @@ def agent_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.ci  # two runs of command agents, one over MCP: .ci/run's `pytest -m ci` step
 def test_memory_work_through_mcp_measures_the_same_as_through_the_task_file(agent_script: Path, tmp_path: Path) -> None:
     over_mcp, from_file = (f"command:{sys.executable} {agent_script} {how}" for how in ("mcp", "file"))
     config = RunConfig(
