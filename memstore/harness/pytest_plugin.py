@@ -143,13 +143,13 @@ def _planned(run_config: RunConfig) -> list[tuple[str, str]]:
     """The suite's gates, (arm, key), from the arms' roles and their agents' declarations (no unit
     runs), a plug-in's gate families among them."""
     from memstore.harness.report import PlannedArm, every_family, plan
-    from memstore.harness.run import arm_role, make_agent
+    from memstore.harness.run import agent_declares, arm_role, make_agent
 
     arms = []
     for arm in run_config.arms:
         agent = make_agent(arm.agent)
-        verifies, declares = bool(getattr(agent, "verifies", False)), frozenset(getattr(agent, "declares", ()) or ())
-        arms.append(PlannedArm(arm.name, arm_role(agent, arm), verifies, declares))
+        verifies = bool(getattr(agent, "verifies", False))
+        arms.append(PlannedArm(arm.name, arm_role(agent, arm), verifies, agent_declares(agent)))
     return plan(arms, every_family())
 
 

@@ -166,6 +166,12 @@ def agent_role(agent: Agent) -> Role:
     return Role(getattr(agent, "role", Role.TREATMENT))
 
 
+def agent_declares(agent: Agent) -> frozenset[str]:
+    """The capabilities an agent declares beyond ``verifies`` (its ``declares``), that a plug-in's
+    gate families ask for (``@gate(..., declares="careful")``)."""
+    return frozenset(str(c) for c in getattr(agent, "declares", ()) or ()) - {"verifies"}
+
+
 def arm_role(agent: Agent, arm: Arm) -> Role:
     """An arm's role: a negative control when the person running says its store is one
     (``--negative-control URI``: `Arm.negative_control`) or for memstore's own ``naive:`` store,

@@ -73,7 +73,7 @@ def _declared(arms: Iterable[Arm], made: dict[str, Agent]) -> dict[str, Declared
         params = getattr(agent, "params", None)
         simulated = bool(getattr(agent, "simulated", False))
         verifies = bool(getattr(agent, "verifies", False))
-        more = frozenset(str(c) for c in getattr(agent, "declares", ()) or ()) - {"verifies"}
+        more = agents.agent_declares(agent)
         found[arm.name] = Declared(role, simulated, verifies, dict(params or {}), profiles[arm.store], more)
     return found
 
